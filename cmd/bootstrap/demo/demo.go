@@ -1,0 +1,179 @@
+// Package demo is the workload contract served by lmigo's reference
+// bootstrap and by the aws-lambda-go reference the load test builds, so that
+// both run exactly the same handler.
+//
+// The event is a JSON object; unknown fields are ignored:
+//
+//	{"size":N}          respond with exactly N bytes of valid JSON (a JSON string, N >= 2)
+//	{"sleep_ms":M}      sleep M milliseconds (cut short by the deadline)
+//	{"cpu_ms":C}        burn C milliseconds of CPU
+//	{"fail":"msg"}      return an error with that message
+//	{"panic":true}      panic
+//	{"gather":K}        wait until K invocations are inside gather at once (proves overlap)
+//	{"id":X}            echoed back in the small default response
+//
+// With none of size, fail and panic it returns a small JSON object:
+// {"ok":true,"id":X,"requestId":"...","gathered":K}.
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+)
+
+// MaxSize is the largest response the workload builds: Lambda's buffered
+// response limit.
+const MaxSize = 6 << 20
+
+// Event is the demo request.
+type Event struct {
+	Size    int             `json:"size"`
+	SleepMS int             `json:"sleep_ms"`
+	CPUMS   int             `json:"cpu_ms"`
+	Fail    string          `json:"fail"`
+	Panic   bool            `json:"panic"`
+	Gather  int             `json:"gather"`
+	ID      json.RawMessage `json:"id"`
+}
+
+// Reply is the small default response.
+type Reply struct {
+	OK        bool            `json:"ok"`
+	ID        json.RawMessage `json:"id,omitempty"`
+	RequestID string          `json:"requestId"`
+	Gathered  int             `json:"gathered,omitempty"`
+}
+
+// Error is what {"fail":...} returns.
+type Error struct{ Message string }
+
+func (e *Error) Error() string { return e.Message }
+
+// Handle serves one demo event, typed the way users write handlers.
+func Handle(ctx context.Context, ev Event) (json.RawMessage, error) {
+	if ev.SleepMS > 0 {
+		t := time.NewTimer(time.Duration(ev.SleepMS) * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+	if ev.CPUMS > 0 {
+		burn(time.Duration(ev.CPUMS) * time.Millisecond)
+	}
+	if ev.Panic {
+		panic("demo: panic requested")
+	}
+	if ev.Fail != "" {
+		return nil, &Error{Message: ev.Fail}
+	}
+	var gathered int
+	if ev.Gather > 0 {
+		n, err := gather.wait(ctx, ev.Gather)
+		if err != nil {
+			return nil, err
+		}
+		gathered = n
+	}
+	if ev.Size > 0 {
+		return Body(ev.Size)
+	}
+	r := Reply{OK: true, ID: ev.ID, Gathered: gathered}
+	if lc, ok := lambdacontext.FromContext(ctx); ok {
+		r.RequestID = lc.AwsRequestID
+	}
+	return json.Marshal(r)
+}
+
+var cpuSink uint64
+
+func burn(d time.Duration) {
+	end := time.Now().Add(d)
+	x := uint64(1)
+	for time.Now().Before(end) {
+		for range 1000 {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+	}
+	cpuSink = x
+}
+
+var bodies struct {
+	sync.Mutex
+	bySize map[int][]byte
+}
+
+// maxCached bounds the body cache: the load test uses a handful of sizes.
+const maxCached = 64
+
+// Body returns exactly n bytes of valid JSON (a string). Bodies are cached
+// and shared by all invocations, so a load test measures the runtime, not
+// this handler; callers must not modify them.
+func Body(n int) ([]byte, error) {
+	if n < 2 || n > MaxSize {
+		return nil, fmt.Errorf("demo: size %d out of range 2..%d", n, MaxSize)
+	}
+	bodies.Lock()
+	defer bodies.Unlock()
+	if b, ok := bodies.bySize[n]; ok {
+		return b, nil
+	}
+	b := make([]byte, n)
+	b[0], b[n-1] = '"', '"'
+	for i := 1; i < n-1; i++ {
+		b[i] = 'x'
+	}
+	if bodies.bySize == nil {
+		bodies.bySize = make(map[int][]byte)
+	}
+	if len(bodies.bySize) < maxCached {
+		bodies.bySize[n] = b
+	}
+	return b, nil
+}
+
+// barrier releases waiters in groups of k.
+type barrier struct {
+	mu      sync.Mutex
+	waiting int
+	release chan struct{}
+}
+
+var gather barrier
+
+var errGather = errors.New("demo: gather timed out")
+
+func (b *barrier) wait(ctx context.Context, k int) (int, error) {
+	b.mu.Lock()
+	if b.release == nil {
+		b.release = make(chan struct{})
+	}
+	b.waiting++
+	if b.waiting >= k {
+		close(b.release)
+		b.release, b.waiting = nil, 0
+		b.mu.Unlock()
+		return k, nil
+	}
+	ch := b.release
+	b.mu.Unlock()
+	select {
+	case <-ch:
+		return k, nil
+	case <-ctx.Done():
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.release == ch {
+			b.waiting--
+			return 0, fmt.Errorf("%w: %d of %d invocations arrived", errGather, b.waiting+1, k)
+		}
+		return k, nil
+	}
+}

@@ -1,0 +1,98 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestHandle(t *testing.T) {
+	tests := []struct {
+		name    string
+		ev      Event
+		want    string
+		wantErr string
+	}{
+		{name: "default", ev: Event{ID: json.RawMessage(`7`)}, want: `{"ok":true,"id":7,"requestId":""}`},
+		{name: "size 2", ev: Event{Size: 2}, want: `""`},
+		{name: "size 5", ev: Event{Size: 5}, want: `"xxx"`},
+		{name: "fail", ev: Event{Fail: "boom"}, wantErr: "boom"},
+		{name: "size too large", ev: Event{Size: MaxSize + 1}, wantErr: "out of range"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Handle(context.Background(), tt.ev)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || string(got) != tt.want {
+				t.Fatalf("got %s, %v; want %s", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestBodySizesAreExactAndValidJSON(t *testing.T) {
+	for _, n := range []int{2, 3, 1024, 1 << 20, MaxSize} {
+		b, err := Body(n)
+		if err != nil || len(b) != n || !json.Valid(b) {
+			t.Fatalf("Body(%d): len %d, valid %v, err %v", n, len(b), json.Valid(b), err)
+		}
+	}
+}
+
+func TestPanic(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("no panic")
+		}
+	}()
+	_, _ = Handle(context.Background(), Event{Panic: true})
+}
+
+func TestGatherReleasesAGroup(t *testing.T) {
+	const k = 5
+	var wg sync.WaitGroup
+	results := make(chan int, k)
+	for range k {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			out, err := Handle(ctx, Event{Gather: k})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			var r Reply
+			_ = json.Unmarshal(out, &r)
+			results <- r.Gathered
+		})
+	}
+	wg.Wait()
+	close(results)
+	for g := range results {
+		if g != k {
+			t.Fatalf("gathered %d, want %d", g, k)
+		}
+	}
+}
+
+func TestGatherTimesOutAlone(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := Handle(ctx, Event{Gather: 3})
+	if !errors.Is(err, errGather) {
+		t.Fatalf("err = %v, want errGather", err)
+	}
+	// The barrier is left clean for the next group.
+	if gather.waiting != 0 {
+		t.Fatalf("waiting = %d after timeout", gather.waiting)
+	}
+}

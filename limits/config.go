@@ -1,0 +1,91 @@
+package limits
+
+import (
+	"errors"
+	"time"
+)
+
+// Config is the runtime's whole configuration, as read by FromEnv.
+// A Config returned without error satisfies the bounds listed in the
+// package documentation; the zero Config is not valid.
+type Config struct {
+	RuntimeAPI        string        // AWS_LAMBDA_RUNTIME_API, host:port
+	MaxConcurrency    int           // N, from AWS_LAMBDA_MAX_CONCURRENCY: 1..1600
+	ManagedInstances  bool          // AWS_LAMBDA_INITIALIZATION_TYPE == "lambda-managed-instances"
+	Workers           int           // LMIGO_WORKERS: 1..MaxConcurrency, one poll or invocation each
+	BufferRetainBytes int           // LMIGO_BUFFER_RETAIN_BYTES: per-worker buffer kept between invocations
+	MaxRequestBytes   int           // LMIGO_MAX_REQUEST_BYTES: bound on the /next body read
+	MaxResponseBytes  int           // LMIGO_MAX_RESPONSE_BYTES: bound on a buffered response
+	MemoryMB          int           // AWS_LAMBDA_FUNCTION_MEMORY_SIZE, 0 if unset
+	LogLevel          Level         // AWS_LAMBDA_LOG_LEVEL
+	LogFormat         Format        // AWS_LAMBDA_LOG_FORMAT
+	FunctionName      string        // AWS_LAMBDA_FUNCTION_NAME
+	FunctionVersion   string        // AWS_LAMBDA_FUNCTION_VERSION
+	LogGroupName      string        // AWS_LAMBDA_LOG_GROUP_NAME
+	LogStreamName     string        // AWS_LAMBDA_LOG_STREAM_NAME
+	Region            string        // AWS_REGION
+	Handler           string        // _HANDLER
+	ShutdownTimeout   time.Duration // LMIGO_SHUTDOWN_TIMEOUT
+}
+
+// Defaults and bounds.
+const (
+	maxConcurrencyLimit = 1600 // the platform's ceiling for AWS_LAMBDA_MAX_CONCURRENCY
+	initTypeLMI         = "lambda-managed-instances"
+
+	kib = 1024
+	mib = 1024 * kib
+
+	// 1 MiB covers typical payloads without a regrow; a later issue tunes it
+	// by measurement.
+	defaultBufferRetain = 1 * mib
+	maxBufferRetain     = 64 * mib
+
+	// The Runtime API accepts buffered payloads up to 6 MiB + 100 B.
+	maxPayload         = 6*mib + 100
+	defaultMaxRequest  = maxPayload
+	defaultMaxResponse = 6 * mib
+
+	maxMemoryMB = 1 << 20 // 1 TiB: far above any instance, and MB<<20 still fits int64
+
+	defaultShutdownTimeout = 500 * time.Millisecond
+	maxShutdownTimeout     = 10 * time.Second
+)
+
+// FromEnv reads and validates the configuration through lookup, which has
+// the signature of os.LookupEnv; a nil lookup is an empty environment.
+// It reports every invalid variable at once: the error is an errors.Join
+// of *VarError values, each wrapping ErrInvalid. On error the Config is
+// the zero Config.
+func FromEnv(lookup func(string) (string, bool)) (Config, error) {
+	r := reader{lookup: lookup}
+	var c Config
+
+	c.RuntimeAPI = r.runtimeAPI(envRuntimeAPI)
+	n, nOK := r.maxConcurrency(envMaxConcurrency)
+	c.MaxConcurrency = n
+	c.ManagedInstances = r.str(envInitType) == initTypeLMI
+	c.Workers = r.workers(envWorkers, n, nOK)
+	c.BufferRetainBytes = r.size(envBufferRetain, defaultBufferRetain, 0, maxBufferRetain)
+	c.MaxRequestBytes = r.size(envMaxRequest, defaultMaxRequest, 1, maxPayload)
+	c.MaxResponseBytes = r.size(envMaxResponse, defaultMaxResponse, 1, maxPayload)
+	c.MemoryMB = r.memoryMB(envMemorySize)
+	c.LogLevel = r.level(envLogLevel)
+	defFormat := FormatText
+	if c.ManagedInstances {
+		defFormat = FormatJSON
+	}
+	c.LogFormat = r.format(envLogFormat, defFormat)
+	c.ShutdownTimeout = r.duration(envShutdownTimeout, defaultShutdownTimeout, maxShutdownTimeout)
+	c.FunctionName = r.str(envFunctionName)
+	c.FunctionVersion = r.str(envFunctionVersion)
+	c.LogGroupName = r.str(envLogGroupName)
+	c.LogStreamName = r.str(envLogStreamName)
+	c.Region = r.str(envRegion)
+	c.Handler = r.str(envHandler)
+
+	if len(r.errs) > 0 {
+		return Config{}, errors.Join(r.errs...)
+	}
+	return c, nil
+}

@@ -1,0 +1,420 @@
+package limits
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+const testAPI = "127.0.0.1:9001"
+
+// mapEnv is a lookup over m, standing in for os.LookupEnv.
+func mapEnv(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		v, ok := m[k]
+		return v, ok
+	}
+}
+
+// withAPI returns m plus the one required variable, unless m sets it.
+func withAPI(m map[string]string) map[string]string {
+	out := map[string]string{envRuntimeAPI: testAPI}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// defaults is the Config of an environment holding only the Runtime API.
+func defaults() Config {
+	return Config{
+		RuntimeAPI:        testAPI,
+		MaxConcurrency:    1,
+		Workers:           1,
+		BufferRetainBytes: 1 << 20,
+		MaxRequestBytes:   6<<20 + 100,
+		MaxResponseBytes:  6 << 20,
+		LogLevel:          LevelInfo,
+		LogFormat:         FormatText,
+		ShutdownTimeout:   500 * time.Millisecond,
+	}
+}
+
+// varErrors flattens err into its *VarError parts, failing on anything else.
+func varErrors(t *testing.T, err error) []*VarError {
+	t.Helper()
+	errs := []error{err}
+	var joined interface{ Unwrap() []error }
+	if errors.As(err, &joined) {
+		errs = joined.Unwrap()
+	}
+	out := make([]*VarError, 0, len(errs))
+	for _, e := range errs {
+		var ve *VarError
+		if !errors.As(e, &ve) || ve.Error() != e.Error() {
+			t.Fatalf("error part %T %q is not a *VarError", e, e)
+		}
+		out = append(out, ve)
+	}
+	return out
+}
+
+func TestFromEnvGood(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		env  map[string]string
+		want func(c *Config)
+	}{
+		{"defaults", nil, func(c *Config) {}},
+		{"runtime api trimmed", map[string]string{envRuntimeAPI: "  localhost:9001\t"}, func(c *Config) { c.RuntimeAPI = "localhost:9001" }},
+		{"runtime api ipv6", map[string]string{envRuntimeAPI: "[::1]:9001"}, func(c *Config) { c.RuntimeAPI = "[::1]:9001" }},
+
+		{"concurrency empty", map[string]string{envMaxConcurrency: ""}, func(c *Config) {}},
+		{"concurrency spaces", map[string]string{envMaxConcurrency: "   "}, func(c *Config) {}},
+		{"concurrency 1", map[string]string{envMaxConcurrency: "1"}, func(c *Config) {}},
+		{"concurrency 0 means 1", map[string]string{envMaxConcurrency: "0"}, func(c *Config) {}},
+		{"concurrency negative means 1", map[string]string{envMaxConcurrency: "-7"}, func(c *Config) {}},
+		{"concurrency huge negative means 1", map[string]string{envMaxConcurrency: "-99999999999999999999999"}, func(c *Config) {}},
+		{"concurrency 64 sets workers", map[string]string{envMaxConcurrency: " 64 "}, func(c *Config) { c.MaxConcurrency, c.Workers = 64, 64 }},
+		{"concurrency 1600", map[string]string{envMaxConcurrency: "1600"}, func(c *Config) { c.MaxConcurrency, c.Workers = 1600, 1600 }},
+
+		{"lmi", map[string]string{envInitType: "lambda-managed-instances"}, func(c *Config) { c.ManagedInstances, c.LogFormat = true, FormatJSON }},
+		{"on-demand", map[string]string{envInitType: "on-demand"}, func(c *Config) {}},
+
+		{"workers lower", map[string]string{envMaxConcurrency: "8", envWorkers: "3"}, func(c *Config) { c.MaxConcurrency, c.Workers = 8, 3 }},
+		{"workers equal", map[string]string{envMaxConcurrency: "8", envWorkers: "8"}, func(c *Config) { c.MaxConcurrency, c.Workers = 8, 8 }},
+		{"workers empty", map[string]string{envMaxConcurrency: "8", envWorkers: " "}, func(c *Config) { c.MaxConcurrency, c.Workers = 8, 8 }},
+
+		{"retain bytes", map[string]string{envBufferRetain: "4096"}, func(c *Config) { c.BufferRetainBytes = 4096 }},
+		{"retain zero", map[string]string{envBufferRetain: "0"}, func(c *Config) { c.BufferRetainBytes = 0 }},
+		{"retain KiB", map[string]string{envBufferRetain: "64KiB"}, func(c *Config) { c.BufferRetainBytes = 64 << 10 }},
+		{"retain kib lower", map[string]string{envBufferRetain: "64kib"}, func(c *Config) { c.BufferRetainBytes = 64 << 10 }},
+		{"retain MiB spaced", map[string]string{envBufferRetain: " 2 MiB "}, func(c *Config) { c.BufferRetainBytes = 2 << 20 }},
+		{"retain KB", map[string]string{envBufferRetain: "3KB"}, func(c *Config) { c.BufferRetainBytes = 3000 }},
+		{"retain MB", map[string]string{envBufferRetain: "5mb"}, func(c *Config) { c.BufferRetainBytes = 5000000 }},
+		{"retain max", map[string]string{envBufferRetain: "64MiB"}, func(c *Config) { c.BufferRetainBytes = 64 << 20 }},
+
+		{"request 1", map[string]string{envMaxRequest: "1"}, func(c *Config) { c.MaxRequestBytes = 1 }},
+		{"request max", map[string]string{envMaxRequest: "6291556"}, func(c *Config) { c.MaxRequestBytes = 6<<20 + 100 }},
+		{"request MiB", map[string]string{envMaxRequest: "6MiB"}, func(c *Config) { c.MaxRequestBytes = 6 << 20 }},
+		{"response KiB", map[string]string{envMaxResponse: "256KiB"}, func(c *Config) { c.MaxResponseBytes = 256 << 10 }},
+		{"response MB", map[string]string{envMaxResponse: "6MB"}, func(c *Config) { c.MaxResponseBytes = 6000000 }},
+		{"response max", map[string]string{envMaxResponse: "6291556"}, func(c *Config) { c.MaxResponseBytes = 6291556 }},
+
+		{"memory", map[string]string{envMemorySize: "2048"}, func(c *Config) { c.MemoryMB = 2048 }},
+		{"memory max", map[string]string{envMemorySize: "1048576"}, func(c *Config) { c.MemoryMB = 1 << 20 }},
+
+		{"level trace", map[string]string{envLogLevel: "TRACE"}, func(c *Config) { c.LogLevel = LevelTrace }},
+		{"level debug lower", map[string]string{envLogLevel: "debug"}, func(c *Config) { c.LogLevel = LevelDebug }},
+		{"level info mixed", map[string]string{envLogLevel: " Info "}, func(c *Config) { c.LogLevel = LevelInfo }},
+		{"level warn", map[string]string{envLogLevel: "WARN"}, func(c *Config) { c.LogLevel = LevelWarn }},
+		{"level error", map[string]string{envLogLevel: "error"}, func(c *Config) { c.LogLevel = LevelError }},
+		{"level fatal", map[string]string{envLogLevel: "FATAL"}, func(c *Config) { c.LogLevel = LevelFatal }},
+
+		{"format json", map[string]string{envLogFormat: "json"}, func(c *Config) { c.LogFormat = FormatJSON }},
+		{"format text", map[string]string{envLogFormat: "TEXT"}, func(c *Config) { c.LogFormat = FormatText }},
+		{"format text on lmi", map[string]string{envInitType: "lambda-managed-instances", envLogFormat: "Text"}, func(c *Config) { c.ManagedInstances, c.LogFormat = true, FormatText }},
+
+		{"shutdown", map[string]string{envShutdownTimeout: "2s"}, func(c *Config) { c.ShutdownTimeout = 2 * time.Second }},
+		{"shutdown max", map[string]string{envShutdownTimeout: "10s"}, func(c *Config) { c.ShutdownTimeout = 10 * time.Second }},
+		{"shutdown tiny", map[string]string{envShutdownTimeout: "1ns"}, func(c *Config) { c.ShutdownTimeout = 1 }},
+
+		{"strings", map[string]string{
+			envFunctionName:    " fn ",
+			envFunctionVersion: "$LATEST",
+			envLogGroupName:    "/aws/lambda/fn",
+			envLogStreamName:   "2025/01/01/[$LATEST]abc",
+			envRegion:          "eu-west-1",
+			envHandler:         "bootstrap",
+		}, func(c *Config) {
+			c.FunctionName, c.FunctionVersion = "fn", "$LATEST"
+			c.LogGroupName, c.LogStreamName = "/aws/lambda/fn", "2025/01/01/[$LATEST]abc"
+			c.Region, c.Handler = "eu-west-1", "bootstrap"
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := FromEnv(mapEnv(withAPI(tt.env)))
+			if err != nil {
+				t.Fatalf("FromEnv: %v", err)
+			}
+			want := defaults()
+			tt.want(&want)
+			if got != want {
+				t.Errorf("FromEnv =\n %+v\nwant\n %+v", got, want)
+			}
+		})
+	}
+}
+
+func TestFromEnvBad(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		env    map[string]string
+		bad    string // the one variable reported
+		value  string // the raw value reported
+		reason string // part of the reason
+	}{
+		{"api unset", map[string]string{envRuntimeAPI: ""}, envRuntimeAPI, "", "required"},
+		{"api spaces", map[string]string{envRuntimeAPI: "  "}, envRuntimeAPI, "  ", "required"},
+		{"api no port", map[string]string{envRuntimeAPI: "127.0.0.1"}, envRuntimeAPI, "127.0.0.1", "host:port"},
+		{"api url", map[string]string{envRuntimeAPI: "http://127.0.0.1:9001"}, envRuntimeAPI, "http://127.0.0.1:9001", "host:port"},
+		{"api empty host", map[string]string{envRuntimeAPI: ":9001"}, envRuntimeAPI, ":9001", "host:port"},
+		{"api header injection", map[string]string{envRuntimeAPI: "a\r\nX: y:9001"}, envRuntimeAPI, "a\r\nX: y:9001", "host:port"},
+		{"api port 0", map[string]string{envRuntimeAPI: "127.0.0.1:0"}, envRuntimeAPI, "127.0.0.1:0", "1..65535"},
+		{"api port big", map[string]string{envRuntimeAPI: "127.0.0.1:65536"}, envRuntimeAPI, "127.0.0.1:65536", "1..65535"},
+		{"api port name", map[string]string{envRuntimeAPI: "127.0.0.1:http"}, envRuntimeAPI, "127.0.0.1:http", "1..65535"},
+		{"api port plus", map[string]string{envRuntimeAPI: "127.0.0.1:+80"}, envRuntimeAPI, "127.0.0.1:+80", "1..65535"},
+
+		{"concurrency word", map[string]string{envMaxConcurrency: "abc"}, envMaxConcurrency, "abc", "not an integer (1..1600)"},
+		{"concurrency float", map[string]string{envMaxConcurrency: "1.5"}, envMaxConcurrency, "1.5", "not an integer"},
+		{"concurrency 1601", map[string]string{envMaxConcurrency: "1601"}, envMaxConcurrency, "1601", "out of range (1..1600)"},
+		{"concurrency huge", map[string]string{envMaxConcurrency: "99999999999999999999999"}, envMaxConcurrency, "99999999999999999999999", "out of range"},
+
+		{"workers word", map[string]string{envWorkers: "many"}, envWorkers, "many", "not an integer (1..1,"},
+		{"workers 0", map[string]string{envMaxConcurrency: "4", envWorkers: "0"}, envWorkers, "0", "out of range (1..4,"},
+		{"workers negative", map[string]string{envMaxConcurrency: "4", envWorkers: "-1"}, envWorkers, "-1", "out of range (1..4,"},
+		{"workers above N", map[string]string{envMaxConcurrency: "4", envWorkers: "5"}, envWorkers, "5", "out of range (1..4, at most AWS_LAMBDA_MAX_CONCURRENCY)"},
+		{"workers above default N", map[string]string{envWorkers: "2"}, envWorkers, "2", "out of range (1..1,"},
+		{"workers huge", map[string]string{envWorkers: "99999999999999999999999"}, envWorkers, "99999999999999999999999", "out of range"},
+
+		{"retain word", map[string]string{envBufferRetain: "lots"}, envBufferRetain, "lots", "not a size"},
+		{"retain negative", map[string]string{envBufferRetain: "-1"}, envBufferRetain, "-1", "out of range (0..67108864 bytes)"},
+		{"retain minus zero", map[string]string{envBufferRetain: "-0"}, envBufferRetain, "-0", "out of range"},
+		{"retain bad unit", map[string]string{envBufferRetain: "1GiB"}, envBufferRetain, "1GiB", "not a size"},
+		{"retain unit only", map[string]string{envBufferRetain: "MiB"}, envBufferRetain, "MiB", "not a size"},
+		{"retain fraction", map[string]string{envBufferRetain: "1.5MiB"}, envBufferRetain, "1.5MiB", "not a size"},
+		{"retain too big", map[string]string{envBufferRetain: "65MiB"}, envBufferRetain, "65MiB", "out of range (0..67108864 bytes)"},
+		{"retain overflow", map[string]string{envBufferRetain: "99999999999999999999999MiB"}, envBufferRetain, "99999999999999999999999MiB", "out of range"},
+		{"retain overflow after multiply", map[string]string{envBufferRetain: "9223372036854775807KiB"}, envBufferRetain, "9223372036854775807KiB", "out of range"},
+		{"request zero", map[string]string{envMaxRequest: "0"}, envMaxRequest, "0", "out of range (1..6291556 bytes)"},
+		{"request too big", map[string]string{envMaxRequest: "6291557"}, envMaxRequest, "6291557", "out of range (1..6291556 bytes)"},
+		{"request 7MiB", map[string]string{envMaxRequest: "7MiB"}, envMaxRequest, "7MiB", "out of range"},
+		{"response zero", map[string]string{envMaxResponse: "0KiB"}, envMaxResponse, "0KiB", "out of range (1..6291556 bytes)"},
+		{"response too big", map[string]string{envMaxResponse: "7MB"}, envMaxResponse, "7MB", "out of range"},
+		{"response word", map[string]string{envMaxResponse: "6 M"}, envMaxResponse, "6 M", "not a size"},
+
+		{"memory word", map[string]string{envMemorySize: "big"}, envMemorySize, "big", "not an integer (1..1048576)"},
+		{"memory zero", map[string]string{envMemorySize: "0"}, envMemorySize, "0", "out of range (1..1048576)"},
+		{"memory negative", map[string]string{envMemorySize: "-128"}, envMemorySize, "-128", "out of range"},
+		{"memory too big", map[string]string{envMemorySize: "1048577"}, envMemorySize, "1048577", "out of range"},
+		{"memory huge", map[string]string{envMemorySize: "99999999999999999999999"}, envMemorySize, "99999999999999999999999", "out of range"},
+
+		{"level unknown", map[string]string{envLogLevel: "VERBOSE"}, envLogLevel, "VERBOSE", "not a log level"},
+		{"level warning", map[string]string{envLogLevel: "warning"}, envLogLevel, "warning", "not a log level"},
+		{"format unknown", map[string]string{envLogFormat: "yaml"}, envLogFormat, "yaml", "not a log format (JSON, TEXT)"},
+
+		{"shutdown no unit", map[string]string{envShutdownTimeout: "500"}, envShutdownTimeout, "500", "not a Go duration"},
+		{"shutdown word", map[string]string{envShutdownTimeout: "soon"}, envShutdownTimeout, "soon", "not a Go duration"},
+		{"shutdown zero", map[string]string{envShutdownTimeout: "0s"}, envShutdownTimeout, "0s", "out of range (above 0, at most 10s)"},
+		{"shutdown negative", map[string]string{envShutdownTimeout: "-1s"}, envShutdownTimeout, "-1s", "out of range"},
+		{"shutdown too long", map[string]string{envShutdownTimeout: "10.001s"}, envShutdownTimeout, "10.001s", "out of range"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := FromEnv(mapEnv(withAPI(tt.env)))
+			if err == nil {
+				t.Fatalf("FromEnv = %+v, want an error", got)
+			}
+			if got != (Config{}) {
+				t.Errorf("FromEnv returned %+v with an error, want the zero Config", got)
+			}
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("errors.Is(%v, ErrInvalid) = false", err)
+			}
+			var ve *VarError
+			if !errors.As(err, &ve) {
+				t.Fatalf("errors.As(%v, *VarError) = false", err)
+			}
+			all := varErrors(t, err)
+			if len(all) != 1 {
+				t.Fatalf("got %d errors, want 1: %v", len(all), err)
+			}
+			if ve.Name != tt.bad || ve.Value != tt.value {
+				t.Errorf("VarError{Name: %q, Value: %q}, want {%q, %q}", ve.Name, ve.Value, tt.bad, tt.value)
+			}
+			msg := err.Error()
+			if prefix := tt.bad + "=" + strconv.Quote(tt.value) + ": "; !strings.HasPrefix(msg, prefix) {
+				t.Errorf("error %q does not start with %q", msg, prefix)
+			}
+			if !strings.Contains(ve.Reason, tt.reason) {
+				t.Errorf("reason %q does not contain %q", ve.Reason, tt.reason)
+			}
+		})
+	}
+}
+
+// TestFromEnvAllErrors checks that every bad variable is reported in one
+// error, in the order of Vars, and that a rejected N does not also fail a
+// plausible LMIGO_WORKERS.
+func TestFromEnvAllErrors(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{
+		// AWS_LAMBDA_RUNTIME_API unset
+		envMaxConcurrency:  "abc",
+		envWorkers:         "32",
+		envBufferRetain:    "1TiB",
+		envMaxRequest:      "-5",
+		envMaxResponse:     "0",
+		envMemorySize:      "x",
+		envLogLevel:        "LOUD",
+		envLogFormat:       "xml",
+		envShutdownTimeout: "forever",
+		envFunctionName:    "fn",
+	}
+	_, err := FromEnv(mapEnv(env))
+	if !errors.Is(err, ErrInvalid) {
+		t.Fatalf("errors.Is(%v, ErrInvalid) = false", err)
+	}
+	var names []string
+	for _, ve := range varErrors(t, err) {
+		names = append(names, ve.Name)
+	}
+	want := []string{envRuntimeAPI, envMaxConcurrency, envBufferRetain, envMaxRequest,
+		envMaxResponse, envMemorySize, envLogLevel, envLogFormat, envShutdownTimeout}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Errorf("reported %v\nwant     %v", names, want)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w+"=") {
+			t.Errorf("message lacks %s:\n%v", w, err)
+		}
+	}
+
+	// Workers above the platform ceiling still fails when N is rejected.
+	_, err = FromEnv(mapEnv(withAPI(map[string]string{envMaxConcurrency: "2000", envWorkers: "1601"})))
+	if got := len(varErrors(t, err)); got != 2 {
+		t.Errorf("got %d errors, want 2: %v", got, err)
+	}
+}
+
+func TestFromEnvNilLookup(t *testing.T) {
+	t.Parallel()
+	_, err := FromEnv(nil)
+	var ve *VarError
+	if !errors.As(err, &ve) || ve.Name != envRuntimeAPI {
+		t.Fatalf("FromEnv(nil) = %v, want %s required", err, envRuntimeAPI)
+	}
+}
+
+// TestFromEnvIgnoresProcessEnv proves FromEnv reads only through lookup.
+func TestFromEnvIgnoresProcessEnv(t *testing.T) {
+	t.Setenv(envRuntimeAPI, testAPI)
+	t.Setenv(envMaxConcurrency, "abc")
+	c, err := FromEnv(mapEnv(map[string]string{envRuntimeAPI: "10.0.0.1:1"}))
+	if err != nil {
+		t.Fatalf("FromEnv: %v", err)
+	}
+	if c.RuntimeAPI != "10.0.0.1:1" || c.MaxConcurrency != 1 {
+		t.Errorf("FromEnv = %+v, read the process environment", c)
+	}
+}
+
+func TestVarErrorMessage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		err  VarError
+		want string
+	}{
+		{VarError{envMaxConcurrency, "abc", "not an integer (1..1600)"}, `AWS_LAMBDA_MAX_CONCURRENCY="abc": not an integer (1..1600)`},
+		{VarError{envRuntimeAPI, "", "required"}, `AWS_LAMBDA_RUNTIME_API="": required`},
+		{VarError{envLogLevel, " a\nb ", "r"}, `AWS_LAMBDA_LOG_LEVEL=" a\nb ": r`},
+		{VarError{envLogLevel, strings.Repeat("x", 100), "r"}, `AWS_LAMBDA_LOG_LEVEL="` + strings.Repeat("x", 64) + `"...: r`},
+	}
+	for _, tt := range tests {
+		if got := tt.err.Error(); got != tt.want {
+			t.Errorf("Error() = %s, want %s", got, tt.want)
+		}
+		if !errors.Is(&tt.err, ErrInvalid) {
+			t.Errorf("%v does not wrap ErrInvalid", &tt.err)
+		}
+	}
+	// The exact message of the brief, end to end.
+	_, err := FromEnv(mapEnv(withAPI(map[string]string{envMaxConcurrency: "abc"})))
+	if want := `AWS_LAMBDA_MAX_CONCURRENCY="abc": not an integer (1..1600)`; err == nil || err.Error() != want {
+		t.Errorf("FromEnv error = %v, want %s", err, want)
+	}
+}
+
+func TestLevelString(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		l    Level
+		want string
+	}{
+		{LevelTrace, "TRACE"}, {LevelDebug, "DEBUG"}, {LevelInfo, "INFO"},
+		{LevelWarn, "WARN"}, {LevelError, "ERROR"}, {LevelFatal, "FATAL"},
+		{Level(9), "Level(9)"}, {Level(-3), "Level(-3)"},
+	}
+	for _, tt := range tests {
+		if got := tt.l.String(); got != tt.want {
+			t.Errorf("Level(%d).String() = %q, want %q", int8(tt.l), got, tt.want)
+		}
+	}
+	var zero Level
+	if zero != LevelInfo {
+		t.Errorf("zero Level = %v, want INFO", zero)
+	}
+	order := []Level{LevelTrace, LevelDebug, LevelInfo, LevelWarn, LevelError, LevelFatal}
+	if !slices.IsSorted(order) {
+		t.Errorf("levels are not ordered by severity: %d", order)
+	}
+}
+
+func TestFormatString(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		f    Format
+		want string
+	}{
+		{FormatJSON, "JSON"}, {FormatText, "TEXT"}, {Format(7), "Format(7)"},
+	}
+	for _, tt := range tests {
+		if got := tt.f.String(); got != tt.want {
+			t.Errorf("Format(%d).String() = %q, want %q", uint8(tt.f), got, tt.want)
+		}
+	}
+}
+
+// Level and Format names round-trip through FromEnv.
+func TestLevelFormatRoundTrip(t *testing.T) {
+	t.Parallel()
+	for l := LevelTrace; l <= LevelFatal; l++ {
+		c, err := FromEnv(mapEnv(withAPI(map[string]string{envLogLevel: l.String()})))
+		if err != nil || c.LogLevel != l {
+			t.Errorf("%s: got %v, %v", l, c.LogLevel, err)
+		}
+	}
+	for _, f := range []Format{FormatJSON, FormatText} {
+		c, err := FromEnv(mapEnv(withAPI(map[string]string{envLogFormat: f.String()})))
+		if err != nil || c.LogFormat != f {
+			t.Errorf("%s: got %v, %v", f, c.LogFormat, err)
+		}
+	}
+}
+
+func BenchmarkFromEnv(b *testing.B) {
+	lookup := mapEnv(map[string]string{
+		envRuntimeAPI:     testAPI,
+		envMaxConcurrency: "64",
+		envInitType:       initTypeLMI,
+		envMemorySize:     "2048",
+		envLogLevel:       "debug",
+		envBufferRetain:   "256KiB",
+		envFunctionName:   "fn",
+		envRegion:         "eu-west-1",
+	})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := FromEnv(lookup); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,53 @@
+// Package limits turns the process environment into one validated Config:
+// every variable the runtime reads is parsed, defaulted and checked here,
+// and nowhere else.
+//
+// # Contract
+//
+// FromEnv is a pure function. It never reads the process environment
+// itself (callers pass os.LookupEnv, tests pass a map), keeps no state,
+// starts no goroutine and runs no init(). It does not block.
+//
+// It checks every variable and reports every problem at once, joined with
+// errors.Join in the order of Vars. Each problem is a *VarError that names
+// the variable and the value it got and wraps ErrInvalid, so callers can
+// test errors.Is(err, ErrInvalid) or pick the details with errors.As.
+// On error the returned Config is the zero Config and must not be used.
+//
+// On success the Config satisfies
+//
+//	1 <= Workers <= MaxConcurrency <= 1600
+//	0 <= BufferRetainBytes <= 64 MiB
+//	1 <= MaxRequestBytes, MaxResponseBytes <= 6 MiB + 100 B
+//	MemoryMB == 0 (unset) or 1 <= MemoryMB <= 1048576
+//	0 < ShutdownTimeout <= 10s
+//
+// # Parsing rules
+//
+// Surrounding spaces are trimmed from every value, and a value that is
+// empty after trimming counts as unset.
+//
+// AWS_LAMBDA_MAX_CONCURRENCY follows the platform contract: unset, empty or
+// an integer below 1 means 1. A value that is not an integer, or is above
+// 1600, is an error rather than a silent 1: the platform never sets one, so
+// it can only be a mistake worth seeing at start-up.
+//
+// LMIGO_WORKERS defaults to N and may only lower it: the runtime holds one
+// /next poll per worker, and it must never hold more polls than N.
+//
+// Sizes are plain byte counts or a count with one of the suffixes KiB, MiB
+// (powers of 1024) or KB, MB (powers of 1000), case-insensitive, with an
+// optional space before the suffix ("64KiB", "1 MiB"). The request and
+// response caps are bounded by 6 MiB + 100 B, the largest buffered payload
+// the Runtime API accepts, and must be at least 1 B: a cap of 0 would fail
+// every invocation, and a user who writes 0 most likely means "no limit",
+// which the platform does not offer. The retain cap may be 0 (keep no buffer
+// between invocations) and is bounded by 64 MiB.
+//
+// AWS_LAMBDA_LOG_FORMAT defaults to JSON on Lambda Managed Instances, where
+// the platform always uses JSON, and to TEXT elsewhere, as on-demand Lambda
+// does. A value that is set is always honoured.
+//
+// The plain strings (function name and version, log group and stream,
+// region, handler) are taken as they are, trimmed, and never fail.
+package limits

@@ -1,0 +1,259 @@
+package limits
+
+import (
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// reader looks variables up and collects every problem, so that FromEnv
+// can report them all at once.
+type reader struct {
+	lookup func(string) (string, bool)
+	errs   []error
+}
+
+// get returns the raw value and the trimmed one; "" means unset.
+func (r *reader) get(name string) (raw, val string) {
+	if r.lookup == nil {
+		return "", ""
+	}
+	raw, ok := r.lookup(name)
+	if !ok {
+		return "", ""
+	}
+	return raw, strings.TrimSpace(raw)
+}
+
+func (r *reader) fail(name, raw, reason string) {
+	r.errs = append(r.errs, &VarError{Name: name, Value: raw, Reason: reason})
+}
+
+func (r *reader) str(name string) string {
+	_, v := r.get(name)
+	return v
+}
+
+// runtimeAPI accepts host:port with a plain host name or IP address; the
+// value ends up in request lines and Host headers, so nothing else may pass.
+func (r *reader) runtimeAPI(name string) string {
+	raw, v := r.get(name)
+	const want = "host:port, e.g. 127.0.0.1:9001"
+	if v == "" {
+		r.fail(name, raw, "required ("+want+")")
+		return ""
+	}
+	host, port, err := net.SplitHostPort(v)
+	if err != nil || host == "" || !validHost(host) {
+		r.fail(name, raw, "not "+want)
+		return ""
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 || port[0] == '+' {
+		r.fail(name, raw, "port not in 1..65535 ("+want+")")
+		return ""
+	}
+	return v
+}
+
+func validHost(h string) bool {
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '.', c == '-', c == '_', c == ':', c == '%':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// maxConcurrency follows the platform: unset or below 1 means 1. ok is
+// false when the value was rejected, so that Workers is not judged
+// against a made-up N.
+func (r *reader) maxConcurrency(name string) (n int, ok bool) {
+	raw, v := r.get(name)
+	if v == "" {
+		return 1, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		if errors.Is(err, strconv.ErrRange) {
+			if v[0] == '-' {
+				return 1, true // an integer below 1
+			}
+			r.fail(name, raw, "out of range (1..1600)")
+			return 1, false
+		}
+		r.fail(name, raw, "not an integer (1..1600)")
+		return 1, false
+	}
+	if n < 1 {
+		return 1, true
+	}
+	if n > maxConcurrencyLimit {
+		r.fail(name, raw, "out of range (1..1600)")
+		return 1, false
+	}
+	return n, true
+}
+
+// workers defaults to n and may only lower it. When n itself was rejected,
+// only the platform ceiling can be checked.
+func (r *reader) workers(name string, n int, nOK bool) int {
+	raw, v := r.get(name)
+	if v == "" {
+		return n
+	}
+	hi := n
+	if !nOK {
+		hi = maxConcurrencyLimit
+	}
+	reason := "(1.." + strconv.Itoa(hi) + ", at most " + envMaxConcurrency + ")"
+	w, err := strconv.Atoi(v)
+	if err != nil {
+		if !errors.Is(err, strconv.ErrRange) {
+			r.fail(name, raw, "not an integer "+reason)
+			return n
+		}
+		w = -1 // out of int range either way
+	}
+	if w < 1 || w > hi {
+		r.fail(name, raw, "out of range "+reason)
+		return n
+	}
+	return w
+}
+
+// size parses a byte count with an optional KiB, MiB, KB or MB suffix.
+func (r *reader) size(name string, def, lo, hi int) int {
+	raw, v := r.get(name)
+	if v == "" {
+		return def
+	}
+	rangeReason := "out of range (" + strconv.Itoa(lo) + ".." + strconv.Itoa(hi) + " bytes)"
+	neg := v[0] == '-'
+	if neg {
+		v = v[1:]
+	}
+	n, syntaxOK := parseSize(v, hi)
+	switch {
+	case !syntaxOK:
+		r.fail(name, raw, "not a size (bytes, or a number with KiB, MiB, KB or MB; "+
+			strconv.Itoa(lo)+".."+strconv.Itoa(hi)+" bytes)")
+		return def
+	case neg, n < lo, n > hi: // even "-0": sizes are written without a sign
+		r.fail(name, raw, rangeReason)
+		return def
+	}
+	return n
+}
+
+// parseSize returns hi+1 for a well-formed size above hi, so that the
+// multiplication cannot overflow.
+func parseSize(s string, hi int) (n int, ok bool) {
+	i := 0
+	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return 0, false
+	}
+	digits, unit := s[:i], strings.TrimLeft(s[i:], " ")
+	var mult int
+	switch strings.ToLower(unit) {
+	case "":
+		mult = 1
+	case "kib":
+		mult = kib
+	case "mib":
+		mult = mib
+	case "kb":
+		mult = 1000
+	case "mb":
+		mult = 1000 * 1000
+	default:
+		return 0, false
+	}
+	v, err := strconv.ParseUint(digits, 10, 63)
+	if err != nil || v > uint64(hi/mult) {
+		return hi + 1, true // digits only, so the only failure is range
+	}
+	return int(v) * mult, true
+}
+
+func (r *reader) memoryMB(name string) int {
+	raw, v := r.get(name)
+	if v == "" {
+		return 0
+	}
+	m, err := strconv.Atoi(v)
+	if err != nil {
+		if !errors.Is(err, strconv.ErrRange) {
+			r.fail(name, raw, "not an integer (1..1048576)")
+			return 0
+		}
+		m = -1
+	}
+	if m < 1 || m > maxMemoryMB {
+		r.fail(name, raw, "out of range (1..1048576)")
+		return 0
+	}
+	return m
+}
+
+func (r *reader) level(name string) Level {
+	raw, v := r.get(name)
+	switch strings.ToUpper(v) {
+	case "":
+		return LevelInfo
+	case "TRACE":
+		return LevelTrace
+	case "DEBUG":
+		return LevelDebug
+	case "INFO":
+		return LevelInfo
+	case "WARN":
+		return LevelWarn
+	case "ERROR":
+		return LevelError
+	case "FATAL":
+		return LevelFatal
+	}
+	r.fail(name, raw, "not a log level (TRACE, DEBUG, INFO, WARN, ERROR, FATAL)")
+	return LevelInfo
+}
+
+func (r *reader) format(name string, def Format) Format {
+	raw, v := r.get(name)
+	switch strings.ToUpper(v) {
+	case "":
+		return def
+	case "JSON":
+		return FormatJSON
+	case "TEXT":
+		return FormatText
+	}
+	r.fail(name, raw, "not a log format (JSON, TEXT)")
+	return def
+}
+
+func (r *reader) duration(name string, def, hi time.Duration) time.Duration {
+	raw, v := r.get(name)
+	if v == "" {
+		return def
+	}
+	bounds := "(above 0, at most " + hi.String() + ")"
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		r.fail(name, raw, "not a Go duration, e.g. 500ms "+bounds)
+		return def
+	}
+	if d <= 0 || d > hi {
+		r.fail(name, raw, "out of range "+bounds)
+		return def
+	}
+	return d
+}

@@ -1,0 +1,55 @@
+package limits
+
+// Names of the variables FromEnv reads.
+const (
+	envRuntimeAPI      = "AWS_LAMBDA_RUNTIME_API"
+	envMaxConcurrency  = "AWS_LAMBDA_MAX_CONCURRENCY"
+	envInitType        = "AWS_LAMBDA_INITIALIZATION_TYPE"
+	envWorkers         = "LMIGO_WORKERS"
+	envBufferRetain    = "LMIGO_BUFFER_RETAIN_BYTES"
+	envMaxRequest      = "LMIGO_MAX_REQUEST_BYTES"
+	envMaxResponse     = "LMIGO_MAX_RESPONSE_BYTES"
+	envMemorySize      = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
+	envLogLevel        = "AWS_LAMBDA_LOG_LEVEL"
+	envLogFormat       = "AWS_LAMBDA_LOG_FORMAT"
+	envShutdownTimeout = "LMIGO_SHUTDOWN_TIMEOUT"
+	envFunctionName    = "AWS_LAMBDA_FUNCTION_NAME"
+	envFunctionVersion = "AWS_LAMBDA_FUNCTION_VERSION"
+	envLogGroupName    = "AWS_LAMBDA_LOG_GROUP_NAME"
+	envLogStreamName   = "AWS_LAMBDA_LOG_STREAM_NAME"
+	envRegion          = "AWS_REGION"
+	envHandler         = "_HANDLER"
+)
+
+// Var describes one environment variable read by FromEnv, for
+// documentation: a README table can be generated from, and checked
+// against, Vars.
+type Var struct {
+	Name    string // as set in the environment
+	Default string // value used when unset or empty; "required" if there is none
+	Meaning string // one sentence: what it sets, and what is accepted
+}
+
+// Vars lists every variable FromEnv reads, in the order in which FromEnv
+// checks them and reports errors. The slice is new on each call.
+func Vars() []Var {
+	return []Var{
+		{envRuntimeAPI, "required", "host:port of the Runtime API, set by Lambda."},
+		{envMaxConcurrency, "1", "N, invocations served at once, set by Lambda on Managed Instances; an integer below 1 means 1, above 1600 is an error."},
+		{envInitType, "", `"lambda-managed-instances" marks Lambda Managed Instances, set by Lambda.`},
+		{envWorkers, "N", "Workers, each holding one /next poll or one invocation: 1..N, never more than N."},
+		{envBufferRetain, "1MiB", "Bytes of buffer each worker keeps between invocations: 0..64MiB; bytes or KiB, MiB, KB, MB."},
+		{envMaxRequest, "6291556", "Largest request payload read from /next: 1..6291556 (6 MiB + 100 B); bytes or KiB, MiB, KB, MB."},
+		{envMaxResponse, "6MiB", "Largest buffered response: 1..6291556 (6 MiB + 100 B); bytes or KiB, MiB, KB, MB."},
+		{envMemorySize, "", "Function memory in MB, set by Lambda: 1..1048576 if set, 0 when unset."},
+		{envLogLevel, "INFO", "Lowest log level written: TRACE, DEBUG, INFO, WARN, ERROR or FATAL, any case."},
+		{envLogFormat, "JSON on Managed Instances, else TEXT", "Log format: JSON or TEXT, any case."},
+		{envShutdownTimeout, "500ms", "How long shutdown waits for running invocations: a Go duration, above 0 and at most 10s."},
+		{envFunctionName, "", "Function name, set by Lambda."},
+		{envFunctionVersion, "", "Function version, set by Lambda."},
+		{envLogGroupName, "", "CloudWatch log group, set by Lambda."},
+		{envLogStreamName, "", "CloudWatch log stream, set by Lambda."},
+		{envRegion, "", "AWS Region, set by Lambda."},
+		{envHandler, "", "Handler name from the function configuration, set by Lambda."},
+	}
+}

@@ -1,0 +1,14 @@
+package fakeapi
+
+import "errors"
+
+// Errors returned by the server. Invoke may also return the context's error.
+var (
+	// ErrThrottled is returned by Invoke when no /next is pending and
+	// Options.Queue is false: the platform's Runtime.Unavailable.
+	ErrThrottled = errors.New("fakeapi: no /next pending (Runtime.Unavailable)")
+	// ErrClosed is returned by Invoke and WaitPolls once Close has been called.
+	ErrClosed = errors.New("fakeapi: server closed")
+	// ErrInvalidOptions wraps every error of New about its Options.
+	ErrInvalidOptions = errors.New("fakeapi: invalid options")
+)

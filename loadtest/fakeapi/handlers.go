@@ -1,0 +1,268 @@
+package fakeapi
+
+import (
+	"io"
+	"net/http"
+	"net/textproto"
+	"strconv"
+	"time"
+)
+
+// Routes and headers of the Runtime API.
+const (
+	pathNext       = "/2018-06-01/runtime/invocation/next"
+	pathInvocation = "/2018-06-01/runtime/invocation/"
+	pathInitError  = "/2018-06-01/runtime/init/error"
+
+	hdrRequestID       = "Lambda-Runtime-Aws-Request-Id"
+	hdrDeadline        = "Lambda-Runtime-Deadline-Ms"
+	hdrFunctionARN     = "Lambda-Runtime-Invoked-Function-Arn"
+	hdrTraceID         = "Lambda-Runtime-Trace-Id"
+	hdrClientContext   = "Lambda-Runtime-Client-Context"
+	hdrCognitoIdentity = "Lambda-Runtime-Cognito-Identity"
+	hdrTenantID        = "Lambda-Runtime-Aws-Tenant-Id"
+	hdrInvocationID    = "Lambda-Runtime-Invocation-Id"
+	hdrErrorType       = "Lambda-Runtime-Function-Error-Type"
+	hdrXRayErrorCause  = "Lambda-Runtime-Function-Xray-Error-Cause"
+	hdrContentType     = "Content-Type"
+	hdrContentLength   = "Content-Length"
+
+	contentTypeJSON = "application/json"
+)
+
+// Reply bodies, shaped like the emulator's.
+var (
+	bodyAccepted   = []byte(`{"status":"OK"}`)
+	bodyInvalidID  = []byte(`{"errorMessage":"Invalid request ID","errorType":"InvalidRequestID"}`)
+	bodyTimeout    = []byte(`{"errorMessage":"Invoke timeout","errorType":"InvokeTimeout"}`)
+	bodyTooLarge   = []byte(`{"errorMessage":"Exceeded maximum allowed payload size.","errorType":"RequestEntityTooLarge"}`)
+	bodyTruncated  = []byte(`{"errorMessage":"HTTP request detected as truncated","errorType":"TruncatedHTTPRequest"}`)
+	bodyClosed     = []byte(`{"errorMessage":"Internal Server Error","errorType":"InternalServerError"}`)
+	bodyFault      = []byte(`{"errorMessage":"Fault injected by the test","errorType":"InjectedFault"}`)
+	errTooLarge    = []byte(`{"errorMessage":"Response payload size exceeded maximum allowed payload size.","errorType":"Function.ResponseSizeTooLarge"}`)
+	errTruncated   = []byte(`{"errorMessage":"Runtime response was truncated","errorType":"Runtime.TruncatedResponse"}`)
+	valContentType = []string{contentTypeJSON} // shared, read only
+)
+
+func (s *Server) handleNext(w http.ResponseWriter, _ *http.Request) {
+	if s.isClosed() {
+		reply(w, http.StatusInternalServerError, bodyClosed)
+		return
+	}
+	s.c.polls.Add(1)
+	p := pollPool.Get().(*poll)
+	p.state.Store(pollWaiting)
+	raiseTo(&s.c.maxPending, s.c.pending.Add(1))
+	o := s.c.outstanding.Add(1)
+	raiseTo(&s.c.maxOutstanding, o)
+	if o > int64(s.opts.MaxConcurrency) {
+		s.c.violations.Add(1)
+	}
+
+	// The poll stays registered even if its client goes away, as on the
+	// platform, so r.Context() is not watched.
+	select {
+	case s.pollq <- p:
+	case <-s.closed:
+		s.c.pending.Add(-1)
+		s.c.outstanding.Add(-1)
+		reply(w, http.StatusInternalServerError, bodyClosed)
+		return
+	}
+	select {
+	case s.pollSig <- struct{}{}:
+	default:
+	}
+
+	var inv *invocation
+	select {
+	case inv = <-p.ch:
+	case <-s.closed:
+		if p.state.CompareAndSwap(pollWaiting, pollCanceled) {
+			// p stays in pollq, so it is not reused.
+			s.c.pending.Add(-1)
+			s.c.outstanding.Add(-1)
+			reply(w, http.StatusInternalServerError, bodyClosed)
+			return
+		}
+		inv = <-p.ch // claimed just before: Invoke sends at once
+	}
+	pollPool.Put(p)
+	s.writeInvocation(w, inv)
+	inv.written.Done()
+}
+
+// writeInvocation writes the /next reply for inv.
+func (s *Server) writeInvocation(w http.ResponseWriter, inv *invocation) {
+	req := inv.req
+	h := w.Header()
+	v := make([]string, 10) // one allocation for every header value
+	n := 0
+	set := func(k, val string) {
+		v[n] = val
+		h[k] = v[n : n+1 : n+1]
+		n++
+	}
+	set(hdrRequestID, inv.id)
+	set(hdrDeadline, deadlineMs(inv.deadline))
+	set(hdrFunctionARN, s.opts.FunctionARN)
+	set(hdrTraceID, inv.traceID)
+	set(hdrInvocationID, inv.invocationID)
+	set(hdrContentType, contentTypeJSON)
+	set(hdrContentLength, strconv.Itoa(len(req.Payload)))
+	if req.ClientContext != "" {
+		set(hdrClientContext, req.ClientContext)
+	}
+	if req.CognitoIdentity != "" {
+		set(hdrCognitoIdentity, req.CognitoIdentity)
+	}
+	if req.TenantID != "" {
+		set(hdrTenantID, req.TenantID)
+	}
+	for k, val := range req.Headers {
+		k = textproto.CanonicalMIMEHeaderKey(k)
+		if val == "" {
+			delete(h, k)
+		} else {
+			h[k] = []string{val}
+		}
+	}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(req.Payload) // a dead client loses the invocation, as on the platform
+}
+
+func (s *Server) handleResponse(w http.ResponseWriter, r *http.Request) {
+	s.handlePost(w, r, false)
+}
+
+func (s *Server) handleError(w http.ResponseWriter, r *http.Request) {
+	s.handlePost(w, r, true)
+}
+
+// handlePost ends the invocation named in the path with the runtime's
+// /response or /error, or says why it cannot.
+func (s *Server) handlePost(w http.ResponseWriter, r *http.Request, isError bool) {
+	limit := s.opts.MaxResponseBytes
+	if isError {
+		limit = MaxErrorBodyBytes
+	}
+	body, over, rerr := readBody(r, limit)
+	end := time.Now()
+	if over && isError && rerr == nil {
+		// The invocation stays open: the runtime may post a smaller error.
+		s.c.tooLarge.Add(1)
+		reply(w, http.StatusRequestEntityTooLarge, bodyTooLarge)
+		return
+	}
+
+	id := r.PathValue("id")
+	v, ok := s.inflight.LoadAndDelete(id)
+	if !ok {
+		s.c.badRequests.Add(1)
+		if seq, ok := parseID(s.ids.request, id); ok && seq != 0 && seq <= s.seq.Load() {
+			s.c.duplicates.Add(1)
+		} else {
+			s.c.unknown.Add(1)
+		}
+		reply(w, http.StatusBadRequest, bodyInvalidID)
+		return
+	}
+	inv := v.(*invocation)
+	if !inv.state.CompareAndSwap(stateAssigned, stateAnswered) {
+		// Ended by its deadline or its caller; the runtime's slot is free now.
+		s.c.outstanding.Add(-1)
+		if inv.state.Load() == stateTimedOut {
+			s.c.late.Add(1)
+			reply(w, http.StatusGone, bodyTimeout)
+			return
+		}
+		s.c.badRequests.Add(1)
+		reply(w, http.StatusBadRequest, bodyInvalidID)
+		return
+	}
+
+	res := Result{RequestID: inv.id, Status: http.StatusOK, Latency: end.Sub(inv.start)}
+	status, rbody := http.StatusAccepted, bodyAccepted
+	switch {
+	case rerr != nil:
+		s.c.truncated.Add(1)
+		s.c.badRequests.Add(1)
+		res.Err = &FunctionError{Type: ErrorTypeTruncated, Body: append([]byte(nil), errTruncated...)}
+		status, rbody = http.StatusBadRequest, bodyTruncated
+	case over:
+		s.c.oversized.Add(1)
+		s.c.tooLarge.Add(1)
+		res.Err = &FunctionError{Type: ErrorTypeTooLarge, Body: append([]byte(nil), errTooLarge...)}
+		status, rbody = http.StatusRequestEntityTooLarge, bodyTooLarge
+	case isError:
+		s.c.errors.Add(1)
+		res.Err = &FunctionError{Type: r.Header.Get(hdrErrorType), Body: body}
+		if c, ok := r.Header[hdrXRayErrorCause]; ok && len(c) > 0 {
+			res.Err.Cause = []byte(c[0])
+		}
+	default:
+		s.c.responses.Add(1)
+		res.Body = body
+		res.ContentType = r.Header.Get(hdrContentType)
+	}
+	inv.done <- res // cap 1, and only the CAS winner sends
+	s.c.outstanding.Add(-1)
+	reply(w, status, rbody)
+}
+
+func (s *Server) handleInitError(w http.ResponseWriter, r *http.Request) {
+	body, over, err := readBody(r, MaxErrorBodyBytes)
+	switch {
+	case err != nil:
+		s.c.badRequests.Add(1)
+		reply(w, http.StatusBadRequest, bodyTruncated)
+		return
+	case over:
+		s.c.tooLarge.Add(1)
+		reply(w, http.StatusRequestEntityTooLarge, bodyTooLarge)
+		return
+	}
+	s.mu.Lock()
+	s.initErr.typ, s.initErr.body, s.initErr.ok = r.Header.Get(hdrErrorType), body, true
+	s.mu.Unlock()
+	s.c.initErrors.Add(1)
+	reply(w, http.StatusAccepted, bodyAccepted)
+}
+
+// readBody reads r's body into a new slice if it is at most limit bytes.
+// It never reads more than limit+1 bytes; over reports a larger body.
+func readBody(r *http.Request, limit int) (body []byte, over bool, err error) {
+	switch {
+	case r.ContentLength > int64(limit):
+		// Read as far as the limit, as the platform does, before refusing:
+		// a runtime then gets its 413 rather than a reset while writing,
+		// and a body slightly too large leaves the connection usable.
+		if _, err := io.CopyN(io.Discard, r.Body, int64(limit)+1); err != nil {
+			return nil, false, err
+		}
+		return nil, true, nil
+	case r.ContentLength >= 0:
+		body = make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(r.Body, body); err != nil {
+			return nil, false, err
+		}
+		return body, false, nil
+	}
+	body, err = io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
+	if err != nil {
+		return nil, false, err
+	}
+	if len(body) > limit {
+		return nil, true, nil
+	}
+	return body, false, nil
+}
+
+// reply writes a JSON reply with its Content-Length.
+func reply(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h[hdrContentType] = valContentType
+	h[hdrContentLength] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}

@@ -1,0 +1,228 @@
+package fakeapi
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/textproto"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Error types of invocations that the platform, not the function, ends.
+const (
+	ErrorTypeTimeout   = "Sandbox.Timedout"
+	ErrorTypeTooLarge  = "Function.ResponseSizeTooLarge"
+	ErrorTypeTruncated = "Runtime.TruncatedResponse"
+)
+
+// Request is one invocation to hand to the runtime.
+type Request struct {
+	// Payload is the /next body. The server reads it until Invoke returns.
+	Payload []byte
+	// Timeout sets the deadline from hand-out; 0 means Options.Timeout.
+	Timeout time.Duration
+	// TraceID is sent as Lambda-Runtime-Trace-Id; "" means a generated one.
+	TraceID string
+	// TenantID, ClientContext and CognitoIdentity are sent when not "".
+	TenantID, ClientContext, CognitoIdentity string
+	// Headers are set on the /next reply after all others, so they may
+	// override them: a value of "" removes the header. Keys are
+	// canonicalised. A non-empty Lambda-Runtime-Aws-Request-Id becomes the
+	// invocation's request ID (it must be unique among invocations in
+	// flight). Values pass through net/http, which writes CR and LF as spaces.
+	Headers map[string]string
+}
+
+// Result is how an invocation ended.
+type Result struct {
+	RequestID string
+	// Body is the /response body (a new slice); nil when Err is set.
+	Body []byte
+	// ContentType is the Content-Type of the /response.
+	ContentType string
+	// Err is set when the runtime posted /error, or when the platform
+	// ended the invocation (ErrorTypeTimeout, ErrorTypeTooLarge,
+	// ErrorTypeTruncated).
+	Err *FunctionError
+	// Status is http.StatusOK for every ended invocation: the emulator's
+	// invoke endpoint, like Lambda's Invoke API, reports function errors
+	// and timeouts with 200 and an error type (here Err).
+	Status int
+	// Latency runs from hand-out (the /next reply) until the runtime's
+	// post was read in full, or until the deadline for a timeout.
+	Latency time.Duration
+}
+
+// FunctionError is an error that ended an invocation.
+type FunctionError struct {
+	Type  string // Lambda-Runtime-Function-Error-Type, or one of the ErrorType constants
+	Body  []byte // the /error body (JSON), a new slice
+	Cause []byte // Lambda-Runtime-Function-XRay-Error-Cause, if sent
+}
+
+func (e *FunctionError) Error() string { return "function error " + e.Type + ": " + string(e.Body) }
+
+// States of an invocation; it leaves stateAssigned exactly once.
+const (
+	stateAssigned int32 = iota
+	stateAnswered
+	stateTimedOut
+	stateCanceled
+	stateAborted
+)
+
+// invocation is one handed-out invocation, in Server.inflight from hand-out
+// until the runtime's first post for it.
+type invocation struct {
+	id, invocationID, traceID string
+	req                       *Request
+	start, deadline           time.Time
+	state                     atomic.Int32
+	done                      chan Result    // cap 1: the post handler never blocks
+	written                   sync.WaitGroup // the /next reply no longer reads req.Payload
+}
+
+// poll is one pending /next.
+type poll struct {
+	state atomic.Int32 // pollWaiting, then claimed by Invoke or canceled by Close
+	ch    chan *invocation
+}
+
+const (
+	pollWaiting int32 = iota
+	pollClaimed
+	pollCanceled
+)
+
+var pollPool = sync.Pool{New: func() any { return &poll{ch: make(chan *invocation, 1)} }}
+
+// Invoke hands req to one pending /next and waits until the invocation
+// ends, ctx is done or the server closes. Without a pending /next it fails
+// at once with ErrThrottled, or, with Options.Queue, waits for one.
+//
+// A timeout, an oversized or a truncated response is a Result whose Err
+// says so, with a nil error. When ctx is done after hand-out the Result
+// holds the request ID and the error is ctx.Err(); the runtime's post for it
+// then gets 400, as when a caller disconnects.
+func (s *Server) Invoke(ctx context.Context, req Request) (Result, error) {
+	if s.isClosed() {
+		return Result{}, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err // not worth a poll
+	}
+	p, err := s.claimPoll(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	inv := s.assign(p, &req)
+
+	timer := time.NewTimer(inv.deadline.Sub(inv.start))
+	defer timer.Stop()
+	var (
+		res  Result
+		rerr error
+	)
+	select {
+	case res = <-inv.done:
+	case <-timer.C:
+		if inv.state.CompareAndSwap(stateAssigned, stateTimedOut) {
+			s.c.timeouts.Add(1)
+			res = timeoutResult(inv)
+		} else {
+			res = <-inv.done
+		}
+	case <-ctx.Done():
+		if inv.state.CompareAndSwap(stateAssigned, stateCanceled) {
+			s.c.canceled.Add(1)
+			res, rerr = Result{RequestID: inv.id}, ctx.Err()
+		} else {
+			res = <-inv.done
+		}
+	case <-s.closed:
+		if inv.state.CompareAndSwap(stateAssigned, stateAborted) {
+			s.c.aborted.Add(1)
+			res, rerr = Result{RequestID: inv.id}, ErrClosed
+		} else {
+			res = <-inv.done
+		}
+	}
+	inv.written.Wait() // the caller owns Payload again only after this
+	return res, rerr
+}
+
+// claimPoll takes a pending /next for Invoke.
+func (s *Server) claimPoll(ctx context.Context) (*poll, error) {
+	for {
+		var p *poll
+		if s.opts.Queue {
+			select {
+			case p = <-s.pollq:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-s.closed:
+				return nil, ErrClosed
+			}
+		} else {
+			select {
+			case p = <-s.pollq:
+			default:
+				s.c.throttles.Add(1)
+				return nil, ErrThrottled
+			}
+		}
+		// A poll canceled by Close stays queued; skip it.
+		if p.state.CompareAndSwap(pollWaiting, pollClaimed) {
+			s.c.pending.Add(-1)
+			return p, nil
+		}
+		if s.isClosed() {
+			return nil, ErrClosed
+		}
+	}
+}
+
+// assign makes the invocation, registers it and hands it to p.
+func (s *Server) assign(p *poll, req *Request) *invocation {
+	seq := s.seq.Add(1)
+	now := time.Now()
+	timeout := req.Timeout
+	if timeout <= 0 {
+		timeout = s.opts.Timeout
+	}
+	inv := &invocation{
+		req:      req,
+		start:    now,
+		deadline: now.Add(timeout),
+		done:     make(chan Result, 1),
+	}
+	inv.id = formatID(s.ids.request, seq)
+	inv.invocationID = formatID(s.ids.invocation, seq)
+	inv.traceID = req.TraceID
+	if inv.traceID == "" {
+		inv.traceID = s.ids.traceID(now, seq)
+	}
+	for k, v := range req.Headers {
+		if v != "" && textproto.CanonicalMIMEHeaderKey(k) == hdrRequestID {
+			inv.id = v
+		}
+	}
+	s.c.invocations.Add(1)
+	s.inflight.Store(inv.id, inv)
+	inv.written.Add(1)
+	p.ch <- inv // cap 1 and p is ours: never blocks
+	return inv
+}
+
+func timeoutResult(inv *invocation) Result {
+	d := inv.deadline.Sub(inv.start)
+	body := fmt.Appendf(nil, `{"errorMessage":"Task timed out after %.2f seconds","errorType":%q}`, d.Seconds(), ErrorTypeTimeout)
+	return Result{
+		RequestID: inv.id,
+		Err:       &FunctionError{Type: ErrorTypeTimeout, Body: body},
+		Status:    http.StatusOK,
+		Latency:   d,
+	}
+}

@@ -1,0 +1,71 @@
+package fakeapi
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Defaults of Options.
+const (
+	// DefaultMaxResponseBytes is the emulator's limit for a buffered
+	// response: 6 MiB + 100 B.
+	DefaultMaxResponseBytes = 6*1024*1024 + 100
+	// DefaultTimeout is Lambda's default function timeout.
+	DefaultTimeout = 3 * time.Second
+	// DefaultFunctionARN is sent as Lambda-Runtime-Invoked-Function-Arn.
+	DefaultFunctionARN = "arn:aws:lambda:us-east-1:123456789012:function:lmigo-fake"
+	// MaxErrorBodyBytes bounds /error and /init/error bodies (1 MiB, as on the platform).
+	MaxErrorBodyBytes = 1 << 20
+)
+
+// Options configure a Server. The zero value is valid: N = 1, the default
+// limits, throttling when no /next is pending.
+type Options struct {
+	// MaxConcurrency is N: more than N pending /next plus invocations held
+	// by the runtime is a protocol violation (counted, not refused).
+	// 0 means 1.
+	MaxConcurrency int
+	// MaxResponseBytes caps a /response body; above it the reply is 413.
+	// 0 means DefaultMaxResponseBytes.
+	MaxResponseBytes int
+	// Queue makes Invoke wait (bounded by its context) for a pending /next
+	// instead of failing with ErrThrottled.
+	Queue bool
+	// Timeout is the invocation timeout used when Request.Timeout is 0.
+	// 0 means DefaultTimeout.
+	Timeout time.Duration
+	// FunctionARN is sent on every /next. "" means DefaultFunctionARN.
+	FunctionARN string
+	// Faults, when set, is asked about every Runtime API request before it
+	// is served; call counts requests from 1. ok = true replaces the normal
+	// handling: status (200 or more) is replied with a JSON error body, status <= 0
+	// drops the connection without a reply. A faulted /next registers no
+	// poll and a faulted post ends no invocation. It is called concurrently.
+	Faults func(call int, r *http.Request) (status int, ok bool)
+}
+
+// withDefaults validates o and fills in its defaults.
+func (o Options) withDefaults() (Options, error) {
+	switch {
+	case o.MaxConcurrency < 0:
+		return o, fmt.Errorf("%w: MaxConcurrency %d < 0", ErrInvalidOptions, o.MaxConcurrency)
+	case o.MaxResponseBytes < 0:
+		return o, fmt.Errorf("%w: MaxResponseBytes %d < 0", ErrInvalidOptions, o.MaxResponseBytes)
+	case o.Timeout < 0:
+		return o, fmt.Errorf("%w: Timeout %v < 0", ErrInvalidOptions, o.Timeout)
+	}
+	if o.MaxConcurrency == 0 {
+		o.MaxConcurrency = 1
+	}
+	if o.MaxResponseBytes == 0 {
+		o.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.FunctionARN == "" {
+		o.FunctionARN = DefaultFunctionARN
+	}
+	return o, nil
+}

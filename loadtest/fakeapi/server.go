@@ -1,0 +1,169 @@
+package fakeapi
+
+import (
+	"context"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Server is a fake Runtime API listening on 127.0.0.1. Its methods are safe
+// for concurrent use.
+type Server struct {
+	opts Options
+	ids  ids
+	ln   net.Listener
+	srv  *http.Server
+	mux  *http.ServeMux
+	c    counters
+
+	seq      atomic.Uint64 // last invocation sequence number handed out
+	pollq    chan *poll    // pending /next, oldest first
+	pollSig  chan struct{} // cap 1: a /next was queued (wakes WaitPolls)
+	inflight sync.Map      // request ID -> *invocation held by the runtime
+
+	closed    chan struct{}
+	closeOnce sync.Once
+	serveDone chan struct{}
+	active    atomic.Int64 // handlers running, waited for by Close
+
+	mu      sync.Mutex
+	initErr struct {
+		typ  string
+		body []byte
+		ok   bool
+	}
+}
+
+// New validates opts and starts a server on 127.0.0.1:0.
+func New(opts Options) (*Server, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		opts: opts,
+		ids:  newIDs(),
+		ln:   ln,
+		mux:  http.NewServeMux(),
+		// Room for every poll a well-behaved runtime makes and far more; an
+		// excess /next beyond it waits to be queued but is still counted.
+		pollq:     make(chan *poll, max(4*opts.MaxConcurrency, 1024)),
+		pollSig:   make(chan struct{}, 1),
+		closed:    make(chan struct{}),
+		serveDone: make(chan struct{}),
+	}
+	s.mux.HandleFunc("GET "+pathNext, s.handleNext)
+	s.mux.HandleFunc("POST "+pathInvocation+"{id}/response", s.handleResponse)
+	s.mux.HandleFunc("POST "+pathInvocation+"{id}/error", s.handleError)
+	s.mux.HandleFunc("POST "+pathInitError, s.handleInitError)
+	s.srv = &http.Server{
+		Handler:           http.HandlerFunc(s.serve),
+		ReadHeaderTimeout: 10 * time.Second,
+		// A peer that misbehaves on purpose is a test case, not news.
+		ErrorLog: log.New(io.Discard, "", 0),
+		ConnState: func(_ net.Conn, st http.ConnState) {
+			if st == http.StateNew {
+				s.c.newConns.Add(1)
+			}
+		},
+	}
+	go func() {
+		defer close(s.serveDone)
+		_ = s.srv.Serve(ln) // returns ErrServerClosed after Close
+	}()
+	return s, nil
+}
+
+// Addr returns host:port, the value for AWS_LAMBDA_RUNTIME_API.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Stats returns a snapshot of the accounting.
+func (s *Server) Stats() Stats { return s.c.snapshot() }
+
+// InitError returns the last /runtime/init/error posted.
+func (s *Server) InitError() (errorType string, body []byte, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.initErr.typ, append([]byte(nil), s.initErr.body...), s.initErr.ok
+}
+
+// WaitPolls blocks until at least n /next are pending (for n >= 1, the
+// runtime has finished init), ctx is done or the server closes.
+func (s *Server) WaitPolls(ctx context.Context, n int) error {
+	// pollSig wakes one waiter only; the tick covers several waiters.
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if s.isClosed() {
+			return ErrClosed
+		}
+		if len(s.pollq) >= n {
+			return nil
+		}
+		select {
+		case <-s.pollSig:
+		case <-tick.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.closed:
+			return ErrClosed
+		}
+	}
+}
+
+// Close stops the server: pending /next get 500, Invoke calls return
+// ErrClosed, and Close returns once every handler has returned. It is
+// idempotent and always returns nil.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.closed)
+		// Handlers return promptly once closed; a peer stuck on I/O is cut.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		if err := s.srv.Shutdown(ctx); err != nil {
+			_ = s.srv.Close()
+		}
+		cancel()
+		<-s.serveDone
+		// A handler may have started before its connection was cut.
+		for i := 0; i < 2000 && s.active.Load() > 0; i++ {
+			time.Sleep(time.Millisecond)
+		}
+	})
+	return nil
+}
+
+func (s *Server) isClosed() bool {
+	select {
+	case <-s.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// serve counts the request, applies Options.Faults and routes it.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	s.active.Add(1)
+	defer s.active.Add(-1)
+	call := s.c.calls.Add(1)
+	if f := s.opts.Faults; f != nil {
+		if status, ok := f(int(call), r); ok {
+			s.c.faults.Add(1)
+			if status <= 0 {
+				panic(http.ErrAbortHandler) // net/http drops the connection, silently
+			}
+			reply(w, status, bodyFault)
+			return
+		}
+	}
+	s.mux.ServeHTTP(w, r)
+}
