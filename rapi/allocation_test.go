@@ -1,0 +1,63 @@
+//go:build !race
+
+package rapi
+
+import (
+	"context"
+	"testing"
+)
+
+// One Next + Respond on a warm Conn: the only allocation is the string block
+// holding RequestID, TraceID and InvocationID (FunctionARN and ContentType
+// are interned). The test server allocates nothing per request.
+func TestAllocsNextRespond(t *testing.T) {
+	srv := newTestServer(t, apiHandler([]byte(`{"key":"value"}`)))
+	cn := srv.client(t).Conn()
+	defer cn.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var inv Invocation
+	round := func() {
+		if err := cn.Next(ctx, &inv); err != nil {
+			t.Fatal(err)
+		}
+		if err := cn.Respond(ctx, inv.RequestID, inv.Payload, "application/json"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	round()
+	a := testing.AllocsPerRun(2000, round)
+	t.Logf("Next+Respond: %.2f allocs", a)
+	if a > 1 {
+		t.Fatalf("Next+Respond allocates %.2f times, want <= 1 (the Invocation strings)", a)
+	}
+	errBody := []byte(`{"errorMessage":"x"}`)
+	fail := func() {
+		if err := cn.Next(ctx, &inv); err != nil {
+			t.Fatal(err)
+		}
+		if err := cn.Fail(ctx, inv.RequestID, "Handler.Error", errBody, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a := testing.AllocsPerRun(500, fail); a > 1 {
+		t.Fatalf("Next+Fail allocates %.2f times, want <= 1", a)
+	}
+	if srv.accepts.Load() != 1 {
+		t.Fatalf("accepts = %d", srv.accepts.Load())
+	}
+}
+
+func TestAllocsBuildRequests(t *testing.T) {
+	p := testPrefixes()
+	var r request
+	body := []byte(`{"ok":true}`)
+	cause := []byte(`{"paths":[]}`)
+	buildResponse(&r, p, testRequestID, "application/json", body)
+	if a := testing.AllocsPerRun(100, func() {
+		buildResponse(&r, p, testRequestID, "application/json", body)
+		buildError(&r, p, testRequestID, "Handler.Error", body, cause)
+	}); a != 0 {
+		t.Fatalf("request building allocates %.1f times", a)
+	}
+}

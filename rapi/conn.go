@@ -1,0 +1,342 @@
+package rapi
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Operation names, as in StatusError.Op and error messages.
+const (
+	opNext      = "next"
+	opResponse  = "response"
+	opError     = "error"
+	opInitError = "init/error"
+)
+
+const (
+	// coalesceMax: header and body up to this size are copied into one
+	// buffer and written with one write; larger ones go out with writev.
+	coalesceMax = 4 << 10
+	// maxDiscardPayload: an oversized or unanswerable /next body up to this
+	// size is read and thrown away to keep the connection; beyond it the
+	// connection is dropped instead.
+	maxDiscardPayload = 32 << 20
+	// maxDiscardSmall: the same for bodies of other responses.
+	maxDiscardSmall = 64 << 10
+	// salvageWait bounds the wait for an early answer after a failed write.
+	salvageWait = 100 * time.Millisecond
+)
+
+// aLongTimeAgo is a deadline that makes blocked I/O return at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// Conn is one keep-alive connection to the Runtime API. Its methods are not
+// safe for concurrent use (one owner at a time), except Close, which may be
+// called from any goroutine to unblock and end the Conn.
+type Conn struct {
+	c     *Client
+	br    *bufio.Reader
+	req   request
+	bufs  net.Buffers
+	parts [4][]byte
+	spill []byte
+	body  body
+	sink  invSink
+	in    intern
+
+	// mu guards nc against interrupt and Close. The owner writes nc only
+	// under mu, so it may read it without.
+	mu          sync.Mutex
+	nc          net.Conn
+	gen         uint64 // bumped when the watched context changes
+	watchDone   <-chan struct{}
+	watchStop   func() bool
+	interrupted atomic.Bool // a context fired: nc has a past deadline
+	closed      atomic.Bool
+}
+
+func newConn(c *Client) *Conn {
+	return &Conn{
+		c:   c,
+		br:  bufio.NewReaderSize(nil, c.opts.ReadBufferSize),
+		req: request{head: make([]byte, 0, coalesceMax)},
+	}
+}
+
+// Next long-polls GET /runtime/invocation/next and fills inv. It blocks until
+// an invocation arrives, ctx is done, or Close is called. Do not abandon a
+// poll you still want: the Runtime API keeps it registered.
+func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
+	if inv == nil {
+		return fmt.Errorf("rapi: %s: %w: nil Invocation", opNext, ErrInvalid)
+	}
+	inv.reset()
+	if err := c.begin(ctx, opNext); err != nil {
+		return err
+	}
+	if _, err := c.nc.Write(c.c.pre.next); err != nil {
+		return c.fail(ctx, opNext, err)
+	}
+	c.sink.start(inv, &c.in)
+	h, err := readHead(c.br, &c.spill, &defaultLimits, &c.sink)
+	if err != nil {
+		inv.reset()
+		return c.fail(ctx, opNext, err)
+	}
+	c.body.init(c.br, &c.spill, h, &defaultLimits)
+	if h.code/100 != 2 {
+		inv.reset()
+		return c.status(opNext, h)
+	}
+	if err := c.sink.finish(); err != nil {
+		inv.reset() // nothing that can be answered
+		return c.skip(h, maxDiscardPayload, fmt.Errorf("rapi: %s: %w", opNext, err))
+	}
+	p, err := c.body.readAll(inv.Payload, c.c.opts.MaxRequestBytes)
+	switch {
+	case err == errBodyTooLarge:
+		inv.Payload = p[:0]
+		return c.skip(h, maxDiscardPayload, fmt.Errorf("rapi: %s: %w: request %s: body over %d bytes",
+			opNext, ErrPayloadTooLarge, inv.RequestID, c.c.opts.MaxRequestBytes))
+	case err != nil:
+		inv.reset()
+		return c.fail(ctx, opNext, err)
+	}
+	inv.Payload = p
+	c.end(h)
+	return nil
+}
+
+// Respond posts body as the response of invocation requestID. body is only
+// read, and not retained after Respond returns. An empty contentType sends
+// no Content-Type (the Runtime API then assumes application/octet-stream).
+func (c *Conn) Respond(ctx context.Context, requestID string, body []byte, contentType string) error {
+	if err := buildResponse(&c.req, c.c.pre, requestID, contentType, body); err != nil {
+		return fmt.Errorf("rapi: %s: %w", opResponse, err)
+	}
+	return c.post(ctx, opResponse, &c.req)
+}
+
+// Fail posts body (the JSON error document) as the error of invocation
+// requestID, with errorType as Lambda-Runtime-Function-Error-Type (omitted
+// when empty). xrayCause, when non-empty, under 1 MiB and free of control
+// bytes, goes as Lambda-Runtime-Function-XRay-Error-Cause; otherwise it is
+// left out rather than failing the report.
+func (c *Conn) Fail(ctx context.Context, requestID, errorType string, body, xrayCause []byte) error {
+	if err := buildError(&c.req, c.c.pre, requestID, errorType, body, xrayCause); err != nil {
+		return fmt.Errorf("rapi: %s: %w", opError, err)
+	}
+	return c.post(ctx, opError, &c.req)
+}
+
+// Close closes the connection and ends the Conn: a blocked call returns an
+// error wrapping ErrClosed, and later calls fail the same way. Close is
+// idempotent and may be called from any goroutine.
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	if c.closed.Load() {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed.Store(true)
+	c.gen++
+	stop := c.watchStop
+	c.watchStop = nil
+	var err error
+	if c.nc != nil {
+		// nc itself stays set: the owner may be using it right now.
+		err = c.nc.Close()
+	}
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	return err
+}
+
+// post sends r and reads a response with a small body.
+func (c *Conn) post(ctx context.Context, op string, r *request) error {
+	defer func() { r.body, r.mid = nil, nil }() // never keep the caller's slices
+	if err := c.begin(ctx, op); err != nil {
+		return err
+	}
+	if err := c.write(r); err != nil {
+		return c.salvage(ctx, op, err)
+	}
+	h, err := readHead(c.br, &c.spill, &defaultLimits, nil)
+	if err != nil {
+		return c.fail(ctx, op, err)
+	}
+	c.body.init(c.br, &c.spill, h, &defaultLimits)
+	if h.code/100 != 2 {
+		return c.status(op, h)
+	}
+	// The post succeeded whatever happens to the rest of the body.
+	return c.skip(h, maxDiscardSmall, nil)
+}
+
+// write sends r with one write when small, else with writev (net.Buffers),
+// without copying the body.
+func (c *Conn) write(r *request) error {
+	if r.mid == nil && len(r.head)+len(r.body) <= coalesceMax {
+		r.head = append(r.head, r.body...)
+		_, err := c.nc.Write(r.head)
+		return err
+	}
+	c.bufs = append(c.parts[:0], r.head[:r.split], r.mid, r.head[r.split:], r.body)
+	_, err := c.bufs.WriteTo(c.nc)
+	c.parts = [4][]byte{}
+	return err
+}
+
+// begin makes sure the context is watched and a connection is up.
+func (c *Conn) begin(ctx context.Context, op string) error {
+	if c.closed.Load() {
+		return fmt.Errorf("rapi: %s: %w", op, ErrClosed)
+	}
+	c.watch(ctx)
+	if c.interrupted.Load() {
+		c.drop() // its deadline is in the past
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("rapi: %s: %w", op, err)
+	}
+	if c.nc != nil {
+		return nil
+	}
+	nc, err := c.c.dial(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("rapi: %s: %w", op, ctx.Err())
+		}
+		return fmt.Errorf("rapi: %s: %w: %w", op, ErrTransport, err)
+	}
+	c.mu.Lock()
+	if c.closed.Load() {
+		c.mu.Unlock()
+		nc.Close()
+		return fmt.Errorf("rapi: %s: %w", op, ErrClosed)
+	}
+	c.nc = nc
+	fired := c.interrupted.Load() // the context fired before nc was visible to it
+	c.mu.Unlock()
+	c.br.Reset(nc)
+	if fired {
+		return c.fail(ctx, op, context.Canceled)
+	}
+	return nil
+}
+
+// watch arranges for ctx to interrupt blocked I/O. The registration is kept
+// across calls with the same Done channel, so a long-lived context costs
+// nothing per call; changing contexts costs one registration.
+func (c *Conn) watch(ctx context.Context) {
+	done := ctx.Done()
+	if done == c.watchDone {
+		return
+	}
+	c.mu.Lock()
+	c.gen++
+	stop := c.watchStop
+	c.watchStop, c.watchDone = nil, done
+	if done != nil && !c.closed.Load() {
+		gen := c.gen
+		c.watchStop = context.AfterFunc(ctx, func() { c.interrupt(gen) })
+	}
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// interrupt runs when a watched context is done: it makes blocked I/O on the
+// current connection return. A callback of an older registration is ignored.
+func (c *Conn) interrupt(gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
+	c.interrupted.Store(true)
+	if c.nc != nil {
+		c.nc.SetDeadline(aLongTimeAgo)
+	}
+}
+
+// drop closes the current connection; the next call redials.
+func (c *Conn) drop() {
+	c.mu.Lock()
+	if c.nc != nil {
+		c.nc.Close()
+		c.nc = nil
+	}
+	c.interrupted.Store(false)
+	c.mu.Unlock()
+}
+
+// end finishes a response whose body was consumed.
+func (c *Conn) end(h head) {
+	if h.close || c.body.mode == bodyToEOF {
+		c.drop()
+	}
+}
+
+// skip discards the rest of the body (if short enough, else drops the
+// connection) and returns result.
+func (c *Conn) skip(h head, limit int64, result error) error {
+	if err := c.body.discard(limit); err != nil {
+		c.drop()
+		return result
+	}
+	c.end(h)
+	return result
+}
+
+// status turns a non-2xx response into a *StatusError.
+func (c *Conn) status(op string, h head) error {
+	b, err := c.body.capture(maxStatusBody, maxDiscardSmall)
+	if err != nil {
+		c.drop()
+	} else {
+		c.end(h)
+	}
+	return &StatusError{Op: op, Code: h.code, Body: b}
+}
+
+// fail classifies an I/O or framing error and drops the connection.
+func (c *Conn) fail(ctx context.Context, op string, err error) error {
+	c.drop()
+	switch {
+	case c.closed.Load():
+		return fmt.Errorf("rapi: %s: %w", op, ErrClosed)
+	case ctx.Err() != nil:
+		return fmt.Errorf("rapi: %s: %w", op, ctx.Err())
+	case errors.Is(err, ErrMalformed):
+		return fmt.Errorf("rapi: %s: %w", op, err)
+	}
+	return fmt.Errorf("rapi: %s: %w: %w", op, ErrTransport, err)
+}
+
+// salvage handles a failed write: a server may answer (413, 5xx) and close
+// before reading the whole body, and that answer says more than the write
+// error. It waits briefly for it, then drops the connection.
+func (c *Conn) salvage(ctx context.Context, op string, werr error) error {
+	if c.closed.Load() || ctx.Err() != nil {
+		return c.fail(ctx, op, werr)
+	}
+	c.nc.SetReadDeadline(time.Now().Add(salvageWait))
+	h, err := readHead(c.br, &c.spill, &defaultLimits, nil)
+	if err != nil || h.code/100 == 2 {
+		return c.fail(ctx, op, werr)
+	}
+	c.body.init(c.br, &c.spill, h, &defaultLimits)
+	b, _ := c.body.capture(maxStatusBody, 0)
+	c.drop()
+	return &StatusError{Op: op, Code: h.code, Body: b}
+}

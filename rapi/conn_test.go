@@ -1,0 +1,628 @@
+package rapi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func mustNext(t *testing.T, cn *Conn, inv *Invocation) {
+	t.Helper()
+	if err := cn.Next(context.Background(), inv); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestKeepAliveReuse(t *testing.T) {
+	srv := newTestServer(t, apiHandler([]byte(`{"n":1}`)))
+	cn := srv.client(t).Conn()
+	defer cn.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var inv Invocation
+	for i := range 1000 {
+		if err := cn.Next(ctx, &inv); err != nil {
+			t.Fatalf("next %d: %v", i, err)
+		}
+		if err := cn.Respond(ctx, inv.RequestID, inv.Payload, "application/json"); err != nil {
+			t.Fatalf("respond %d: %v", i, err)
+		}
+	}
+	if got := srv.accepts.Load(); got != 1 {
+		t.Fatalf("accepts = %d, want 1", got)
+	}
+	if got := srv.requests.Load(); got != 2000 {
+		t.Fatalf("requests = %d, want 2000", got)
+	}
+	want := Invocation{RequestID: testRequestID, FunctionARN: testARN, TraceID: testTrace, InvocationID: testInvID,
+		ContentType: "application/json", DeadlineMs: 1700000000123, Deadline: time.UnixMilli(1700000000123),
+		Payload: []byte(`{"n":1}`)}
+	if inv.RequestID != want.RequestID || inv.FunctionARN != want.FunctionARN || inv.TraceID != want.TraceID ||
+		inv.InvocationID != want.InvocationID || inv.ContentType != want.ContentType || inv.DeadlineMs != want.DeadlineMs ||
+		!inv.Deadline.Equal(want.Deadline) || inv.DeadlineErr != nil || !bytes.Equal(inv.Payload, want.Payload) {
+		t.Fatalf("got %+v", inv)
+	}
+}
+
+func TestRequestsOnTheWire(t *testing.T) {
+	type seen struct{ line, ct, errType, xray, body string }
+	got := make(chan seen, 10)
+	srv := newTestServer(t, func(sc *srvConn, r *srvReq) action {
+		got <- seen{string(r.line), string(r.headerValue(hdrContentType)), string(r.headerValue(hdrErrorType)),
+			string(r.headerValue(hdrXRayErrorCause)), string(r.body)}
+		if r.is("GET", pathNext) {
+			sc.bw.Write(nextResponse(testRequestID, nil, ""))
+		} else {
+			sc.bw.Write(accepted)
+		}
+		return keepOpen
+	})
+	c := srv.client(t)
+	cn := c.Conn()
+	defer cn.Close()
+	ctx := context.Background()
+	big := bytes.Repeat([]byte("z"), 1<<20) // takes the writev path
+	var inv Invocation
+	mustNext(t, cn, &inv)
+	steps := []struct {
+		do   func() error
+		want seen
+	}{
+		{func() error { return cn.Respond(ctx, "r1", []byte("hi"), "text/plain") },
+			seen{"POST /2018-06-01/runtime/invocation/r1/response HTTP/1.1", "text/plain", "", "", "hi"}},
+		{func() error { return cn.Respond(ctx, "r2", big, "") },
+			seen{"POST /2018-06-01/runtime/invocation/r2/response HTTP/1.1", "", "", "", string(big)}},
+		{func() error { return cn.Fail(ctx, "r3", "Handler.Err", []byte(`{"errorType":"x"}`), []byte(`{"c":1}`)) },
+			seen{"POST /2018-06-01/runtime/invocation/r3/error HTTP/1.1", contentJSON, "Handler.Err", `{"c":1}`, `{"errorType":"x"}`}},
+		{func() error { return c.InitError(ctx, "Runtime.Boom", []byte(`{}`)) },
+			seen{"POST /2018-06-01/runtime/init/error HTTP/1.1", contentJSON, "Runtime.Boom", "", `{}`}},
+	}
+	if g := <-got; g.line != "GET /2018-06-01/runtime/invocation/next HTTP/1.1" {
+		t.Fatalf("next line %q", g.line)
+	}
+	for i, s := range steps {
+		if err := s.do(); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if g := <-got; g != s.want {
+			t.Fatalf("step %d: got %.200q\nwant %.200q", i, g, s.want)
+		}
+	}
+	if a := srv.accepts.Load(); a != 2 { // the Conn, and InitError's own
+		t.Fatalf("accepts = %d", a)
+	}
+}
+
+func TestChunkedResponses(t *testing.T) {
+	srv := newTestServer(t, func(sc *srvConn, r *srvReq) action {
+		if r.is("GET", pathNext) {
+			sc.bw.WriteString("HTTP/1.1 200 OK\r\nLambda-Runtime-Aws-Request-Id: c-" + strconv.Itoa(sc.n) +
+				"\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{\"a\"\r\n3\r\n:1}\r\n0\r\nX-T: 1\r\n\r\n")
+		} else {
+			sc.bw.WriteString("HTTP/1.1 202 Accepted\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n")
+		}
+		return keepOpen
+	})
+	cn := srv.client(t).Conn()
+	defer cn.Close()
+	var inv Invocation
+	for i := range 3 {
+		mustNext(t, cn, &inv)
+		if string(inv.Payload) != `{"a":1}` || inv.RequestID != "c-"+strconv.Itoa(2*i) {
+			t.Fatalf("%d: %q %q", i, inv.RequestID, inv.Payload)
+		}
+		if err := cn.Respond(context.Background(), inv.RequestID, nil, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a := srv.accepts.Load(); a != 1 {
+		t.Fatalf("accepts = %d", a)
+	}
+}
+
+func TestConnectionClose(t *testing.T) {
+	tests := []struct {
+		name string
+		resp string
+	}{
+		{"header", "HTTP/1.1 200 OK\r\nConnection: close\r\nLambda-Runtime-Aws-Request-Id: a\r\nContent-Length: 2\r\n\r\nok"},
+		{"http/1.0", "HTTP/1.0 200 OK\r\nLambda-Runtime-Aws-Request-Id: a\r\nContent-Length: 2\r\n\r\nok"},
+		{"body until close", "HTTP/1.1 200 OK\r\nLambda-Runtime-Aws-Request-Id: a\r\n\r\nok"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newTestServer(t, func(sc *srvConn, r *srvReq) action {
+				sc.bw.WriteString(tt.resp)
+				return closeConn
+			})
+			cn := srv.client(t).Conn()
+			defer cn.Close()
+			var inv Invocation
+			for range 3 {
+				mustNext(t, cn, &inv)
+				if string(inv.Payload) != "ok" {
+					t.Fatalf("payload %q", inv.Payload)
+				}
+			}
+			if a := srv.accepts.Load(); a != 3 {
+				t.Fatalf("accepts = %d, want 3", a)
+			}
+		})
+	}
+}
+
+func TestStatusCodes(t *testing.T) {
+	tests := []struct {
+		code int
+		want error
+	}{
+		{400, ErrBadRequest}, {403, ErrForbidden}, {410, ErrGone}, {413, ErrTooLarge},
+		{500, ErrRuntimeAPI}, {502, ErrRuntimeAPI}, {404, nil},
+	}
+	for _, tt := range tests {
+		t.Run(strconv.Itoa(tt.code), func(t *testing.T) {
+			body := `{"errorMessage":"nope","errorType":"X"}`
+			resp := "HTTP/1.1 " + strconv.Itoa(tt.code) + " Whatever\r\nContent-Type: application/json\r\nContent-Length: " +
+				strconv.Itoa(len(body)) + "\r\n\r\n" + body
+			srv := newTestServer(t, func(sc *srvConn, r *srvReq) action {
+				sc.bw.WriteString(resp)
+				return keepOpen
+			})
+			cn := srv.client(t).Conn()
+			defer cn.Close()
+			ctx := context.Background()
+			var inv Invocation
+			calls := map[string]func() error{
+				opNext:     func() error { return cn.Next(ctx, &inv) },
+				opResponse: func() error { return cn.Respond(ctx, "id", []byte("x"), "") },
+				opError:    func() error { return cn.Fail(ctx, "id", "E", []byte("{}"), nil) },
+			}
+			for op, call := range calls {
+				err := call()
+				var se *StatusError
+				if !errors.As(err, &se) || se.Code != tt.code || se.Op != op || string(se.Body) != body {
+					t.Fatalf("%s: err = %#v", op, err)
+				}
+				if tt.want != nil && !errors.Is(err, tt.want) {
+					t.Fatalf("%s: %v is not %v", op, err, tt.want)
+				}
+				if errors.Is(err, ErrTransport) || errors.Is(err, ErrMalformed) {
+					t.Fatalf("%s: %v", op, err)
+				}
+			}
+			if a := srv.accepts.Load(); a != 1 {
+				t.Fatalf("accepts = %d: a status error must keep the connection", a)
+			}
+		})
+	}
+}
+
+func TestStatusBodyBounded(t *testing.T) {
+	big := strings.Repeat("e", 10000)
+	srv := newTestServer(t, func(sc *srvConn, r *srvReq) action {
+		sc.bw.WriteString("HTTP/1.1 500 Internal\r\nContent-Length: " + strconv.Itoa(len(big)) + "\r\n\r\n" + big)
+		return keepOpen
+	})
+	cn := srv.client(t).Conn()
+	defer cn.Close()
+	err := cn.Respond(context.Background(), "id", nil, "")
+	var se *StatusError
+	if !errors.As(err, &se) || len(se.Body) != maxStatusBody || !errors.Is(err, ErrRuntimeAPI) {
+		t.Fatalf("err = %v", err)
+	}
+	if err := cn.Respond(context.Background(), "id", nil, ""); !errors.As(err, &se) {
+		t.Fatalf("err = %v", err)
+	}
+	if a := srv.accepts.Load(); a != 1 {
+		t.Fatalf("accepts = %d", a)
+	}
+}
+
+func TestPayloadTooLarge(t *testing.T) {
+	tests := []struct {
+		name        string
+		size        int
+		chunked     bool
+		wantAccepts int64
+	}{
+		{"discarded, conn kept", 100 << 10, false, 1},
+		{"chunked discarded, conn kept", 100 << 10, true, 1},
+		{"too big to discard, conn dropped", maxDiscardPayload + 1, false, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			payload := bytes.Repeat([]byte("p"), tt.size)
+			srv := newTestServer(t, func(sc *srvConn, r *srvReq) action {
+				if sc.srv.requests.Load()%2 == 0 {
+					sc.bw.Write(nextResponse("small", []byte("ok"), ""))
+					return keepOpen
+				}
+				if !tt.chunked {
+					sc.bw.Write(nextResponse("big-id", payload, ""))
+					return keepOpen
+				}
+				sc.bw.WriteString("HTTP/1.1 200 OK\r\nLambda-Runtime-Aws-Request-Id: big-id\r\nLambda-Runtime-Trace-Id: T\r\nTransfer-Encoding: chunked\r\n\r\n")
+				for off := 0; off < len(payload); off += 1000 {
+					chunk := payload[off:min(off+1000, len(payload))]
+					sc.bw.WriteString(strconv.FormatInt(int64(len(chunk)), 16) + "\r\n")
+					sc.bw.Write(chunk)
+					sc.bw.WriteString("\r\n")
+				}
+				sc.bw.WriteString("0\r\n\r\n")
+				return keepOpen
+			})
+			cn := srv.client(t, WithMaxRequestBytes(64<<10)).Conn()
+			defer cn.Close()
+			inv := Invocation{Payload: make([]byte, 0, 16)}
+			err := cn.Next(context.Background(), &inv)
+			if !errors.Is(err, ErrPayloadTooLarge) {
+				t.Fatalf("err = %v", err)
+			}
+			if inv.RequestID != "big-id" || len(inv.Payload) != 0 {
+				t.Fatalf("id %q payload %d", inv.RequestID, len(inv.Payload))
+			}
+			if !tt.chunked && cap(inv.Payload) != 16 {
+				t.Fatalf("cap grew to %d before the length was checked", cap(inv.Payload))
+			}
+			mustNext(t, cn, &inv)
+			if inv.RequestID != "small" || string(inv.Payload) != "ok" {
+				t.Fatalf("after: %q %q", inv.RequestID, inv.Payload)
+			}
+			if a := srv.accepts.Load(); a != tt.wantAccepts {
+				t.Fatalf("accepts = %d, want %d", a, tt.wantAccepts)
+			}
+		})
+	}
+}
+
+func TestLargePayload(t *testing.T) {
+	payload := bytes.Repeat([]byte("0123456789"), 600<<10) // 6 000 KiB
+	srv := newTestServer(t, apiHandler(payload))
+	cn := srv.client(t).Conn()
+	defer cn.Close()
+	var inv Invocation
+	for range 2 {
+		mustNext(t, cn, &inv)
+		if !bytes.Equal(inv.Payload, payload) {
+			t.Fatal("payload differs")
+		}
+	}
+}
+
+func TestResetMidBody(t *testing.T) {
+	var calls atomic.Int64
+	srv := newTestServer(t, func(sc *srvConn, r *srvReq) action {
+		if calls.Add(1) == 1 {
+			sc.bw.WriteString("HTTP/1.1 200 OK\r\nLambda-Runtime-Aws-Request-Id: a\r\nContent-Length: 100\r\n\r\nonly ten..")
+			return resetConn
+		}
+		sc.bw.Write(nextResponse("b", []byte("ok"), ""))
+		return keepOpen
+	})
+	cn := srv.client(t).Conn()
+	defer cn.Close()
+	var inv Invocation
+	err := cn.Next(context.Background(), &inv)
+	if !errors.Is(err, ErrTransport) {
+		t.Fatalf("err = %v", err)
+	}
+	if inv.RequestID != "" || len(inv.Payload) != 0 {
+		t.Fatalf("inv not reset: %+v", inv)
+	}
+	mustNext(t, cn, &inv)
+	if inv.RequestID != "b" {
+		t.Fatalf("id %q", inv.RequestID)
+	}
+	if a := srv.accepts.Load(); a != 2 {
+		t.Fatalf("accepts = %d", a)
+	}
+}
+
+func TestServerClosesIdle(t *testing.T) {
+	srv := newTestServer(t, func(sc *srvConn, r *srvReq) action {
+		sc.bw.Write(accepted)
+		return closeConn // without saying so
+	})
+	cn := srv.client(t).Conn()
+	defer cn.Close()
+	ctx := context.Background()
+	if err := cn.Respond(ctx, "a", nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // let the FIN arrive
+	if err := cn.Respond(ctx, "a", nil, ""); !errors.Is(err, ErrTransport) {
+		t.Fatalf("err = %v: never retried, so a stale connection shows", err)
+	}
+	if err := cn.Respond(ctx, "a", nil, ""); err != nil {
+		t.Fatalf("redial: %v", err)
+	}
+}
+
+func TestDialFailure(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	c, err := New(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cn := c.Conn()
+	defer cn.Close()
+	if err := cn.Next(context.Background(), &Invocation{}); !errors.Is(err, ErrTransport) {
+		t.Fatalf("err = %v", err)
+	}
+	if err := c.InitError(context.Background(), "E", nil); !errors.Is(err, ErrTransport) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestDialer(t *testing.T) {
+	srv := newTestServer(t, apiHandler(nil))
+	var dials atomic.Int64
+	c := srv.client(t, WithDialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}), WithReadBufferSize(256), WithDialTimeout(time.Second))
+	cn := c.Conn()
+	defer cn.Close()
+	var inv Invocation
+	for range 5 {
+		mustNext(t, cn, &inv)
+	}
+	if dials.Load() != 1 {
+		t.Fatalf("dials = %d", dials.Load())
+	}
+}
+
+func TestContextCancelUnblocks(t *testing.T) {
+	tests := []struct {
+		name string
+		ctx  func() (context.Context, context.CancelFunc)
+		want error
+	}{
+		{"cancel", func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(50*time.Millisecond, cancel)
+			return ctx, cancel
+		}, context.Canceled},
+		{"deadline", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 50*time.Millisecond)
+		}, context.DeadlineExceeded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newTestServer(t, func(sc *srvConn, r *srvReq) action {
+				if sc.srv.requests.Load() == 1 {
+					sc.wait() // a long poll that never answers
+					return closeConn
+				}
+				sc.bw.Write(nextResponse("x", nil, ""))
+				return keepOpen
+			})
+			cn := srv.client(t).Conn()
+			defer cn.Close()
+			ctx, cancel := tt.ctx()
+			defer cancel()
+			start := time.Now()
+			err := cn.Next(ctx, &Invocation{})
+			if !errors.Is(err, tt.want) || errors.Is(err, ErrTransport) {
+				t.Fatalf("err = %v", err)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Fatalf("took %v", d)
+			}
+			// The same done context fails at once; a fresh one redials.
+			if err := cn.Next(ctx, &Invocation{}); !errors.Is(err, tt.want) {
+				t.Fatalf("err = %v", err)
+			}
+			var inv Invocation
+			mustNext(t, cn, &inv)
+			if inv.RequestID != "x" || srv.accepts.Load() != 2 {
+				t.Fatalf("id %q accepts %d", inv.RequestID, srv.accepts.Load())
+			}
+		})
+	}
+}
+
+func TestContextSwitching(t *testing.T) {
+	// A cancelled old context must not disturb calls under a new one.
+	srv := newTestServer(t, apiHandler([]byte("{}")))
+	cn := srv.client(t).Conn()
+	defer cn.Close()
+	var inv Invocation
+	for i := range 50 {
+		ctx, cancel := context.WithCancel(context.Background())
+		if err := cn.Next(ctx, &inv); err != nil {
+			t.Fatalf("%d: %v", i, err)
+		}
+		cancel() // fires the watcher while idle
+		if err := cn.Respond(context.Background(), inv.RequestID, nil, ""); err != nil {
+			t.Fatalf("%d: %v", i, err)
+		}
+	}
+}
+
+func TestCloseUnblocks(t *testing.T) {
+	srv := newTestServer(t, func(sc *srvConn, r *srvReq) action {
+		sc.wait()
+		return closeConn
+	})
+	cn := srv.client(t).Conn()
+	done := make(chan error, 1)
+	go func() { done <- cn.Next(context.Background(), &Invocation{}) }()
+	time.Sleep(50 * time.Millisecond)
+	if err := cn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrClosed) {
+			t.Fatalf("err = %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Next still blocked")
+	}
+	if err := cn.Next(context.Background(), &Invocation{}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("err = %v", err)
+	}
+	if err := cn.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBadRequestIDsNotSent(t *testing.T) {
+	srv := newTestServer(t, apiHandler(nil))
+	cn := srv.client(t).Conn()
+	defer cn.Close()
+	ctx := context.Background()
+	for _, id := range []string{"", "a/b", "a b", "a\r\nb", "..", "a?b", "a#b", "\x01"} {
+		if err := cn.Respond(ctx, id, nil, ""); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("%q: err = %v", id, err)
+		}
+		if err := cn.Fail(ctx, id, "E", nil, nil); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("%q: err = %v", id, err)
+		}
+	}
+	if err := cn.Next(ctx, nil); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("err = %v", err)
+	}
+	if srv.accepts.Load() != 0 || srv.requests.Load() != 0 {
+		t.Fatal("something was sent")
+	}
+}
+
+func TestNextWithoutUsableRequestID(t *testing.T) {
+	for _, hdr := range []string{"", "Lambda-Runtime-Aws-Request-Id: a/b\r\n", "Lambda-Runtime-Aws-Request-Id: \r\n"} {
+		srv := newTestServer(t, func(sc *srvConn, r *srvReq) action {
+			if sc.n == 0 {
+				sc.bw.WriteString("HTTP/1.1 200 OK\r\n" + hdr + "Lambda-Runtime-Trace-Id: t\r\nContent-Length: 2\r\n\r\n{}")
+			} else {
+				sc.bw.Write(nextResponse("good", nil, ""))
+			}
+			return keepOpen
+		})
+		cn := srv.client(t).Conn()
+		var inv Invocation
+		if err := cn.Next(context.Background(), &inv); !errors.Is(err, ErrMalformed) {
+			t.Fatalf("%q: err = %v", hdr, err)
+		}
+		if inv.RequestID != "" || inv.TraceID != "" {
+			t.Fatalf("%q: inv not reset: %+v", hdr, inv)
+		}
+		mustNext(t, cn, &inv)
+		if srv.accepts.Load() != 1 { // the body was skipped, the connection kept
+			t.Fatalf("accepts = %d", srv.accepts.Load())
+		}
+		cn.Close()
+	}
+}
+
+func TestMalformedDropsConn(t *testing.T) {
+	tests := []struct{ name, resp string }{
+		{"status line", "HTTP/1.1 OK 200\r\n\r\n"},
+		{"header", "HTTP/1.1 200 OK\r\nBad Header\r\n\r\n"},
+		{"length", "HTTP/1.1 200 OK\r\nLambda-Runtime-Aws-Request-Id: a\r\nContent-Length: 1e3\r\n\r\n"},
+		{"header too large", "HTTP/1.1 200 OK\r\nX: " + strings.Repeat("a", 100<<10) + "\r\n\r\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newTestServer(t, func(sc *srvConn, r *srvReq) action {
+				if sc.n == 0 && sc.srv.accepts.Load() == 1 {
+					sc.bw.WriteString(tt.resp)
+					return keepOpen
+				}
+				sc.bw.Write(nextResponse("good", nil, ""))
+				return keepOpen
+			})
+			cn := srv.client(t).Conn()
+			defer cn.Close()
+			var inv Invocation
+			err := cn.Next(context.Background(), &inv)
+			if !errors.Is(err, ErrMalformed) || errors.Is(err, ErrTransport) {
+				t.Fatalf("err = %v", err)
+			}
+			mustNext(t, cn, &inv)
+			if inv.RequestID != "good" || srv.accepts.Load() != 2 {
+				t.Fatalf("id %q accepts %d", inv.RequestID, srv.accepts.Load())
+			}
+		})
+	}
+}
+
+func TestEarlyAnswerBeatsWriteError(t *testing.T) {
+	// The server refuses a large body with 413 before reading it, then
+	// resets: the caller must see ErrTooLarge, not a transport error.
+	srv := newTestServer(t, nil)
+	srv.ln.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		buf := make([]byte, 1024)
+		nc.Read(buf) // the start of the request only
+		nc.Write([]byte("HTTP/1.1 413 Too Large\r\nContent-Length: 4\r\n\r\nbig!"))
+		nc.(*net.TCPConn).SetLinger(0)
+		nc.Close()
+	}()
+	defer func() { ln.Close(); <-done }()
+	c, err := New(ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cn := c.Conn()
+	defer cn.Close()
+	err = cn.Respond(context.Background(), "id", make([]byte, 64<<20), "")
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestInvocationReuseAndInterning(t *testing.T) {
+	srv := newTestServer(t, func(sc *srvConn, r *srvReq) action {
+		id := "id-" + strconv.Itoa(sc.n)
+		extra := ""
+		if sc.n == 0 {
+			extra = "Lambda-Runtime-Client-Context: {}\r\nLambda-Runtime-Aws-Tenant-Id: t\r\n"
+		}
+		sc.bw.Write(nextResponse(id, []byte(strings.Repeat("x", 10-sc.n)), extra))
+		return keepOpen
+	})
+	cn := srv.client(t).Conn()
+	defer cn.Close()
+	var inv Invocation
+	mustNext(t, cn, &inv)
+	first := inv
+	if inv.ClientContext != "{}" || inv.TenantID != "t" {
+		t.Fatalf("%+v", inv)
+	}
+	mustNext(t, cn, &inv)
+	if inv.RequestID != "id-1" || inv.ClientContext != "" || inv.TenantID != "" || string(inv.Payload) != "xxxxxxxxx" {
+		t.Fatalf("stale fields: %+v", inv)
+	}
+	if first.RequestID != "id-0" {
+		t.Fatalf("strings were rewritten: %q", first.RequestID)
+	}
+	if &first.Payload[0] != &inv.Payload[0] {
+		t.Fatal("payload buffer not reused")
+	}
+	if unsafeStringData(first.FunctionARN) != unsafeStringData(inv.FunctionARN) {
+		t.Fatal("function ARN not interned")
+	}
+}

@@ -1,0 +1,83 @@
+package rapi
+
+import (
+	"errors"
+	"strconv"
+)
+
+// Sentinel errors. Every error returned by this package wraps at most one of
+// them (plus, for transport failures, the underlying network error), so
+// callers decide with errors.Is. Messages carry no "rapi:" prefix because
+// every returned error is already wrapped as "rapi: <op>: ...".
+var (
+	// ErrBadRequest: the Runtime API answered 400 (unknown request ID, or a
+	// response was already sent). The invocation is over; keep running.
+	ErrBadRequest = errors.New("bad request (400)")
+	// ErrForbidden: the Runtime API answered 403 (call not allowed in the
+	// current state, for example a second init error).
+	ErrForbidden = errors.New("forbidden (403)")
+	// ErrGone: the Runtime API answered 410: the invocation already timed out.
+	ErrGone = errors.New("invocation gone (410)")
+	// ErrTooLarge: the Runtime API answered 413: the body sent was too large.
+	ErrTooLarge = errors.New("request too large (413)")
+	// ErrRuntimeAPI: the Runtime API answered 5xx: the environment is broken
+	// and the process should exit promptly.
+	ErrRuntimeAPI = errors.New("runtime API failure (5xx)")
+	// ErrTransport: dial, write or read failed (reset, EOF mid-response). The
+	// Conn has dropped its connection and redials on its next call.
+	ErrTransport = errors.New("transport failure")
+	// ErrMalformed: the response broke HTTP/1.1 framing or the limits of this
+	// package (status line, headers, chunk framing), or a /next response had
+	// no usable request ID. Also wrapped by Invocation.DeadlineErr.
+	ErrMalformed = errors.New("malformed response")
+	// ErrPayloadTooLarge: a /next body was larger than MaxRequestBytes. The
+	// Invocation's headers are filled, so the caller can Fail it.
+	ErrPayloadTooLarge = errors.New("invocation payload too large")
+	// ErrInvalid: an argument (address, option, request ID, header value) is
+	// not acceptable. Nothing was sent.
+	ErrInvalid = errors.New("invalid argument")
+	// ErrClosed: the Conn was closed by Close.
+	ErrClosed = errors.New("connection closed")
+)
+
+// StatusError is a complete response whose status code is not 2xx. The
+// connection stays usable when the response was well framed.
+type StatusError struct {
+	Op   string // "next", "response", "error" or "init/error"
+	Code int    // HTTP status code
+	Body []byte // start of the response body, at most 4 KiB
+}
+
+// maxStatusBody bounds StatusError.Body.
+const maxStatusBody = 4 << 10
+
+func (e *StatusError) Error() string {
+	msg := "rapi: " + e.Op + ": status " + strconv.Itoa(e.Code)
+	if len(e.Body) > 0 {
+		b := e.Body
+		if len(b) > 256 {
+			b = b[:256]
+		}
+		msg += ": " + strconv.Quote(string(b))
+	}
+	return msg
+}
+
+// Is maps status codes to the sentinels: 400 ErrBadRequest, 403
+// ErrForbidden, 410 ErrGone, 413 ErrTooLarge, 5xx ErrRuntimeAPI. Other codes
+// match none of them.
+func (e *StatusError) Is(target error) bool {
+	switch target {
+	case ErrBadRequest:
+		return e.Code == 400
+	case ErrForbidden:
+		return e.Code == 403
+	case ErrGone:
+		return e.Code == 410
+	case ErrTooLarge:
+		return e.Code == 413
+	case ErrRuntimeAPI:
+		return e.Code >= 500 && e.Code <= 599
+	}
+	return false
+}

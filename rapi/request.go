@@ -1,0 +1,220 @@
+package rapi
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Paths of the Runtime API, version 2018-06-01.
+const (
+	pathInvocation = "/2018-06-01/runtime/invocation/"
+	pathNext       = pathInvocation + "next"
+	pathInitError  = "/2018-06-01/runtime/init/error"
+	suffixResponse = "/response"
+	suffixError    = "/error"
+	contentJSON    = "application/json"
+)
+
+// Bounds on what a request may carry in its header, so that the scratch
+// buffer of a Conn stays small.
+const (
+	maxRequestIDLen   = 512
+	maxHeaderValueLen = 8 << 10
+	maxXRayCauseLen   = 1<<20 - 1 // the Runtime API accepts under 1 MiB
+)
+
+// prefixes holds the byte strings of every request that do not depend on the
+// invocation, built once by New.
+type prefixes struct {
+	next      []byte // the whole GET /next request
+	postInv   string // "POST /2018-06-01/runtime/invocation/"
+	postInit  string // "POST /2018-06-01/runtime/init/error"
+	afterPath string // " HTTP/1.1\r\nHost: ...\r\nUser-Agent: ...\r\n"
+}
+
+func newPrefixes(host, userAgent string) *prefixes {
+	after := " HTTP/1.1\r\n" + hdrHost + ": " + host + "\r\n" + hdrUserAgent + ": " + userAgent + "\r\n"
+	return &prefixes{
+		next:      []byte("GET " + pathNext + after + "\r\n"),
+		postInv:   "POST " + pathInvocation,
+		postInit:  "POST " + pathInitError,
+		afterPath: after,
+	}
+}
+
+// request is a POST ready to write: head[:split] + mid + head[split:] + body.
+// mid (a large header value) and body are the caller's slices, never copied
+// into head, so the scratch stays small whatever their size.
+type request struct {
+	head  []byte
+	split int
+	mid   []byte
+	body  []byte
+}
+
+// bytes returns the whole request as one slice (tests and fuzzing only).
+func (r *request) bytes() []byte {
+	out := append([]byte(nil), r.head[:r.split]...)
+	out = append(out, r.mid...)
+	out = append(out, r.head[r.split:]...)
+	return append(out, r.body...)
+}
+
+// buildResponse prepares POST .../invocation/{id}/response. An empty
+// contentType sends no Content-Type header.
+func buildResponse(r *request, p *prefixes, id, contentType string, body []byte) error {
+	if err := checkRequestID(id); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if err := checkHeaderValue(hdrContentType, contentType, maxHeaderValueLen); err != nil {
+		return err
+	}
+	h := append(r.head[:0], p.postInv...)
+	h = append(h, id...)
+	h = append(h, suffixResponse...)
+	h = append(h, p.afterPath...)
+	if contentType != "" {
+		h = appendHeader(h, hdrContentType, contentType)
+	}
+	r.finish(h, body)
+	return nil
+}
+
+// buildError prepares POST .../invocation/{id}/error. xrayCause is sent as a
+// header only when it is non-empty, under 1 MiB and header-safe: it is an
+// optional diagnostic, and dropping it is better than losing the report.
+func buildError(r *request, p *prefixes, id, errorType string, body, xrayCause []byte) error {
+	if err := checkRequestID(id); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if err := checkHeaderValue(hdrErrorType, errorType, maxHeaderValueLen); err != nil {
+		return err
+	}
+	h := append(r.head[:0], p.postInv...)
+	h = append(h, id...)
+	h = append(h, suffixError...)
+	h = append(h, p.afterPath...)
+	h = appendErrorHeaders(h, errorType)
+	if len(xrayCause) > 0 && len(xrayCause) <= maxXRayCauseLen && headerSafe(xrayCause) {
+		h = append(h, hdrXRayErrorCause+": "...)
+		r.split = len(h)
+		r.mid = xrayCause
+		h = append(h, "\r\n"...)
+		r.head = h
+		r.finishKeep(body)
+		return nil
+	}
+	r.finish(h, body)
+	return nil
+}
+
+// buildInitError prepares POST /runtime/init/error.
+func buildInitError(r *request, p *prefixes, errorType string, body []byte) error {
+	if err := checkHeaderValue(hdrErrorType, errorType, maxHeaderValueLen); err != nil {
+		return err
+	}
+	h := append(r.head[:0], p.postInit...)
+	h = append(h, p.afterPath...)
+	h = appendErrorHeaders(h, errorType)
+	r.finish(h, body)
+	return nil
+}
+
+func appendErrorHeaders(h []byte, errorType string) []byte {
+	if errorType != "" {
+		h = appendHeader(h, hdrErrorType, errorType)
+	}
+	return appendHeader(h, hdrContentType, contentJSON)
+}
+
+func appendHeader(h []byte, name, value string) []byte {
+	h = append(h, name...)
+	h = append(h, ": "...)
+	h = append(h, value...)
+	return append(h, "\r\n"...)
+}
+
+// finish ends the header with Content-Length and records body.
+func (r *request) finish(h []byte, body []byte) {
+	r.head = h
+	r.split = len(h)
+	r.mid = nil
+	r.finishKeep(body)
+}
+
+func (r *request) finishKeep(body []byte) {
+	h := append(r.head, hdrContentLength+": "...)
+	h = strconv.AppendInt(h, int64(len(body)), 10)
+	r.head = append(h, "\r\n\r\n"...)
+	r.body = body
+}
+
+// pathSafe lists the bytes allowed in a request ID: RFC 3986 pchar without
+// '%' (no percent-decoding surprises), so no CR, LF, space, '/', '?', '#' or
+// control byte ever reaches the request line.
+var pathSafe = func() (t [256]bool) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = true, true
+	}
+	for _, c := range "-._~!$&'()*+,;=:@" {
+		t[c] = true
+	}
+	return t
+}()
+
+// checkRequestID reports whether id can be put into a URL path as is.
+func checkRequestID(id string) error {
+	if id == "" || id == "." || id == ".." || len(id) > maxRequestIDLen {
+		return fmt.Errorf("%w: %q", errInvalidID, clipString(id))
+	}
+	for i := 0; i < len(id); i++ {
+		if !pathSafe[id[i]] {
+			return fmt.Errorf("%w: %q", errInvalidID, clipString(id))
+		}
+	}
+	return nil
+}
+
+// checkHeaderValue refuses values that would break the request framing.
+func checkHeaderValue(name, v string, max int) error {
+	if len(v) > max {
+		return fmt.Errorf("%w: %s value of %d bytes exceeds %d", ErrInvalid, name, len(v), max)
+	}
+	for i := 0; i < len(v); i++ {
+		if !valueByte(v[i]) {
+			return fmt.Errorf("%w: %s value %q has a control byte", ErrInvalid, name, clipString(v))
+		}
+	}
+	return nil
+}
+
+func headerSafe(v []byte) bool {
+	for _, c := range v {
+		if !valueByte(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// valueByte: field-content of RFC 9110 (VCHAR, SP, HTAB, obs-text).
+func valueByte(c byte) bool {
+	return c >= 0x20 && c != 0x7f || c == '\t'
+}
+
+func clipString(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
+}
+
+func clip(b []byte) string {
+	if len(b) > 64 {
+		return string(b[:64]) + "..."
+	}
+	return string(b)
+}

@@ -1,0 +1,567 @@
+package rapi
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+)
+
+// Bounds on what is read from the Runtime API, whatever it sends.
+const (
+	maxHeadBytes   = 64 << 10 // status line + headers (+ interim 1xx responses)
+	maxHeaderCount = 100      // header fields in one response
+	maxFraming     = 64 << 10 // chunk-size lines + trailers of one body
+	maxInterim     = 8        // 1xx responses before the final one
+	maxSpillKept   = 8 << 10  // long-line scratch kept between calls
+)
+
+// limits are the parser's bounds; tests and fuzzers shrink them.
+type limits struct {
+	head    int
+	headers int
+	framing int
+}
+
+var defaultLimits = limits{head: maxHeadBytes, headers: maxHeaderCount, framing: maxFraming}
+
+// head is the framing of one response.
+type head struct {
+	code    int
+	length  int64 // Content-Length, -1 when absent
+	chunked bool
+	close   bool // the server will close (or HTTP/1.0 without keep-alive)
+}
+
+var (
+	errHeadTooLarge    = fmt.Errorf("%w: status line and headers exceed %d bytes", ErrMalformed, maxHeadBytes)
+	errFramingTooLarge = fmt.Errorf("%w: chunk framing exceeds %d bytes", ErrMalformed, maxFraming)
+	errTooManyHeaders  = fmt.Errorf("%w: more than %d header fields", ErrMalformed, maxHeaderCount)
+	errTooLong         = errors.New("over budget") // internal: readLine hit its budget
+	errBodyTooLarge    = errors.New("body over limit")
+)
+
+// readLine returns the next line without CRLF (or bare LF). It consumes at
+// most *budget bytes, and copies into *spill only lines longer than the
+// bufio buffer. The slice is valid until the next read.
+func readLine(br *bufio.Reader, spill *[]byte, budget *int) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if err == nil {
+		if len(line) > *budget {
+			return nil, errTooLong
+		}
+		*budget -= len(line)
+		return trimEOL(line), nil
+	}
+	buf := (*spill)[:0]
+	for err == bufio.ErrBufferFull {
+		if len(buf)+len(line) > *budget {
+			return nil, errTooLong
+		}
+		buf = append(buf, line...)
+		line, err = br.ReadSlice('\n')
+	}
+	if len(buf)+len(line) > *budget {
+		return nil, errTooLong
+	}
+	buf = append(buf, line...)
+	*spill = buf
+	if err != nil {
+		if err == io.EOF && len(buf) > 0 {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	*budget -= len(buf)
+	return trimEOL(buf), nil
+}
+
+func trimEOL(b []byte) []byte {
+	b = b[:len(b)-1]
+	if len(b) > 0 && b[len(b)-1] == '\r' {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// readHead reads the status line and headers of the final response, skipping
+// interim 1xx responses. Headers of a 2xx response go to sink when it is not
+// nil. Errors wrap ErrMalformed for bad framing; anything else comes from
+// the reader (transport).
+func readHead(br *bufio.Reader, spill *[]byte, lim *limits, sink *invSink) (head, error) {
+	budget := lim.head
+	defer func() {
+		if cap(*spill) > maxSpillKept {
+			*spill = nil
+		}
+	}()
+	for interim := 0; ; interim++ {
+		line, err := readLine(br, spill, &budget)
+		if err != nil {
+			return head{}, headErr(err)
+		}
+		minor, code, ok := parseStatusLine(line)
+		if !ok {
+			return head{}, fmt.Errorf("%w: bad status line %q", ErrMalformed, clip(line))
+		}
+		h := head{code: code, length: -1, close: minor == 0}
+		var sawLength, sawTE, keepAlive, closeTok bool
+		for n := 0; ; n++ {
+			line, err = readLine(br, spill, &budget)
+			if err != nil {
+				return head{}, headErr(err)
+			}
+			if len(line) == 0 {
+				break
+			}
+			if n == lim.headers {
+				return head{}, errTooManyHeaders
+			}
+			name, value, ok := splitHeader(line)
+			if !ok {
+				return head{}, fmt.Errorf("%w: bad header line %q", ErrMalformed, clip(line))
+			}
+			switch {
+			case equalFold(name, hdrContentLength):
+				v, ok := parseDecimal(value)
+				if !ok || sawLength && v != h.length {
+					return head{}, fmt.Errorf("%w: bad Content-Length %q", ErrMalformed, clip(value))
+				}
+				h.length, sawLength = v, true
+			case equalFold(name, hdrTransferEnc):
+				if sawTE || !equalFold(value, "chunked") {
+					return head{}, fmt.Errorf("%w: unsupported Transfer-Encoding %q", ErrMalformed, clip(value))
+				}
+				h.chunked, sawTE = true, true
+			case equalFold(name, hdrConnection):
+				c, k := connectionTokens(value)
+				closeTok, keepAlive = closeTok || c, keepAlive || k
+			default:
+				if sink != nil && code/100 == 2 {
+					if err := sink.header(name, value); err != nil {
+						return head{}, err
+					}
+				}
+			}
+		}
+		if code/100 == 1 {
+			if code == 101 || interim == maxInterim {
+				return head{}, fmt.Errorf("%w: unexpected status %d", ErrMalformed, code)
+			}
+			continue
+		}
+		if h.chunked && sawLength {
+			// RFC 9112 6.3: a sign of smuggling; treat as an error.
+			return head{}, fmt.Errorf("%w: both Content-Length and Transfer-Encoding", ErrMalformed)
+		}
+		if keepAlive {
+			h.close = false
+		}
+		if closeTok {
+			h.close = true
+		}
+		if code == 204 || code == 304 {
+			h.length, h.chunked = 0, false
+		}
+		return h, nil
+	}
+}
+
+func headErr(err error) error {
+	if err == errTooLong {
+		return errHeadTooLarge
+	}
+	return err
+}
+
+// parseStatusLine accepts "HTTP/1.x DDD[ reason]".
+func parseStatusLine(line []byte) (minor, code int, ok bool) {
+	if len(line) < 12 || string(line[:7]) != "HTTP/1." || !isDigit(line[7]) || line[8] != ' ' {
+		return 0, 0, false
+	}
+	minor = int(line[7] - '0')
+	for _, c := range line[9:12] {
+		if !isDigit(c) {
+			return 0, 0, false
+		}
+		code = code*10 + int(c-'0')
+	}
+	if code < 100 || code > 599 {
+		return 0, 0, false
+	}
+	if rest := line[12:]; len(rest) > 0 {
+		if rest[0] != ' ' || !headerSafe(rest) {
+			return 0, 0, false
+		}
+	}
+	return minor, code, true
+}
+
+// splitHeader splits "Name: value", trimming optional whitespace around the
+// value. Names must be tokens (no space before the colon, no obs-fold).
+func splitHeader(line []byte) (name, value []byte, ok bool) {
+	i := bytes.IndexByte(line, ':')
+	if i <= 0 {
+		return nil, nil, false
+	}
+	name = line[:i]
+	for _, c := range name {
+		if !tokenByte[c] {
+			return nil, nil, false
+		}
+	}
+	value = line[i+1:]
+	for len(value) > 0 && (value[0] == ' ' || value[0] == '\t') {
+		value = value[1:]
+	}
+	for len(value) > 0 && (value[len(value)-1] == ' ' || value[len(value)-1] == '\t') {
+		value = value[:len(value)-1]
+	}
+	if !headerSafe(value) {
+		return nil, nil, false
+	}
+	return name, value, true
+}
+
+var tokenByte = func() (t [256]bool) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = true, true
+	}
+	for _, c := range "!#$%&'*+-.^_`|~" {
+		t[c] = true
+	}
+	return t
+}()
+
+// connectionTokens looks for "close" and "keep-alive" in a Connection list.
+func connectionTokens(v []byte) (closeTok, keepAlive bool) {
+	for len(v) > 0 {
+		tok := v
+		if i := bytes.IndexByte(v, ','); i >= 0 {
+			tok, v = v[:i], v[i+1:]
+		} else {
+			v = nil
+		}
+		tok = bytes.Trim(tok, " \t")
+		closeTok = closeTok || equalFold(tok, "close")
+		keepAlive = keepAlive || equalFold(tok, "keep-alive")
+	}
+	return closeTok, keepAlive
+}
+
+// parseDecimal parses 1 to 18 ASCII digits: no sign, no space, no overflow
+// (18 digits always fit in an int64).
+func parseDecimal(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if !isDigit(c) {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// equalFold compares ASCII case-insensitively without allocating.
+func equalFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		x, y := b[i], s[i]
+		if x == y {
+			continue
+		}
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// Body framings.
+const (
+	bodyLength  = iota // Content-Length
+	bodyChunked        // Transfer-Encoding: chunked
+	bodyToEOF          // neither: until the server closes
+)
+
+// body reads one response body per its framing. It never reads past the end
+// of the body, so the connection stays usable after it.
+type body struct {
+	br      *bufio.Reader
+	spill   *[]byte
+	mode    int
+	left    int64 // bytes left in the body (length) or in the current chunk
+	framing int   // budget left for chunk lines and trailers
+	headers int   // trailer field budget
+	crlf    bool  // a chunk's data ended: its CRLF comes next
+	done    bool
+}
+
+func (b *body) init(br *bufio.Reader, spill *[]byte, h head, lim *limits) {
+	*b = body{br: br, spill: spill, framing: lim.framing, headers: lim.headers}
+	switch {
+	case h.chunked:
+		b.mode = bodyChunked
+	case h.length >= 0:
+		b.mode, b.left, b.done = bodyLength, h.length, h.length == 0
+	default:
+		b.mode = bodyToEOF
+	}
+}
+
+// read reads at most len(p) > 0 bytes of the body; io.EOF at its end.
+func (b *body) read(p []byte) (int, error) {
+	if b.done {
+		return 0, io.EOF
+	}
+	if b.mode == bodyToEOF {
+		n, err := b.br.Read(p)
+		if err == io.EOF {
+			b.done = true
+		}
+		return n, err
+	}
+	if b.left == 0 { // chunked: between chunks
+		if err := b.nextChunk(); err != nil {
+			return 0, err
+		}
+		if b.done {
+			return 0, io.EOF
+		}
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.br.Read(p)
+	b.left -= int64(n)
+	if b.left == 0 {
+		if b.mode == bodyLength {
+			b.done = true
+		} else {
+			b.crlf = true
+		}
+		if err == io.EOF {
+			err = nil
+		}
+	} else if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
+// nextChunk reads the CRLF ending the previous chunk and the next size line,
+// or, for the last chunk, the trailers.
+func (b *body) nextChunk() error {
+	if b.crlf {
+		line, err := readLine(b.br, b.spill, &b.framing)
+		if err != nil {
+			return b.framingErr(err)
+		}
+		if len(line) != 0 {
+			return fmt.Errorf("%w: chunk data longer than its size", ErrMalformed)
+		}
+		b.crlf = false
+	}
+	line, err := readLine(b.br, b.spill, &b.framing)
+	if err != nil {
+		return b.framingErr(err)
+	}
+	if i := bytes.IndexByte(line, ';'); i >= 0 {
+		line = line[:i] // chunk extensions are ignored
+	}
+	line = bytes.TrimRight(line, " \t")
+	size, ok := parseHex(line)
+	if !ok {
+		return fmt.Errorf("%w: bad chunk size %q", ErrMalformed, clip(line))
+	}
+	if size > 0 {
+		b.left = size
+		return nil
+	}
+	for { // trailers, ignored but bounded
+		line, err := readLine(b.br, b.spill, &b.framing)
+		if err != nil {
+			return b.framingErr(err)
+		}
+		if len(line) == 0 {
+			b.done = true
+			return nil
+		}
+		if b.headers--; b.headers < 0 {
+			return errTooManyHeaders
+		}
+		if _, _, ok := splitHeader(line); !ok {
+			return fmt.Errorf("%w: bad trailer line %q", ErrMalformed, clip(line))
+		}
+	}
+}
+
+func (b *body) framingErr(err error) error {
+	if err == errTooLong {
+		return errFramingTooLarge
+	}
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF // the body had started
+	}
+	return err
+}
+
+// parseHex parses 1 to 15 hex digits (always fits an int64).
+func parseHex(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 15 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		var d byte
+		switch {
+		case isDigit(c):
+			d = c - '0'
+		case 'a' <= c && c <= 'f':
+			d = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		n = n<<4 | int64(d)
+	}
+	return n, true
+}
+
+// readAll reads the whole body into dst[:0], growing dst only as needed and
+// never beyond max+1 bytes. A longer body returns errBodyTooLarge with the
+// body partly read. A declared length is checked before any allocation.
+func (b *body) readAll(dst []byte, limit int) ([]byte, error) {
+	dst = dst[:0]
+	if b.mode == bodyLength {
+		if b.left > int64(limit) {
+			return dst, errBodyTooLarge
+		}
+		n := int(b.left)
+		if cap(dst) < n {
+			dst = make([]byte, n)
+		} else {
+			dst = dst[:n]
+		}
+		for off := 0; off < n; {
+			m, err := b.read(dst[off:])
+			off += m
+			if err != nil && off < n {
+				return dst[:off], err
+			}
+		}
+		return dst, nil
+	}
+	for {
+		if b.mode == bodyChunked {
+			if b.left == 0 && !b.done {
+				if err := b.nextChunk(); err != nil {
+					return dst, err
+				}
+				continue
+			}
+			if b.done {
+				return dst, nil
+			}
+			if int64(len(dst))+b.left > int64(limit) {
+				return dst, errBodyTooLarge // the declared chunk is over the limit
+			}
+		}
+		if len(dst) == cap(dst) {
+			if len(dst) > limit {
+				return dst, errBodyTooLarge
+			}
+			want := min(max(2*cap(dst), 512), limit+1)
+			if b.mode == bodyChunked && b.left > 0 {
+				// The chunk size is known: grow once for it (still capped).
+				want = max(int(min(int64(len(dst))+b.left, int64(limit+1))), len(dst)+1)
+			}
+			dst = slices.Grow(dst, want-len(dst))
+		}
+		n, err := b.read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+n]
+		if len(dst) > limit {
+			return dst, errBodyTooLarge
+		}
+		if err == io.EOF {
+			return dst, nil
+		}
+		if err != nil {
+			return dst, err
+		}
+	}
+}
+
+// discard skips the rest of the body if it ends within limit bytes. It
+// returns errBodyTooLarge otherwise (the connection must then be dropped).
+func (b *body) discard(limit int64) error {
+	if b.mode == bodyToEOF {
+		return errBodyTooLarge // the connection ends with it anyway
+	}
+	for !b.done {
+		if b.left == 0 {
+			if err := b.nextChunk(); err != nil {
+				return err
+			}
+			continue
+		}
+		if b.left > limit {
+			return errBodyTooLarge
+		}
+		n, err := b.br.Discard(int(b.left))
+		limit -= int64(n)
+		b.left -= int64(n)
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+		if b.mode == bodyLength {
+			b.done = true
+		} else {
+			b.crlf = true
+		}
+	}
+	return nil
+}
+
+// capture returns the start of the body (at most max bytes) for a
+// StatusError, then skips the rest if it is short enough.
+func (b *body) capture(keep int, limit int64) ([]byte, error) {
+	if b.mode == bodyLength {
+		keep = int(min(int64(keep), b.left))
+	}
+	buf := make([]byte, keep)
+	n := 0
+	for n < keep {
+		m, err := b.read(buf[n:])
+		n += m
+		if err == io.EOF {
+			return buf[:n:n], nil
+		}
+		if err != nil {
+			return buf[:n:n], err
+		}
+	}
+	return buf[:n:n], b.discard(limit)
+}
