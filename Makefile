@@ -1,0 +1,50 @@
+# lmigo: the front door. `make run` and `make test` are the README's first commands.
+GO        ?= go
+GOBIN     := $(shell $(GO) env GOPATH)/bin
+RIE_MOD   := github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie
+RIE_VER   := v0.0.0-20261030222936-bef5c4ba774d
+LINT_VER  := v2.15.0
+BENCHSTAT_VER := v0.0.0-20260908200009-22c9c6c9d4da
+BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w' -buildvcs=false
+BENCH_COUNT ?= 6
+
+.PHONY: run test build bench lint tools rie fmt vet loadtest clean
+
+## run: build the reference bootstrap, serve it from a local Runtime API, send a short load, report
+run:
+	$(GO) run ./loadtest run
+
+## test: vet, format check and the race-enabled, shuffled test suite (needs the emulator: make rie)
+test: rie vet
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
+	PATH="$(GOBIN):$$PATH" $(GO) test -race -shuffle=on -timeout 10m ./...
+
+vet:
+	$(GO) vet ./...
+
+## rie: install the AWS Runtime Interface Emulator at the pinned version
+rie:
+	@$(GO) version -m "$(GOBIN)/aws-lambda-rie" 2>/dev/null | grep -q '$(RIE_VER)' || $(GO) install $(RIE_MOD)@$(RIE_VER)
+
+## build: the reference bootstrap for linux/arm64 and linux/amd64
+build:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build $(BUILD_FLAGS) -o dist/arm64/bootstrap ./cmd/bootstrap
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build $(BUILD_FLAGS) -o dist/amd64/bootstrap ./cmd/bootstrap
+
+## bench: benchmarks of every package, BENCH_COUNT runs each, into bench.txt (compare with benchstat)
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem -count=$(BENCH_COUNT) ./... | tee bench.txt
+	@test -x "$(GOBIN)/benchstat" || $(GO) install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VER)
+	$(GOBIN)/benchstat bench.txt
+
+## lint: golangci-lint with the repository's .golangci.yml
+lint:
+	@test -x "$(GOBIN)/golangci-lint" || $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(LINT_VER)
+	$(GOBIN)/golangci-lint run ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf dist bench.txt

@@ -1,0 +1,542 @@
+package concurrent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"runtime"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambda/handlertrace"
+	"github.com/valyala/bytebufferpool"
+)
+
+// Buffer is the response buffer a [RawHandler] writes into. It belongs to
+// the worker running the invocation and is valid only until the handler
+// returns.
+type Buffer = bytebufferpool.ByteBuffer
+
+// RawHandler handles one invocation without any JSON decoding or encoding:
+// it reads payload and writes the response into out, which is empty on
+// entry. Neither payload nor out may be used after it returns: both are
+// reused by the worker's next invocation. The response is sent with
+// Content-Type application/json. If it returns an error, whatever it wrote
+// is discarded.
+type RawHandler func(ctx context.Context, payload []byte, out *Buffer) error
+
+// PanicError is a panic recovered from a handler. The invocation fails with
+// it and the process goes on.
+type PanicError struct {
+	// Value is the value the handler panicked with.
+	Value any
+	// Stack holds the program counters of the panicking goroutine as seen
+	// from the recovering function, innermost first (see runtime.Callers).
+	Stack []uintptr
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
+
+// Unwrap returns the panic value when it is an error, so that errors.Is and
+// errors.As see through the panic.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
+
+// Content types of successful responses, as aws-lambda-go sends them.
+const (
+	jsonContentType  = "application/json"
+	bytesContentType = "application/octet-stream"
+)
+
+// handlerConfig holds the JSON options of a handler (see options.go).
+type handlerConfig struct {
+	escapeHTML            bool
+	indentPrefix, indent  string
+	useNumber             bool
+	disallowUnknownFields bool
+	// maxReader bounds what is read from an io.Reader result (0: no
+	// bound), so an endless reader cannot grow memory without bound; the
+	// runtime sets it just above its response limit.
+	maxReader int64
+}
+
+// handlerPath is the way call runs a handler, chosen once by newHandler.
+type handlerPath uint8
+
+const (
+	// pathRaw: a RawHandler, no JSON at all.
+	pathRaw handlerPath = iota
+	// pathInvoker: a lambda.Handler object; its bytes are sent as they are.
+	pathInvoker
+	// pathNoIO: no event and no value returned (func(ctx) error and kin);
+	// the payload is never looked at, the response is JSON null.
+	pathNoIO
+	// pathRawMessage: json.RawMessage in and out, without reflection.
+	pathRawMessage
+	// pathReflect: everything else, through reflect.Value.Call.
+	pathReflect
+)
+
+var pathNames = [...]string{"raw", "invoker", "noio", "rawmessage", "reflect"}
+
+func (p handlerPath) String() string { return pathNames[p] }
+
+// handler adapts one user handler to the runtime. Everything that can be
+// worked out from the handler's type is worked out once, by newHandler; a
+// handler is immutable afterwards and shared by all workers.
+type handler struct {
+	path handlerPath
+	cfg  handlerConfig
+
+	raw          RawHandler
+	invoker      lambda.Handler
+	invokerCType string
+	noIO         func(context.Context) error
+	rawMessage   rawMessageFunc
+
+	fn       reflect.Value // pathReflect
+	takesCtx bool          // first argument is the context
+	event    reflect.Type  // type of the event argument; nil when there is none
+	// hasOut: the handler returns (TOut, error). Otherwise the response is
+	// null, and trace hooks see no response event, as in aws-lambda-go.
+	hasOut bool
+
+	// null is what encoding a missing value produces under cfg.
+	null []byte
+	// plain: cfg is the default (no HTML escaping, no indentation), so JSON
+	// that is already compact is encoded as itself.
+	plain bool
+	// decoderOnly: the decoder options have no json.Unmarshal equivalent.
+	decoderOnly bool
+}
+
+var (
+	contextInterface = reflect.TypeFor[context.Context]()
+	errorInterface   = reflect.TypeFor[error]()
+)
+
+// newHandler checks fn once and builds its adapter. Every form lambda.Start
+// accepts is accepted, plus RawHandler; anything else is an error wrapping
+// ErrInvalidHandler, returned here rather than on every invocation.
+func newHandler(fn any, cfg handlerConfig) (*handler, error) {
+	h := &handler{
+		cfg:         cfg,
+		plain:       !cfg.escapeHTML && cfg.indentPrefix == "" && cfg.indent == "",
+		decoderOnly: cfg.useNumber || cfg.disallowUnknownFields,
+	}
+	var null Buffer
+	_ = h.encode(&null, nil) // nil always encodes
+	h.null = null.B
+
+	switch f := fn.(type) {
+	case nil:
+		return nil, fmt.Errorf("%w: handler is nil", ErrInvalidHandler)
+	case RawHandler:
+		return h.setRaw(f)
+	case func(context.Context, []byte, *Buffer) error:
+		return h.setRaw(f)
+	case lambda.Handler:
+		if v := reflect.ValueOf(f); v.Kind() == reflect.Pointer && v.IsNil() {
+			return nil, fmt.Errorf("%w: handler is a nil %T", ErrInvalidHandler, fn)
+		}
+		h.path, h.invoker, h.invokerCType = pathInvoker, f, invokerContentType(f)
+		return h, nil
+	}
+
+	v := reflect.ValueOf(fn)
+	t := v.Type()
+	if t.Kind() != reflect.Func {
+		return nil, fmt.Errorf("%w: handler kind %s is not func (%T)", ErrInvalidHandler, t.Kind(), fn)
+	}
+	if v.IsNil() {
+		return nil, fmt.Errorf("%w: handler is a nil %T", ErrInvalidHandler, fn)
+	}
+	if f, ok := convertFunc[RawHandler](v); ok { // a named type of RawHandler's signature
+		return h.setRaw(f)
+	}
+	if err := h.analyse(t); err != nil {
+		return nil, fmt.Errorf("%w: %w (%T)", ErrInvalidHandler, err, fn)
+	}
+	h.path, h.fn = pathReflect, v
+	if f := asNoIO(v); f != nil {
+		h.path, h.noIO = pathNoIO, f
+	} else if f := asRawMessage(v); f != nil {
+		h.path, h.rawMessage = pathRawMessage, f
+	}
+	return h, nil
+}
+
+func (h *handler) setRaw(f RawHandler) (*handler, error) {
+	if f == nil {
+		return nil, fmt.Errorf("%w: handler is a nil RawHandler", ErrInvalidHandler)
+	}
+	h.path, h.raw = pathRaw, f
+	return h, nil
+}
+
+// invokerContentType: the value of lambda.NewHandler is run by
+// aws-lambda-go as the function it wraps, whose JSON responses are sent as
+// application/json; other lambda.Handler objects answer bytes.
+func invokerContentType(h lambda.Handler) string {
+	t := reflect.TypeOf(h)
+	if t.Kind() == reflect.Pointer && t.Elem().PkgPath() == "github.com/aws/aws-lambda-go/lambda" &&
+		t.Elem().Name() == "handlerOptions" {
+		return jsonContentType
+	}
+	return bytesContentType
+}
+
+// analyse checks the signature of a handler function by the rules of
+// lambda.Start and records what call needs.
+func (h *handler) analyse(t reflect.Type) error {
+	switch t.NumIn() {
+	case 0:
+	case 1:
+		in := t.In(0)
+		// An interface with methods must be the context; func(any) takes an event.
+		if in.Kind() == reflect.Interface && in.NumMethod() > 0 {
+			if !isContext(in) {
+				return fmt.Errorf("handler takes an interface, but it is not context.Context: %s", in)
+			}
+			h.takesCtx = true
+		} else {
+			h.event = in
+		}
+	case 2:
+		if in := t.In(0); !isContext(in) {
+			return fmt.Errorf("handler takes two arguments, but the first is not context.Context: %s", in)
+		}
+		h.takesCtx, h.event = true, t.In(1)
+	default:
+		return fmt.Errorf("handler may not take more than two arguments, but takes %d", t.NumIn())
+	}
+	switch t.NumOut() {
+	case 0:
+	case 1:
+		if !t.Out(0).Implements(errorInterface) {
+			return fmt.Errorf("handler returns a single value, but %s does not implement error", t.Out(0))
+		}
+	case 2:
+		if !t.Out(1).Implements(errorInterface) {
+			return fmt.Errorf("handler returns two values, but the second, %s, does not implement error", t.Out(1))
+		}
+		h.hasOut = true
+	default:
+		return fmt.Errorf("handler may not return more than two values, but returns %d", t.NumOut())
+	}
+	return nil
+}
+
+// isContext reports whether t is context.Context or an interface with
+// exactly its methods.
+func isContext(t reflect.Type) bool {
+	return t.Kind() == reflect.Interface && contextInterface.Implements(t) && t.Implements(contextInterface)
+}
+
+// asNoIO returns the handler as func(ctx) error when it takes no event and
+// returns no value, or nil.
+func asNoIO(v reflect.Value) func(context.Context) error {
+	if f, ok := convertFunc[func(context.Context) error](v); ok {
+		return f
+	}
+	if f, ok := convertFunc[func(context.Context)](v); ok {
+		return func(ctx context.Context) error { f(ctx); return nil }
+	}
+	if f, ok := convertFunc[func() error](v); ok {
+		return func(context.Context) error { return f() }
+	}
+	if f, ok := convertFunc[func()](v); ok {
+		return func(context.Context) error { f(); return nil }
+	}
+	return nil
+}
+
+// rawMessageFunc is the form every json.RawMessage handler is run as.
+type rawMessageFunc = func(context.Context, json.RawMessage) (json.RawMessage, error)
+
+// asRawMessage returns the handler as a rawMessageFunc when it takes a
+// json.RawMessage event and returns a json.RawMessage and an error, an
+// error, or nothing; or nil.
+func asRawMessage(v reflect.Value) rawMessageFunc {
+	if f, ok := convertFunc[rawMessageFunc](v); ok {
+		return f
+	}
+	if f, ok := convertFunc[func(json.RawMessage) (json.RawMessage, error)](v); ok {
+		return func(_ context.Context, m json.RawMessage) (json.RawMessage, error) { return f(m) }
+	}
+	if f, ok := convertFunc[func(context.Context, json.RawMessage) error](v); ok {
+		return func(ctx context.Context, m json.RawMessage) (json.RawMessage, error) { return nil, f(ctx, m) }
+	}
+	if f, ok := convertFunc[func(json.RawMessage) error](v); ok {
+		return func(_ context.Context, m json.RawMessage) (json.RawMessage, error) { return nil, f(m) }
+	}
+	if f, ok := convertFunc[func(context.Context, json.RawMessage)](v); ok {
+		return func(ctx context.Context, m json.RawMessage) (json.RawMessage, error) { f(ctx, m); return nil, nil }
+	}
+	if f, ok := convertFunc[func(json.RawMessage)](v); ok {
+		return func(_ context.Context, m json.RawMessage) (json.RawMessage, error) { f(m); return nil, nil }
+	}
+	return nil
+}
+
+// convertFunc returns the function v as an F when its type is F or a named
+// type of F's signature, so that it can be called without reflection.
+func convertFunc[F any](v reflect.Value) (F, bool) {
+	t := reflect.TypeFor[F]()
+	if !v.Type().ConvertibleTo(t) {
+		var zero F
+		return zero, false
+	}
+	f, ok := v.Convert(t).Interface().(F)
+	return f, ok
+}
+
+// call runs the handler for one invocation. It writes the response into
+// out, which must be empty, and returns its content type. On error out is
+// left empty. A panic in the handler is recovered and returned as a
+// *PanicError; it never reaches the worker.
+func (h *handler) call(ctx context.Context, payload []byte, out *Buffer) (contentType string, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			out.Reset()
+			contentType, err = "", newPanicError(v)
+		}
+	}()
+	switch h.path {
+	case pathRaw:
+		contentType, err = jsonContentType, h.raw(ctx, payload, out)
+	case pathInvoker:
+		contentType, err = h.callInvoker(ctx, payload, out)
+	case pathNoIO:
+		contentType, err = jsonContentType, h.noIO(ctx)
+		if err == nil {
+			out.B = append(out.B, h.null...)
+		}
+	case pathRawMessage:
+		contentType, err = h.callRawMessage(ctx, payload, out)
+	default:
+		contentType, err = h.callReflect(ctx, payload, out)
+	}
+	if err != nil {
+		out.Reset()
+		contentType = ""
+	}
+	return contentType, err
+}
+
+// maxPanicFrames bounds the stack kept for a panic; the recovering frames
+// and runtime.gopanic come on top of it.
+const maxPanicFrames = 32
+
+func newPanicError(v any) *PanicError {
+	var pcs [maxPanicFrames + 8]uintptr
+	n := runtime.Callers(2, pcs[:]) // from the deferred function that recovered
+	return &PanicError{Value: v, Stack: append([]uintptr(nil), pcs[:n]...)}
+}
+
+func (h *handler) callInvoker(ctx context.Context, payload []byte, out *Buffer) (string, error) {
+	b, err := h.invoker.Invoke(ctx, payload)
+	if err != nil {
+		return "", err
+	}
+	out.B = append(out.B, b...)
+	return h.invokerCType, nil
+}
+
+func (h *handler) callRawMessage(ctx context.Context, payload []byte, out *Buffer) (string, error) {
+	trace := handlertrace.FromContext(ctx)
+	event, err := decodeRawMessage(payload)
+	if err != nil {
+		return "", err
+	}
+	if trace.RequestEvent != nil {
+		trace.RequestEvent(ctx, event)
+	}
+	res, err := h.rawMessage(ctx, event)
+	if err != nil {
+		return "", err
+	}
+	if !h.hasOut {
+		out.B = append(out.B, h.null...)
+		return jsonContentType, nil
+	}
+	if trace.ResponseEvent != nil {
+		trace.ResponseEvent(ctx, res)
+	}
+	// The encoder would only validate and compact it.
+	if h.plain && res != nil && isCompactJSON(res) {
+		out.B = append(out.B, res...)
+		return jsonContentType, nil
+	}
+	return h.writeValue(out, res)
+}
+
+// decodeRawMessage decodes the event of a json.RawMessage handler as
+// json.Decoder does: the first JSON value of payload, copied, since the
+// handler may keep it and payload is reused.
+func decodeRawMessage(payload []byte) (json.RawMessage, error) {
+	if json.Valid(payload) {
+		return append(json.RawMessage(nil), trimJSONSpace(payload)...), nil
+	}
+	var m json.RawMessage
+	err := json.NewDecoder(bytes.NewReader(payload)).Decode(&m)
+	return m, err
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func trimJSONSpace(b []byte) []byte {
+	for len(b) > 0 && isJSONSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isJSONSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// isCompactJSON reports whether b is valid JSON without whitespace outside
+// strings, which compacting leaves as it is.
+func isCompactJSON(b []byte) bool {
+	inString, escaped := false, false
+	for _, c := range b {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			escaped = c == '\\'
+			inString = c != '"'
+		case c == '"':
+			inString = true
+		case isJSONSpace(c):
+			return false
+		}
+	}
+	return json.Valid(b)
+}
+
+func (h *handler) callReflect(ctx context.Context, payload []byte, out *Buffer) (string, error) {
+	trace := handlertrace.FromContext(ctx)
+	var args [2]reflect.Value
+	n := 0
+	if h.takesCtx {
+		args[n] = contextValue(ctx)
+		n++
+	}
+	if h.event != nil {
+		event := reflect.New(h.event)
+		if err := h.decode(payload, event.Interface()); err != nil {
+			return "", err
+		}
+		if trace.RequestEvent != nil {
+			trace.RequestEvent(ctx, event.Elem().Interface())
+		}
+		args[n] = event.Elem()
+		n++
+	}
+	res := h.fn.Call(args[:n])
+	// Like aws-lambda-go, a typed nil returned as a concrete error type is
+	// an error: it is a non-nil error interface.
+	if len(res) > 0 {
+		if err, _ := res[len(res)-1].Interface().(error); err != nil {
+			return "", err
+		}
+	}
+	if !h.hasOut {
+		out.B = append(out.B, h.null...)
+		return jsonContentType, nil
+	}
+	val := res[0].Interface()
+	if trace.ResponseEvent != nil {
+		trace.ResponseEvent(ctx, val)
+	}
+	return h.writeValue(out, val)
+}
+
+// contextValue makes a reflect.Value of type context.Context, which Call
+// passes on as it is, instead of one of ctx's dynamic type, which Call
+// would convert into a new interface on every invocation.
+func contextValue(ctx context.Context) reflect.Value {
+	return reflect.ValueOf(&ctx).Elem()
+}
+
+// decode decodes the event as json.Decoder does: the first JSON value of
+// payload, with anything after it ignored. json.Unmarshal goes straight
+// from payload without the decoder's copy and agrees with it whenever
+// payload is a single valid value; only other payloads take the decoder.
+// Decoding straight from payload relies on UnmarshalJSON methods copying
+// what they keep, as encoding/json requires: payload is reused.
+func (h *handler) decode(payload []byte, v any) error {
+	if !h.decoderOnly {
+		err := json.Unmarshal(payload, v)
+		// A syntax error from a valid payload came from an UnmarshalJSON
+		// method and is the decoder's answer as well.
+		if se := (*json.SyntaxError)(nil); !errors.As(err, &se) || json.Valid(payload) {
+			return err
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	if h.cfg.useNumber {
+		dec.UseNumber()
+	}
+	if h.cfg.disallowUnknownFields {
+		dec.DisallowUnknownFields()
+	}
+	return dec.Decode(v)
+}
+
+// writeValue writes the response for the value a handler returned, by
+// aws-lambda-go's rules: JSON, except that an io.Reader that does not
+// encode, or encodes as an empty object, is sent as the bytes it reads.
+func (h *handler) writeValue(out *Buffer, val any) (string, error) {
+	err := h.encode(out, val)
+	r, isReader := val.(io.Reader)
+	switch {
+	case err != nil && isReader, err == nil && isReader && bytes.HasPrefix(out.B, []byte("{}")):
+		out.Reset()
+		return copyReader(out, r, h.cfg.maxReader)
+	case err != nil:
+		return "", err
+	}
+	return jsonContentType, nil
+}
+
+// encode appends v as JSON to out, with the encoder's newline only when
+// indenting, as aws-lambda-go does. On error nothing is written.
+func (h *handler) encode(out *Buffer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(h.cfg.escapeHTML)
+	enc.SetIndent(h.cfg.indentPrefix, h.cfg.indent)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	if h.cfg.indentPrefix == "" && h.cfg.indent == "" {
+		out.B = out.B[:len(out.B)-1]
+	}
+	return nil
+}
+
+// copyReader copies a response reader into out once and closes it if it
+// is an io.Closer. Its ContentType method, if any, names the content type.
+func copyReader(out *Buffer, r io.Reader, limit int64) (string, error) {
+	if c, ok := r.(io.Closer); ok {
+		defer c.Close() // the response is complete: a close error changes nothing
+	}
+	contentType := bytesContentType
+	if ct, ok := r.(interface{ ContentType() string }); ok {
+		contentType = ct.ContentType()
+	}
+	src := r
+	if limit > 0 {
+		src = io.LimitReader(r, limit)
+	}
+	if _, err := io.Copy(out, src); err != nil {
+		return "", err
+	}
+	return contentType, nil
+}

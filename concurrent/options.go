@@ -1,0 +1,73 @@
+package concurrent
+
+import (
+	"context"
+	"os"
+
+	"go.uber.org/zap"
+)
+
+// Option configures a Runtime.
+type Option func(*options)
+
+type options struct {
+	baseCtx context.Context
+	values  []ctxValue
+	handler handlerConfig
+	lookup  func(string) (string, bool)
+	logger  *zap.Logger
+}
+
+type ctxValue struct{ key, val any }
+
+func defaultOptions() options {
+	return options{
+		baseCtx: context.Background(),
+		lookup:  os.LookupEnv,
+	}
+}
+
+// WithContext sets the parent of every invocation's context. Its
+// cancellation does not stop the runtime; cancel the context given to Run
+// for that.
+func WithContext(ctx context.Context) Option {
+	return func(o *options) { o.baseCtx = ctx }
+}
+
+// WithContextValue adds a value to every invocation's context.
+func WithContextValue(key, value any) Option {
+	return func(o *options) { o.values = append(o.values, ctxValue{key, value}) }
+}
+
+// WithSetEscapeHTML sets whether JSON responses escape <, > and &. The
+// default, false, matches aws-lambda-go.
+func WithSetEscapeHTML(escape bool) Option {
+	return func(o *options) { o.handler.escapeHTML = escape }
+}
+
+// WithSetIndent indents JSON responses as json.Encoder.SetIndent does.
+func WithSetIndent(prefix, indent string) Option {
+	return func(o *options) { o.handler.indentPrefix, o.handler.indent = prefix, indent }
+}
+
+// WithUseNumber decodes JSON numbers in events as json.Number.
+func WithUseNumber(use bool) Option {
+	return func(o *options) { o.handler.useNumber = use }
+}
+
+// WithDisallowUnknownFields makes event decoding fail on unknown fields.
+func WithDisallowUnknownFields(disallow bool) Option {
+	return func(o *options) { o.handler.disallowUnknownFields = disallow }
+}
+
+// WithLookupEnv replaces os.LookupEnv as the source of configuration, for
+// tests and for programs that compute their environment.
+func WithLookupEnv(lookup func(string) (string, bool)) Option {
+	return func(o *options) { o.lookup = lookup }
+}
+
+// WithLogger replaces the runtime's logger. By default the runtime logs to
+// stderr in the format AWS_LAMBDA_LOG_FORMAT asks for.
+func WithLogger(l *zap.Logger) Option {
+	return func(o *options) { o.logger = l }
+}

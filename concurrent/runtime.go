@@ -1,0 +1,369 @@
+package concurrent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda/messages"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/lmigo/lmigo/limits"
+	"github.com/lmigo/lmigo/pool"
+	"github.com/lmigo/lmigo/rapi"
+	"github.com/valyala/bytebufferpool"
+	"go.uber.org/zap"
+)
+
+// Runtime serves invocations of one handler from the Runtime API.
+type Runtime struct {
+	cfg     limits.Config
+	opts    options
+	h       *handler
+	log     *zap.Logger
+	client  *rapi.Client
+	slots   []*slot
+	free    chan *slot
+	workers *pool.Workers[*slot]
+	baseCtx context.Context
+	// setTraceEnv: _X_AMZN_TRACE_ID is process-wide, so it is only
+	// meaningful (and only set) when one invocation runs at a time.
+	setTraceEnv bool
+
+	running atomic.Bool
+	fatal   chan error
+}
+
+// slot is everything one invocation needs, reused from one invocation to
+// the next. It belongs to exactly one goroutine at a time: the poller from
+// taking it off the free list until the hand-off, then the worker until it
+// is put back.
+type slot struct {
+	conn *rapi.Conn
+	inv  rapi.Invocation
+	bufs *pool.Buffers
+	req  *bytebufferpool.ByteBuffer
+	resp *bytebufferpool.ByteBuffer
+}
+
+// New builds a Runtime for handler from the environment. It returns an
+// error wrapping ErrConfig when a variable is invalid (every bad variable
+// is named) and ErrInvalidHandler when handler has an unsupported form.
+func New(handler any, opts ...Option) (*Runtime, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	cfg, err := limits.FromEnv(o.lookup)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	// One byte more than the limit is enough to tell a response too large.
+	o.handler.maxReader = int64(cfg.MaxResponseBytes) + 1
+	h, err := newHandler(handler, o.handler)
+	if err != nil {
+		if !errors.Is(err, ErrInvalidHandler) {
+			err = fmt.Errorf("%w: %w", ErrInvalidHandler, err)
+		}
+		return nil, err
+	}
+	client, err := rapi.New(cfg.RuntimeAPI, rapi.WithMaxRequestBytes(cfg.MaxRequestBytes))
+	if err != nil {
+		return nil, fmt.Errorf("%w: AWS_LAMBDA_RUNTIME_API=%q: %w", ErrConfig, cfg.RuntimeAPI, err)
+	}
+	rt := &Runtime{
+		cfg:         cfg,
+		opts:        o,
+		h:           h,
+		log:         o.logger,
+		client:      client,
+		free:        make(chan *slot, cfg.Workers),
+		baseCtx:     o.baseCtx,
+		setTraceEnv: cfg.MaxConcurrency == 1,
+		fatal:       make(chan error, 1),
+	}
+	if rt.log == nil {
+		rt.log = newLogger(cfg.LogFormat, cfg.LogLevel, stderr)
+	}
+	for _, v := range o.values {
+		rt.baseCtx = context.WithValue(rt.baseCtx, v.key, v.val)
+	}
+	// The slot goes back to the free list only after the worker has counted
+	// itself idle (WithDone), so a poller holding a slot never finds the
+	// pool full.
+	rt.workers, err = pool.NewWorkers(cfg.Workers, rt.serve, pool.WithDone(rt.release))
+	if err != nil {
+		return nil, fmt.Errorf("concurrent: worker pool: %w", err)
+	}
+	rt.slots = make([]*slot, cfg.Workers)
+	for i := range rt.slots {
+		s := &slot{conn: client.Conn(), bufs: pool.NewBuffers(cfg.BufferRetainBytes)}
+		rt.slots[i] = s
+		rt.free <- s
+	}
+	return rt, nil
+}
+
+// Config returns the configuration the runtime was built with.
+func (rt *Runtime) Config() limits.Config { return rt.cfg }
+
+// Run serves invocations until ctx is cancelled or the Runtime API reports
+// a broken environment. On cancellation it stops polling, waits up to
+// limits.Config.ShutdownTimeout for invocations in flight and returns nil.
+// Run may be called once.
+func (rt *Runtime) Run(ctx context.Context) error {
+	if !rt.running.CompareAndSwap(false, true) {
+		return errors.New("concurrent: Run called twice")
+	}
+	rt.log.Debug("runtime_worker_pool_initializing",
+		zap.Int("workerCount", rt.cfg.Workers),
+		zap.Int("executionEnvironmentMaxConcurrency", rt.cfg.MaxConcurrency))
+
+	pollCtx, stopPolling := context.WithCancel(ctx)
+	defer stopPolling()
+	var pollers sync.WaitGroup
+	for range rt.slots {
+		pollers.Go(func() { rt.poll(pollCtx) })
+	}
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-rt.fatal:
+		rt.log.Error("runtime API failure, stopping", zap.Error(err))
+	}
+	stopPolling()
+	pollers.Wait()
+	// One budget for the whole shutdown: Lambda kills the process about
+	// 600 ms after SIGTERM.
+	deadline := time.Now().Add(rt.cfg.ShutdownTimeout)
+	rt.drain(deadline)
+	_ = rt.workers.Release(max(time.Until(deadline), time.Millisecond))
+	for _, s := range rt.slots {
+		_ = s.conn.Close()
+	}
+	_ = rt.log.Sync()
+	return err
+}
+
+// drain waits for the invocations in flight to give their slots back.
+func (rt *Runtime) drain(deadline time.Time) {
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	for range rt.slots {
+		select {
+		case <-rt.free:
+		case <-timer.C:
+			rt.log.Warn("shutdown timeout with invocations still in flight",
+				zap.Duration("timeout", rt.cfg.ShutdownTimeout))
+			return
+		}
+	}
+}
+
+func (rt *Runtime) stop(err error) {
+	select {
+	case rt.fatal <- err:
+	default:
+	}
+}
+
+// poll takes a free slot, then fetches an invocation into it and hands it
+// to a worker. Taking the slot first is what keeps polls plus invocations
+// in flight at or below N.
+func (rt *Runtime) poll(ctx context.Context) {
+	for {
+		var s *slot
+		select {
+		case s = <-rt.free:
+		case <-ctx.Done():
+			return
+		}
+		if !rt.next(ctx, s) {
+			rt.free <- s
+			return
+		}
+		if err := rt.workers.Invoke(s); err != nil {
+			// Unreachable while workers == slots; serving here keeps the
+			// invocation rather than losing it.
+			rt.log.Error("worker pool refused an invocation", zap.Error(err))
+			rt.serve(s)
+			rt.release(s)
+		}
+	}
+}
+
+const (
+	backoffMin = 5 * time.Millisecond
+	backoffMax = 500 * time.Millisecond
+)
+
+// next fills s with an invocation. It returns false when polling must stop.
+func (rt *Runtime) next(ctx context.Context, s *slot) bool {
+	backoff := backoffMin
+	for {
+		if s.req == nil {
+			s.req = s.bufs.Get()
+		}
+		s.inv.Payload = s.req.B[:0]
+		err := s.conn.Next(ctx, &s.inv)
+		s.req.B = s.inv.Payload
+		switch {
+		case err == nil:
+			return true
+		case ctx.Err() != nil:
+			return false
+		case errors.Is(err, rapi.ErrPayloadTooLarge):
+			rt.failInvocation(s, "Runtime.RequestTooLarge",
+				fmt.Errorf("request payload larger than %d bytes (LMIGO_MAX_REQUEST_BYTES)", rt.cfg.MaxRequestBytes))
+			s.bufs.Put(s.req)
+			s.req = nil
+			continue
+		case errors.Is(err, rapi.ErrRuntimeAPI):
+			rt.stop(err)
+			return false
+		}
+		rt.log.Warn("polling for the next invocation failed, retrying",
+			zap.Error(err), zap.Duration("backoff", backoff))
+		// Full jitter keeps N pollers from retrying in lockstep.
+		wait := backoff/2 + rand.N(backoff/2+1)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		}
+		backoff = min(backoff*2, backoffMax)
+	}
+}
+
+// serve runs one invocation on a worker and answers it exactly once. The
+// pool calls release afterwards.
+func (rt *Runtime) serve(s *slot) {
+	inv := &s.inv
+	s.resp = s.bufs.Get()
+
+	if inv.DeadlineErr != nil {
+		rt.failInvocation(s, "Runtime.InvalidDeadline", inv.DeadlineErr)
+		return
+	}
+	lc := &lambdacontext.LambdaContext{
+		AwsRequestID:       inv.RequestID,
+		InvokedFunctionArn: inv.FunctionARN,
+		TenantID:           inv.TenantID,
+	}
+	if inv.ClientContext != "" {
+		if err := lc.ClientContext.UnmarshalJSON([]byte(inv.ClientContext)); err != nil {
+			rt.failInvocation(s, "Runtime.InvalidClientContext",
+				fmt.Errorf("Lambda-Runtime-Client-Context is not valid JSON: %w", err))
+			return
+		}
+	}
+	if inv.CognitoIdentity != "" {
+		if err := json.Unmarshal([]byte(inv.CognitoIdentity), &lc.Identity); err != nil {
+			rt.failInvocation(s, "Runtime.InvalidCognitoIdentity",
+				fmt.Errorf("Lambda-Runtime-Cognito-Identity is not valid JSON: %w", err))
+			return
+		}
+	}
+	if rt.setTraceEnv {
+		_ = os.Setenv("_X_AMZN_TRACE_ID", inv.TraceID)
+	}
+
+	dctx, cancel := context.WithDeadline(rt.baseCtx, inv.Deadline)
+	ctx := newInvocationContext(dctx, lc, inv.TraceID, rt.log)
+	contentType, err := rt.call(ctx, s)
+	cancel()
+
+	if err == nil && len(s.resp.B) > rt.cfg.MaxResponseBytes {
+		err = fmt.Errorf("%w: %d bytes, the limit is %d (LMIGO_MAX_RESPONSE_BYTES)",
+			ErrResponseTooLarge, len(s.resp.B), rt.cfg.MaxResponseBytes)
+		rt.failInvocation(s, "Function.ResponseSizeTooLarge", err)
+		return
+	}
+	if err != nil {
+		s.resp.Reset()
+		errorType := writeErrorBody(s.resp, err)
+		rt.log.Error("invocation failed",
+			zap.String("requestId", inv.RequestID),
+			zap.String("errorType", errorType),
+			zap.Error(err))
+		rt.post(s, func(ctx context.Context) error {
+			return s.conn.Fail(ctx, inv.RequestID, errorType, s.resp.B, nil)
+		})
+		return
+	}
+	rt.post(s, func(ctx context.Context) error {
+		return s.conn.Respond(ctx, inv.RequestID, s.resp.B, contentType)
+	})
+}
+
+// call runs the handler. Panics are recovered by the handler adapter;
+// runtime.Goexit cannot be, so a deferred check answers the invocation
+// before the goroutine ends (the pool still releases the slot).
+func (rt *Runtime) call(ctx context.Context, s *slot) (contentType string, err error) {
+	returned := false
+	defer func() {
+		if !returned {
+			rt.failInvocation(s, "Runtime.HandlerExited", errors.New("the handler called runtime.Goexit"))
+		}
+	}()
+	contentType, err = rt.h.call(ctx, s.inv.Payload, s.resp)
+	returned = true
+	return contentType, err
+}
+
+// failInvocation answers the invocation in s with an error the runtime
+// itself detected.
+func (rt *Runtime) failInvocation(s *slot, errorType string, err error) {
+	if s.resp == nil {
+		s.resp = s.bufs.Get()
+	}
+	s.resp.Reset()
+	writeErrorBody(s.resp, messages.InvokeResponse_Error{Message: err.Error(), Type: errorType})
+	rt.log.Error("invocation failed",
+		zap.String("requestId", s.inv.RequestID),
+		zap.String("errorType", errorType),
+		zap.Error(err))
+	rt.post(s, func(ctx context.Context) error {
+		return s.conn.Fail(ctx, s.inv.RequestID, errorType, s.resp.B, nil)
+	})
+}
+
+// post sends an answer. A transport error is retried once on a fresh
+// connection: if the first attempt did reach the Runtime API, the retry
+// gets a harmless 400.
+func (rt *Runtime) post(s *slot, send func(context.Context) error) {
+	ctx := context.Background()
+	err := send(ctx)
+	if err != nil && errors.Is(err, rapi.ErrTransport) {
+		err = send(ctx)
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, rapi.ErrRuntimeAPI):
+		rt.stop(err)
+	default:
+		rt.log.Warn("the Runtime API did not accept the answer",
+			zap.String("requestId", s.inv.RequestID), zap.Error(err))
+	}
+}
+
+func (rt *Runtime) release(s *slot) {
+	if s.req != nil {
+		s.bufs.Put(s.req)
+		s.req = nil
+	}
+	if s.resp != nil {
+		s.bufs.Put(s.resp)
+		s.resp = nil
+	}
+	s.inv.Payload = nil
+	rt.free <- s
+}

@@ -1,0 +1,501 @@
+package concurrent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/lmigo/lmigo/loadtest/fakeapi"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+// env is a test environment for limits.FromEnv.
+type env map[string]string
+
+func (e env) lookup(k string) (string, bool) { v, ok := e[k]; return v, ok }
+
+func newAPI(t *testing.T, opts fakeapi.Options) *fakeapi.Server {
+	t.Helper()
+	api, err := fakeapi.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = api.Close() })
+	return api
+}
+
+// serve runs a Runtime for handler against api until the test ends, and
+// waits until it has its polls outstanding.
+func serve(t *testing.T, api *fakeapi.Server, e env, handler any, opts ...Option) *Runtime {
+	t.Helper()
+	e["AWS_LAMBDA_RUNTIME_API"] = api.Addr()
+	opts = append([]Option{WithLookupEnv(e.lookup), WithLogger(zap.NewNop())}, opts...)
+	rt, err := New(handler, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- rt.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("Run did not return after cancel")
+		}
+	})
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	if err := api.WaitPolls(wctx, rt.cfg.Workers); err != nil {
+		t.Fatalf("runtime never polled %d times: %v", rt.cfg.Workers, err)
+	}
+	return rt
+}
+
+func invoke(t *testing.T, api *fakeapi.Server, payload string) fakeapi.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := api.Invoke(ctx, fakeapi.Request{Payload: []byte(payload)})
+	if err != nil {
+		t.Fatalf("invoke %s: %v", payload, err)
+	}
+	return r
+}
+
+// inflight counts handler executions that overlap.
+type inflight struct{ cur, max atomic.Int64 }
+
+func (f *inflight) enter() {
+	n := f.cur.Add(1)
+	for {
+		m := f.max.Load()
+		if n <= m || f.max.CompareAndSwap(m, n) {
+			return
+		}
+	}
+}
+func (f *inflight) exit() { f.cur.Add(-1) }
+
+// TestDistinctPayloadsAnsweredExactlyOnce: N=16, 10,000 invocations with
+// distinct payloads, each response byte for byte what its request asked
+// for, never more than N polls plus invocations in flight.
+func TestDistinctPayloadsAnsweredExactlyOnce(t *testing.T) {
+	const n, total = 16, 10000
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: n, Queue: true, Timeout: 30 * time.Second})
+	var live inflight
+	// The response is derived from the request so a mix-up shows: the
+	// payload reversed, then its length.
+	handler := RawHandler(func(_ context.Context, payload []byte, out *Buffer) error {
+		live.enter()
+		defer live.exit()
+		for i := len(payload) - 1; i >= 0; i-- {
+			_ = out.WriteByte(payload[i])
+		}
+		_, _ = out.WriteString(":" + strconv.Itoa(len(payload)))
+		return nil
+	})
+	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": strconv.Itoa(n)}, handler)
+
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*n)
+	for range 2 * n {
+		wg.Go(func() {
+			for {
+				i := next.Add(1) - 1
+				if i >= total {
+					return
+				}
+				// Distinct and of varying size (up to a few KiB).
+				req := []byte(fmt.Sprintf("req-%d-%s", i, strings.Repeat("ab", int(i%2000))))
+				want := make([]byte, 0, len(req)+8)
+				for j := len(req) - 1; j >= 0; j-- {
+					want = append(want, req[j])
+				}
+				want = append(want, ":"+strconv.Itoa(len(req))...)
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				r, err := api.Invoke(ctx, fakeapi.Request{Payload: req})
+				cancel()
+				if err != nil {
+					errs <- fmt.Errorf("invocation %d: %w", i, err)
+					return
+				}
+				if r.Err != nil || !bytes.Equal(r.Body, want) {
+					errs <- fmt.Errorf("invocation %d: got %.40q (err %v), want %.40q", i, r.Body, r.Err, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	st := api.Stats()
+	if st.Invocations != total || st.Responses != total || st.Ended() != total {
+		t.Fatalf("invocations %d, responses %d, ended %d; want %d each", st.Invocations, st.Responses, st.Ended(), total)
+	}
+	if st.Errors+st.Duplicates+st.Unknown+st.BadRequests+st.Late+st.TooLarge != 0 {
+		t.Fatalf("unexpected answers: %+v", st)
+	}
+	if st.MaxOutstanding > n || st.Violations != 0 {
+		t.Fatalf("max polls+in flight %d (violations %d), limit %d", st.MaxOutstanding, st.Violations, n)
+	}
+	if st.NewConns > n+1 { // one per slot, plus the test's own client
+		t.Fatalf("%d TCP connections for %d slots: connections are not kept alive", st.NewConns, n)
+	}
+	t.Logf("max overlapping handlers %d, connections %d", live.max.Load(), st.NewConns)
+}
+
+// TestOneAtATimeWithoutMaxConcurrency: unset AWS_LAMBDA_MAX_CONCURRENCY
+// makes an ordinary runtime: one poll, one invocation at a time.
+func TestOneAtATimeWithoutMaxConcurrency(t *testing.T) {
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true})
+	var live inflight
+	var traceEnv atomic.Value
+	rt := serve(t, api, env{}, func(ctx context.Context, ev map[string]int) (map[string]int, error) {
+		live.enter()
+		defer live.exit()
+		traceEnv.Store(os.Getenv("_X_AMZN_TRACE_ID"))
+		time.Sleep(time.Millisecond)
+		return map[string]int{"got": ev["n"]}, nil
+	})
+	if rt.cfg.MaxConcurrency != 1 || rt.cfg.Workers != 1 {
+		t.Fatalf("MaxConcurrency %d, Workers %d; want 1, 1", rt.cfg.MaxConcurrency, rt.cfg.Workers)
+	}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			r := invoke(t, api, fmt.Sprintf(`{"n":%d}`, i))
+			if want := fmt.Sprintf(`{"got":%d}`, i); string(r.Body) != want {
+				t.Errorf("got %s, want %s", r.Body, want)
+			}
+		})
+	}
+	wg.Wait()
+	if m := live.max.Load(); m != 1 {
+		t.Fatalf("%d handlers overlapped with no AWS_LAMBDA_MAX_CONCURRENCY", m)
+	}
+	if st := api.Stats(); st.MaxPolls != 1 || st.MaxOutstanding != 1 {
+		t.Fatalf("max polls %d, max outstanding %d; want 1", st.MaxPolls, st.MaxOutstanding)
+	}
+	// One at a time, the process-wide trace variable is meaningful and set.
+	if v, _ := traceEnv.Load().(string); v == "" {
+		t.Fatal("_X_AMZN_TRACE_ID not set for a one-at-a-time runtime")
+	}
+	_ = os.Unsetenv("_X_AMZN_TRACE_ID")
+}
+
+// TestFailuresStayLocal: of 8 concurrent invocations one panics and one
+// returns an error; those two get function errors, the others their
+// responses, and the runtime goes on serving.
+func TestFailuresStayLocal(t *testing.T) {
+	const n = 8
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: n, Queue: true})
+	var gate sync.WaitGroup
+	gate.Add(n)
+	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": strconv.Itoa(n)}, func(ctx context.Context, ev struct{ I int }) (int, error) {
+		gate.Done()
+		gate.Wait() // all 8 in flight at once
+		switch ev.I {
+		case 3:
+			panic(fmt.Sprintf("boom %d", ev.I))
+		case 5:
+			return 0, errors.New("failed on purpose")
+		}
+		return ev.I * 10, nil
+	})
+	results := make([]fakeapi.Result, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { results[i] = invoke(t, api, fmt.Sprintf(`{"I":%d}`, i)) })
+	}
+	wg.Wait()
+	for i, r := range results {
+		switch i {
+		case 3:
+			var body struct {
+				Message string `json:"errorMessage"`
+				Type    string `json:"errorType"`
+				Stack   []any  `json:"stackTrace"`
+			}
+			if r.Err == nil || json.Unmarshal(r.Err.Body, &body) != nil || body.Message != "boom 3" || body.Type != "string" || len(body.Stack) == 0 {
+				t.Fatalf("panic: got %+v", r.Err)
+			}
+		case 5:
+			if r.Err == nil || r.Err.Type != "errorString" || !strings.Contains(string(r.Err.Body), "failed on purpose") {
+				t.Fatalf("error: got %+v", r.Err)
+			}
+		default:
+			if r.Err != nil || string(r.Body) != strconv.Itoa(i*10) {
+				t.Fatalf("invocation %d: got %s %+v", i, r.Body, r.Err)
+			}
+		}
+	}
+	// Still serving after the panic.
+	gate.Add(n)
+	for i := range n {
+		wg.Go(func() {
+			if r := invoke(t, api, fmt.Sprintf(`{"I":%d}`, 100+i)); string(r.Body) != strconv.Itoa((100+i)*10) {
+				t.Errorf("after the panic: got %s %+v", r.Body, r.Err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestInvocationContext: the handler's context carries the deadline, the
+// lambdacontext, trace and tenant IDs; _X_AMZN_TRACE_ID stays unset when
+// N > 1.
+func TestInvocationContext(t *testing.T) {
+	_ = os.Unsetenv("_X_AMZN_TRACE_ID")
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: 2, Queue: true, FunctionARN: "arn:aws:lambda:us-east-1:123456789012:function:f"})
+	type seen struct {
+		RequestID, ARN, Trace, Tenant, EnvTrace, LogReq string
+		HasDeadline                                     bool
+		Left                                            time.Duration
+		Identity                                        lambdacontext.CognitoIdentity
+		ClientApp                                       string
+	}
+	got := make(chan seen, 1)
+	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "2"}, func(ctx context.Context) error {
+		lc, _ := lambdacontext.FromContext(ctx)
+		d, ok := ctx.Deadline()
+		got <- seen{
+			RequestID: lc.AwsRequestID, ARN: lc.InvokedFunctionArn, Trace: TraceID(ctx), Tenant: TenantID(ctx),
+			EnvTrace: os.Getenv("_X_AMZN_TRACE_ID"), LogReq: RequestID(ctx), HasDeadline: ok, Left: time.Until(d),
+			Identity: lc.Identity, ClientApp: lc.ClientContext.Client.AppTitle,
+		}
+		return nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := api.Invoke(ctx, fakeapi.Request{
+		Payload: []byte(`{}`), Timeout: 5 * time.Second,
+		TraceID: "Root=1-abc;Parent=def;Sampled=1", TenantID: "tenant-7",
+		CognitoIdentity: `{"cognitoIdentityId":"id-1","cognitoIdentityPoolId":"pool-1"}`,
+		ClientContext:   `{"Client":{"app_title":"app"}}`,
+	})
+	if err != nil || r.Err != nil {
+		t.Fatalf("invoke: %v %+v", err, r.Err)
+	}
+	s := <-got
+	if s.RequestID != r.RequestID || s.LogReq != r.RequestID {
+		t.Fatalf("request ID %q / %q, want %q", s.RequestID, s.LogReq, r.RequestID)
+	}
+	if s.ARN != "arn:aws:lambda:us-east-1:123456789012:function:f" || s.Trace != "Root=1-abc;Parent=def;Sampled=1" || s.Tenant != "tenant-7" {
+		t.Fatalf("context: %+v", s)
+	}
+	if !s.HasDeadline || s.Left <= 3*time.Second || s.Left > 5*time.Second {
+		t.Fatalf("deadline: has %v, %v left; want about 5s", s.HasDeadline, s.Left)
+	}
+	if s.Identity.CognitoIdentityID != "id-1" || s.Identity.CognitoIdentityPoolID != "pool-1" || s.ClientApp != "app" {
+		t.Fatalf("identity %+v, client app %q", s.Identity, s.ClientApp)
+	}
+	if s.EnvTrace != "" {
+		t.Fatalf("_X_AMZN_TRACE_ID = %q with N > 1", s.EnvTrace)
+	}
+}
+
+// TestDeadlineCancelsContext: the handler's context is done at the deadline.
+func TestDeadlineCancelsContext(t *testing.T) {
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true})
+	serve(t, api, env{}, func(ctx context.Context) (string, error) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err().Error(), nil
+		case <-time.After(10 * time.Second):
+			return "not cancelled", nil
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := api.Invoke(ctx, fakeapi.Request{Payload: []byte(`{}`), Timeout: 1500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The response races the fake's own timeout; either way the handler saw
+	// its context end, never the 10 s fallback.
+	if r.Err != nil && r.Err.Type != fakeapi.ErrorTypeTimeout {
+		t.Fatalf("got %+v", r.Err)
+	}
+	if r.Err == nil && string(r.Body) != `"context deadline exceeded"` {
+		t.Fatalf("got %s", r.Body)
+	}
+}
+
+// TestRuntimeDetectedErrors: bad invocation headers and oversized
+// responses end only their invocation, with a clear error type.
+func TestRuntimeDetectedErrors(t *testing.T) {
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: 2, Queue: true})
+	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "2", "LMIGO_MAX_RESPONSE_BYTES": "1KiB"},
+		RawHandler(func(_ context.Context, payload []byte, out *Buffer) error {
+			n, _ := strconv.Atoi(string(payload))
+			_, _ = out.Write(bytes.Repeat([]byte("x"), n))
+			return nil
+		}))
+	tests := []struct {
+		name     string
+		req      fakeapi.Request
+		wantType string
+	}{
+		{"response too large", fakeapi.Request{Payload: []byte("1025")}, "Function.ResponseSizeTooLarge"},
+		{"garbage deadline", fakeapi.Request{Payload: []byte("1"), Headers: map[string]string{"Lambda-Runtime-Deadline-Ms": "soon"}}, "Runtime.InvalidDeadline"},
+		{"missing deadline", fakeapi.Request{Payload: []byte("1"), Headers: map[string]string{"Lambda-Runtime-Deadline-Ms": ""}}, "Runtime.InvalidDeadline"},
+		{"client context not JSON", fakeapi.Request{Payload: []byte("1"), ClientContext: "{nope"}, "Runtime.InvalidClientContext"},
+		{"identity not JSON", fakeapi.Request{Payload: []byte("1"), CognitoIdentity: "[1,"}, "Runtime.InvalidCognitoIdentity"},
+		{"still serving", fakeapi.Request{Payload: []byte("1024")}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			r, err := api.Invoke(ctx, tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantType == "" {
+				if r.Err != nil || len(r.Body) != 1024 {
+					t.Fatalf("got %d bytes, %+v", len(r.Body), r.Err)
+				}
+				return
+			}
+			if r.Err == nil || r.Err.Type != tt.wantType {
+				t.Fatalf("got %+v, want error type %s", r.Err, tt.wantType)
+			}
+			var body struct{ ErrorMessage, ErrorType string }
+			if err := json.Unmarshal(r.Err.Body, &body); err != nil || body.ErrorType != tt.wantType || body.ErrorMessage == "" {
+				t.Fatalf("error body %s (%v)", r.Err.Body, err)
+			}
+		})
+	}
+}
+
+// TestBadConfigPostsInitError: every bad variable named in one
+// /runtime/init/error, exit status 1.
+func TestBadConfigPostsInitError(t *testing.T) {
+	api := newAPI(t, fakeapi.Options{})
+	e := env{
+		"AWS_LAMBDA_RUNTIME_API":     api.Addr(),
+		"AWS_LAMBDA_MAX_CONCURRENCY": "lots",
+		"LMIGO_BUFFER_RETAIN_BYTES":  "-5",
+	}
+	core, logs := observer.New(zap.DebugLevel)
+	code := start(func() {}, WithLookupEnv(e.lookup), WithLogger(zap.New(core)))
+	if code != 1 {
+		t.Fatalf("exit status %d, want 1", code)
+	}
+	typ, body, ok := api.InitError()
+	if !ok || typ != "Runtime.InvalidConfiguration" {
+		t.Fatalf("init error %q %s (posted %v)", typ, body, ok)
+	}
+	for _, name := range []string{"AWS_LAMBDA_MAX_CONCURRENCY", "lots", "LMIGO_BUFFER_RETAIN_BYTES", "-5"} {
+		if !bytes.Contains(body, []byte(name)) {
+			t.Errorf("init error %s does not name %s", body, name)
+		}
+	}
+	if logs.FilterMessage("init failed").Len() != 1 {
+		t.Errorf("want one log line for the failed init, got %v", logs.All())
+	}
+	if api.Stats().Polls != 0 {
+		t.Error("polled after a failed init")
+	}
+}
+
+func TestInvalidHandler(t *testing.T) {
+	_, err := New(func(a, b, c int) {}, WithLookupEnv(env{"AWS_LAMBDA_RUNTIME_API": "127.0.0.1:1"}.lookup))
+	if !errors.Is(err, ErrInvalidHandler) {
+		t.Fatalf("err = %v, want ErrInvalidHandler", err)
+	}
+}
+
+// TestShutdownWaitsForInFlight: cancelling Run lets an invocation in
+// flight finish and post its answer.
+func TestShutdownWaitsForInFlight(t *testing.T) {
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true})
+	started := make(chan struct{})
+	e := env{"AWS_LAMBDA_RUNTIME_API": api.Addr(), "LMIGO_SHUTDOWN_TIMEOUT": "2s"}
+	rt, err := New(func() (string, error) {
+		close(started)
+		time.Sleep(100 * time.Millisecond)
+		return "done", nil
+	}, WithLookupEnv(e.lookup), WithLogger(zap.NewNop()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- rt.Run(ctx) }()
+	res := make(chan fakeapi.Result, 1)
+	go func() { res <- invoke(t, api, `{}`) }()
+	<-started
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if r := <-res; r.Err != nil || string(r.Body) != `"done"` {
+		t.Fatalf("in-flight invocation got %s %+v", r.Body, r.Err)
+	}
+}
+
+// TestGoexitAndEndlessReaderStayLocal: a handler that calls
+// runtime.Goexit, and one that returns a reader that never ends, each get
+// a function error; neither loses its slot nor grows memory without bound.
+func TestGoexitAndEndlessReaderStayLocal(t *testing.T) {
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true})
+	serve(t, api, env{"LMIGO_MAX_RESPONSE_BYTES": "64KiB"}, func(ev struct{ Mode string }) (io.Reader, error) {
+		switch ev.Mode {
+		case "goexit":
+			runtime.Goexit()
+		case "endless":
+			return endless{}, nil
+		}
+		return strings.NewReader("fine"), nil
+	})
+	for _, tt := range []struct{ payload, wantType string }{
+		{`{"Mode":"goexit"}`, "Runtime.HandlerExited"},
+		{`{"Mode":"endless"}`, "Function.ResponseSizeTooLarge"},
+		{`{"Mode":"goexit"}`, "Runtime.HandlerExited"},
+		{`{}`, ""},
+	} {
+		r := invoke(t, api, tt.payload)
+		if tt.wantType == "" {
+			if r.Err != nil || string(r.Body) != "fine" {
+				t.Fatalf("%s: got %s %+v", tt.payload, r.Body, r.Err)
+			}
+			continue
+		}
+		if r.Err == nil || r.Err.Type != tt.wantType {
+			t.Fatalf("%s: got %+v, want %s", tt.payload, r.Err, tt.wantType)
+		}
+	}
+}
+
+// endless is a reader that never ends.
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	return len(p), nil
+}
