@@ -400,7 +400,7 @@ func compareWithAWS(t testing.TB, h *handler, f any, awsOpts []lambda.Option, pa
 // returned by a handler (lambda/errors.go, lambdaErrorResponse).
 func awsErrorBody(t testing.TB, err error) ([]byte, string) {
 	t.Helper()
-	ive, ok := err.(messages.InvokeResponse_Error) //nolint:errorlint // as aws-lambda-go does
+	ive, ok := err.(messages.InvokeResponse_Error) // as aws-lambda-go does: unwrapped only
 	if !ok {
 		typ := reflect.TypeOf(err)
 		name := typ.Name()

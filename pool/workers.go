@@ -123,7 +123,7 @@ func (w *Workers[T]) Invoke(arg T) error {
 		if err == nil {
 			return nil
 		}
-		if err != ants.ErrPoolOverload || i == maxYields {
+		if !errors.Is(err, ants.ErrPoolOverload) || i == maxYields {
 			w.busy.Add(-1)
 			if errors.Is(err, ants.ErrPoolClosed) {
 				return ErrClosed

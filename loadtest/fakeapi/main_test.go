@@ -78,11 +78,6 @@ func (rt *testRuntime) respond(id string, body []byte) int {
 	return rt.post(pathInvocation+url.PathEscape(id)+"/response", nil, body, false)
 }
 
-func (rt *testRuntime) fail(id, errorType string, body []byte) int {
-	return rt.post(pathInvocation+url.PathEscape(id)+"/error",
-		map[string]string{hdrErrorType: errorType, hdrContentType: contentTypeJSON}, body, false)
-}
-
 // post sends a post and returns its status, failing the test on a
 // transport error.
 func (rt *testRuntime) post(path string, hdr map[string]string, body []byte, chunked bool) int {
