@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -39,6 +41,10 @@ var aLongTimeAgo = time.Unix(1, 0)
 // Conn is one keep-alive connection to the Runtime API. Its methods are not
 // safe for concurrent use (one owner at a time), except Close, which may be
 // called from any goroutine to unblock and end the Conn.
+//
+// A Conn stays registered with the Done channel of the last context it was
+// given until it gets another one or is closed: reusing one long-lived
+// context costs no allocation per call, a new context per call costs a few.
 type Conn struct {
 	c     *Client
 	br    *bufio.Reader
@@ -77,11 +83,23 @@ func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 		return fmt.Errorf("rapi: %s: %w: nil Invocation", opNext, ErrInvalid)
 	}
 	inv.reset()
-	if err := c.begin(ctx, opNext); err != nil {
-		return err
-	}
-	if _, err := c.nc.Write(c.c.pre.next); err != nil {
-		return c.fail(ctx, opNext, err)
+	defer c.trim()
+	for retried := false; ; retried = true {
+		reused := c.nc != nil && !c.interrupted.Load()
+		if err := c.begin(ctx, opNext); err != nil {
+			return err
+		}
+		_, err := c.nc.Write(c.c.pre.next)
+		if err == nil {
+			_, err = c.br.Peek(1) // the long poll: wait for the first byte
+		}
+		if err == nil {
+			break
+		}
+		if retried || !reused || !c.staleConn(ctx, err) {
+			return c.fail(ctx, opNext, err)
+		}
+		c.drop()
 	}
 	c.sink.start(inv, &c.in)
 	h, err := readHead(c.br, &c.spill, &defaultLimits, &c.sink)
@@ -111,6 +129,17 @@ func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 	inv.Payload = p
 	c.end(h)
 	return nil
+}
+
+// staleConn reports whether err, met before any byte of a response on a
+// reused connection, means the server had closed it while idle. Only GET
+// /next is then sent again: the server cannot have seen it, and a POST is
+// never sent twice.
+func (c *Conn) staleConn(ctx context.Context, err error) bool {
+	if c.closed.Load() || ctx.Err() != nil {
+		return false
+	}
+	return err == io.EOF || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // Respond posts body as the response of invocation requestID. body is only
@@ -162,7 +191,7 @@ func (c *Conn) Close() error {
 
 // post sends r and reads a response with a small body.
 func (c *Conn) post(ctx context.Context, op string, r *request) error {
-	defer func() { r.body, r.mid = nil, nil }() // never keep the caller's slices
+	defer c.trim()
 	if err := c.begin(ctx, op); err != nil {
 		return err
 	}
@@ -179,6 +208,18 @@ func (c *Conn) post(ctx context.Context, op string, r *request) error {
 	}
 	// The post succeeded whatever happens to the rest of the body.
 	return c.skip(h, maxDiscardSmall, nil)
+}
+
+// trim drops references to the caller's slices and scratch buffers that a
+// rare large response grew, so that what a Conn keeps stays small.
+func (c *Conn) trim() {
+	c.req.body, c.req.mid = nil, nil
+	if cap(c.spill) > maxSpillKept {
+		c.spill = nil
+	}
+	if cap(c.req.head) > 4*coalesceMax {
+		c.req.head = make([]byte, 0, coalesceMax)
+	}
 }
 
 // write sends r with one write when small, else with writev (net.Buffers),

@@ -344,6 +344,38 @@ func TestServerClosesIdle(t *testing.T) {
 	}
 }
 
+func TestNextRetriesOnceOnStaleConn(t *testing.T) {
+	srv := newTestServer(t, func(sc *srvConn, r *srvReq) action {
+		sc.bw.Write(nextResponse("id-"+strconv.FormatInt(sc.srv.requests.Load(), 10), nil, ""))
+		return closeConn // without saying so
+	})
+	cn := srv.client(t).Conn()
+	defer cn.Close()
+	var inv Invocation
+	for i := 1; i <= 3; i++ {
+		time.Sleep(20 * time.Millisecond) // let the FIN arrive
+		mustNext(t, cn, &inv)
+		if inv.RequestID != "id-"+strconv.Itoa(i) {
+			t.Fatalf("got %q", inv.RequestID)
+		}
+	}
+	if a := srv.accepts.Load(); a != 3 {
+		t.Fatalf("accepts = %d", a)
+	}
+}
+
+func TestNextNoRetryOnFreshConn(t *testing.T) {
+	srv := newTestServer(t, func(sc *srvConn, r *srvReq) action { return closeConn })
+	cn := srv.client(t).Conn()
+	defer cn.Close()
+	if err := cn.Next(context.Background(), &Invocation{}); !errors.Is(err, ErrTransport) {
+		t.Fatalf("err = %v", err)
+	}
+	if a := srv.accepts.Load(); a != 1 {
+		t.Fatalf("accepts = %d: a fresh connection is never retried", a)
+	}
+}
+
 func TestDialFailure(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -33,8 +33,10 @@
 // Errors: non-2xx answers are *StatusError, matching ErrBadRequest (400),
 // ErrForbidden (403), ErrGone (410), ErrTooLarge (413) and ErrRuntimeAPI
 // (5xx) with errors.Is; network failures wrap ErrTransport; broken framing
-// wraps ErrMalformed. Nothing is retried: every request is sent at most
-// once, so a response is never posted twice.
+// wraps ErrMalformed. A POST is never retried, so a response is never
+// posted twice. The one retry is a GET /next that meets a reused connection
+// the server had already closed (no byte of answer): it is sent once more on
+// a new connection, as the server cannot have registered it.
 //
 // Shut down by closing each Conn; a Client holds no resources of its own.
 //
