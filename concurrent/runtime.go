@@ -221,8 +221,7 @@ func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 		case errors.Is(err, rapi.ErrPayloadTooLarge):
 			rt.failInvocation(s, "Runtime.RequestTooLarge",
 				fmt.Errorf("request payload larger than %d bytes (LMIGO_MAX_REQUEST_BYTES)", rt.cfg.MaxRequestBytes))
-			s.bufs.Put(s.req)
-			s.req = nil
+			rt.putBuffers(s)
 			continue
 		case errors.Is(err, rapi.ErrRuntimeAPI):
 			rt.stop(err)
@@ -356,6 +355,13 @@ func (rt *Runtime) post(s *slot, send func(context.Context) error) {
 }
 
 func (rt *Runtime) release(s *slot) {
+	rt.putBuffers(s)
+	rt.free <- s
+}
+
+// putBuffers gives the slot's buffers back; one that grew past the retain
+// cap is dropped there.
+func (rt *Runtime) putBuffers(s *slot) {
 	if s.req != nil {
 		s.bufs.Put(s.req)
 		s.req = nil
@@ -365,5 +371,4 @@ func (rt *Runtime) release(s *slot) {
 		s.resp = nil
 	}
 	s.inv.Payload = nil
-	rt.free <- s
 }

@@ -499,3 +499,26 @@ func (endless) Read(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// TestOversizedRequestFailsOnlyItsInvocation: a payload above
+// LMIGO_MAX_REQUEST_BYTES is never handed to the handler; that invocation
+// gets Runtime.RequestTooLarge and the next one is served.
+func TestOversizedRequestFailsOnlyItsInvocation(t *testing.T) {
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true})
+	var calls atomic.Int64
+	serve(t, api, env{"LMIGO_MAX_REQUEST_BYTES": "1KiB"}, RawHandler(func(_ context.Context, payload []byte, out *Buffer) error {
+		calls.Add(1)
+		_, _ = out.Write(payload)
+		return nil
+	}))
+	big := `"` + strings.Repeat("x", 2048) + `"`
+	if r := invoke(t, api, big); r.Err == nil || r.Err.Type != "Runtime.RequestTooLarge" {
+		t.Fatalf("oversized request: got %+v", r.Err)
+	}
+	if r := invoke(t, api, `"small"`); r.Err != nil || string(r.Body) != `"small"` {
+		t.Fatalf("next invocation: got %s %+v", r.Body, r.Err)
+	}
+	if calls.Load() != 1 {
+		t.Fatalf("handler called %d times, want 1", calls.Load())
+	}
+}
