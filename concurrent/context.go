@@ -2,6 +2,7 @@ package concurrent
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -24,9 +25,14 @@ type invocationContext struct {
 	traceID   string
 	tenantID  string
 
+	// base is the runtime's logger; logger adds this invocation's IDs to
+	// it, built on first use so that an invocation that logs nothing pays
+	// nothing. slogger is the same for log/slog.
 	base       *zap.Logger
 	loggerOnce sync.Once
 	logger     *zap.Logger
+	slogOnce   sync.Once
+	slogger    *slog.Logger
 }
 
 func (c *invocationContext) Value(key any) any {
@@ -64,8 +70,12 @@ func RequestID(ctx context.Context) string {
 }
 
 // TraceID returns the X-Ray trace header of the invocation ctx belongs to
-// (the Lambda-Runtime-Trace-Id value), or "". Pass it on to SDK clients
-// yourself: on Lambda Managed Instances _X_AMZN_TRACE_ID is not set.
+// (the Lambda-Runtime-Trace-Id value, "Root=1-...;Parent=...;Sampled=1"),
+// or "". Pass it on yourself, as the X-Amzn-Trace-Id header of outgoing
+// requests: on Lambda Managed Instances _X_AMZN_TRACE_ID is not set, since
+// one process serves many invocations at once. It is also stored under the
+// context key "x-amzn-trace-id", where tracing libraries written for
+// aws-lambda-go look for it.
 func TraceID(ctx context.Context) string {
 	if c := fromContext(ctx); c != nil {
 		return c.traceID
@@ -81,21 +91,26 @@ func TenantID(ctx context.Context) string {
 	return ""
 }
 
-// Logger returns a logger whose lines carry the requestId (and tenantId,
-// where present) of the invocation ctx belongs to. Outside an invocation it
-// returns a no-op logger. The per-invocation logger is built on first use.
+// Logger returns a zap logger whose lines carry the IDs of the invocation
+// ctx belongs to: requestId, traceId (the Root of its X-Ray trace header)
+// and tenantId, where present. It is built on the first call of each
+// invocation and cached: later calls cost a context lookup. Outside an
+// invocation it returns the process logger, whose lines carry no IDs.
+//
+// The logger writes Lambda's format (JSON or TEXT, as
+// AWS_LAMBDA_LOG_FORMAT says) to stderr at AWS_LAMBDA_LOG_LEVEL, each line
+// in one write; see [LevelTrace] for TRACE. Its Fatal ends the process, and
+// with it every invocation in flight: prefer Error.
 func Logger(ctx context.Context) *zap.Logger {
-	c := fromContext(ctx)
-	if c == nil {
-		return zap.NewNop()
+	if c := fromContext(ctx); c != nil {
+		return c.zapLogger()
 	}
-	c.loggerOnce.Do(func() { c.logger = c.base.With(invocationFields(c.requestID, c.tenantID)...) })
-	return c.logger
+	return defaultLogger()
 }
 
-func invocationFields(requestID, tenantID string) []zap.Field {
-	if tenantID == "" {
-		return []zap.Field{zap.String("requestId", requestID)}
-	}
-	return []zap.Field{zap.String("requestId", requestID), zap.String("tenantId", tenantID)}
+func (c *invocationContext) zapLogger() *zap.Logger {
+	c.loggerOnce.Do(func() {
+		c.logger = c.base.With(appendInvocationFields(make([]zap.Field, 0, 3), c.requestID, c.traceID, c.tenantID)...)
+	})
+	return c.logger
 }

@@ -2,21 +2,38 @@ package concurrent
 
 import (
 	"os"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
+	"github.com/aws/aws-lambda-go/lambda/messages"
 	"github.com/lmigo/lmigo/limits"
+	"github.com/lmigo/lmigo/rapi"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
 
-// levelTrace sits below zap's Debug so that AWS_LAMBDA_LOG_LEVEL=TRACE has
-// a level of its own.
-const levelTrace = zapcore.DebugLevel - 1
+// LevelTrace is Lambda's TRACE level, one below zap's Debug, so that
+// AWS_LAMBDA_LOG_LEVEL=TRACE has a level of its own. Log at it with [Trace]
+// or with (*zap.Logger).Log(LevelTrace, ...).
+const LevelTrace = zapcore.DebugLevel - 1
+
+// Trace logs msg at TRACE. When TRACE is disabled it allocates nothing,
+// fields included: they are copied only for a line that is written. (zap's
+// own level methods allocate the fields slice even for a disabled line,
+// since it escapes into the core; on hot paths use
+// `if ce := l.Check(lvl, msg); ce != nil { ce.Write(fields...) }`.)
+func Trace(l *zap.Logger, msg string, fields ...zap.Field) {
+	if ce := l.Check(LevelTrace, msg); ce != nil {
+		ce.Write(slices.Clone(fields)...)
+	}
+}
 
 func zapLevel(l limits.Level) zapcore.Level {
 	switch l {
 	case limits.LevelTrace:
-		return levelTrace
+		return LevelTrace
 	case limits.LevelDebug:
 		return zapcore.DebugLevel
 	case limits.LevelWarn:
@@ -29,10 +46,13 @@ func zapLevel(l limits.Level) zapcore.Level {
 	return zapcore.InfoLevel
 }
 
-// lambdaLevelName spells levels as Lambda's JSON log format does.
+// lambdaLevelName spells levels as Lambda's JSON log format does. zap's
+// DPanic and Panic are errors of one invocation here (a panic ends only
+// that invocation), so they are ERROR; FATAL is kept for Fatal, which ends
+// the process.
 func lambdaLevelName(l zapcore.Level) string {
 	switch {
-	case l <= levelTrace:
+	case l <= LevelTrace:
 		return "TRACE"
 	case l == zapcore.DebugLevel:
 		return "DEBUG"
@@ -40,7 +60,7 @@ func lambdaLevelName(l zapcore.Level) string {
 		return "INFO"
 	case l == zapcore.WarnLevel:
 		return "WARN"
-	case l == zapcore.ErrorLevel:
+	case l < zapcore.FatalLevel:
 		return "ERROR"
 	}
 	return "FATAL"
@@ -50,8 +70,22 @@ func encodeLevel(l zapcore.Level, enc zapcore.PrimitiveArrayEncoder) {
 	enc.AppendString(lambdaLevelName(l))
 }
 
+// timeLayout is RFC 3339 with all nine digits of the nanoseconds, so that
+// timestamps have one width and sort as text.
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+// encodeTime goes through zapcore's layout encoder, which appends into the
+// line's buffer without an intermediate string.
+var encodeTimeLayout = zapcore.TimeEncoderOfLayout(timeLayout)
+
 func encodeTime(t time.Time, enc zapcore.PrimitiveArrayEncoder) {
-	enc.AppendString(t.UTC().Format(time.RFC3339Nano))
+	encodeTimeLayout(t.UTC(), enc)
+}
+
+// encodeDuration writes milliseconds, Lambda's unit, with the fraction:
+// a number that CloudWatch Logs Insights can compute with.
+func encodeDuration(d time.Duration, enc zapcore.PrimitiveArrayEncoder) {
+	enc.AppendFloat64(float64(d) / float64(time.Millisecond))
 }
 
 func encoderConfig() zapcore.EncoderConfig {
@@ -63,12 +97,16 @@ func encoderConfig() zapcore.EncoderConfig {
 		LineEnding:     zapcore.DefaultLineEnding,
 		EncodeLevel:    encodeLevel,
 		EncodeTime:     encodeTime,
-		EncodeDuration: zapcore.MillisDurationEncoder,
+		EncodeDuration: encodeDuration,
 	}
 }
 
-// newLogger builds the runtime's logger. zapcore.Lock makes each record a
-// single locked write, so lines of concurrent invocations never interleave.
+// newLogger builds a logger in Lambda's shape writing to w. The core
+// encodes each record into one buffer and hands it to w in one Write,
+// under zapcore.Lock: lines of concurrent invocations never interleave,
+// whatever their length. An *os.File adds its own write lock, so lines of
+// two loggers on the same file (or of the log package) do not interleave
+// either.
 func newLogger(format limits.Format, level limits.Level, w zapcore.WriteSyncer) *zap.Logger {
 	var enc zapcore.Encoder
 	if format == limits.FormatText {
@@ -83,3 +121,108 @@ func newLogger(format limits.Format, level limits.Level, w zapcore.WriteSyncer) 
 // stderr is where the runtime logs by default; a variable so tests can
 // capture it.
 var stderr zapcore.WriteSyncer = os.Stderr
+
+// defaultLogger takes the lines logged outside an invocation (Logger and
+// the slog handler given a context that is not an invocation's): stderr,
+// in the level and format the environment asks for.
+var defaultLogger = sync.OnceValue(func() *zap.Logger {
+	c, err := limits.FromEnv(os.LookupEnv)
+	if err != nil {
+		// New reports the bad variables; lines are not lost meanwhile.
+		return newLogger(limits.FormatJSON, limits.LevelInfo, stderr)
+	}
+	return newLogger(c.LogFormat, c.LogLevel, stderr)
+})
+
+// Field names of an invocation's IDs in every line logged for it.
+const (
+	keyRequestID = "requestId"
+	keyTraceID   = "traceId"
+	keyTenantID  = "tenantId"
+)
+
+// appendInvocationFields appends the IDs of an invocation; traceId and
+// tenantId only where present.
+func appendInvocationFields(fs []zap.Field, requestID, traceHeader, tenantID string) []zap.Field {
+	fs = append(fs, zap.String(keyRequestID, requestID))
+	if root := traceRoot(traceHeader); root != "" {
+		fs = append(fs, zap.String(keyTraceID, root))
+	}
+	if tenantID != "" {
+		fs = append(fs, zap.String(keyTenantID, tenantID))
+	}
+	return fs
+}
+
+// traceRoot returns the Root of an X-Ray trace header
+// ("Root=1-5759e988-bd862e3fe1be46a994272793;Parent=...;Sampled=1"), which
+// is the trace ID that X-Ray and CloudWatch search by; a header without
+// one is returned whole.
+func traceRoot(header string) string {
+	for rest := header; rest != ""; {
+		var part string
+		part, rest, _ = strings.Cut(rest, ";")
+		if v, ok := strings.CutPrefix(strings.TrimSpace(part), "Root="); ok {
+			return v
+		}
+	}
+	return header
+}
+
+// logInvocation writes one of the runtime's own lines about the invocation
+// in inv, carrying the same IDs as the lines its handler logs.
+func logInvocation(log *zap.Logger, lvl zapcore.Level, inv *rapi.Invocation, msg string, fields ...zap.Field) {
+	ce := log.Check(lvl, msg)
+	if ce == nil {
+		return
+	}
+	all := make([]zap.Field, 0, 3+len(fields))
+	all = appendInvocationFields(all, inv.RequestID, inv.TraceID, inv.TenantID)
+	ce.Write(append(all, fields...)...)
+}
+
+// logFailure logs an invocation answered with an error: its errorType and
+// errorMessage, as in the error sent to the Runtime API, and for a panic
+// the panicking stack.
+func logFailure(log *zap.Logger, inv *rapi.Invocation, errorType string, err error) {
+	msg := "invocation failed"
+	fields := []zap.Field{zap.String("errorType", errorType), zap.String("errorMessage", errorMessage(err))}
+	if pe, ok := err.(*PanicError); ok { //nolint:errorlint // the handler adapter returns it unwrapped
+		msg = "invocation panicked"
+		fields = append(fields, zap.Array("stackTrace", stackFrames(stackTrace(pe.Stack))))
+	}
+	logInvocation(log, zapcore.ErrorLevel, inv, msg, fields...)
+}
+
+// errorMessage is err's message as the error body reports it; a panic in
+// Error is reported rather than passed on.
+func errorMessage(err error) (msg string) {
+	defer func() {
+		if v := recover(); v != nil {
+			msg = "panic in Error: " + newPanicError(v).Error()
+		}
+	}()
+	if pe, ok := err.(*PanicError); ok { //nolint:errorlint // see logFailure
+		return panicBody(pe).Message
+	}
+	return err.Error()
+}
+
+// stackFrames logs frames as the error body holds them.
+type stackFrames []*messages.InvokeResponse_Error_StackFrame
+
+func (fs stackFrames) MarshalLogArray(enc zapcore.ArrayEncoder) error {
+	for _, f := range fs {
+		_ = enc.AppendObject(logFrame(*f))
+	}
+	return nil
+}
+
+type logFrame messages.InvokeResponse_Error_StackFrame
+
+func (f logFrame) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("path", f.Path)
+	enc.AddInt32("line", f.Line)
+	enc.AddString("label", f.Label)
+	return nil
+}

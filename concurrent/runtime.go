@@ -37,6 +37,7 @@ type Runtime struct {
 
 	running atomic.Bool
 	fatal   chan error
+	metrics *runtimeMetrics // nil unless LMIGO_METRICS=emf
 }
 
 // slot is everything one invocation needs, reused from one invocation to
@@ -86,6 +87,7 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 		baseCtx:     o.baseCtx,
 		setTraceEnv: cfg.MaxConcurrency == 1,
 		fatal:       make(chan error, 1),
+		metrics:     newMetrics(cfg),
 	}
 	if rt.log == nil {
 		rt.log = newLogger(cfg.LogFormat, cfg.LogLevel, stderr)
@@ -123,6 +125,7 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	rt.log.Debug("runtime_worker_pool_initializing",
 		zap.Int("workerCount", rt.cfg.Workers),
 		zap.Int("executionEnvironmentMaxConcurrency", rt.cfg.MaxConcurrency))
+	stopMetrics := rt.startMetrics()
 
 	pollCtx, stopPolling := context.WithCancel(ctx)
 	defer stopPolling()
@@ -144,6 +147,7 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	deadline := time.Now().Add(rt.cfg.ShutdownTimeout)
 	rt.drain(deadline)
 	_ = rt.workers.Release(max(time.Until(deadline), time.Millisecond))
+	stopMetrics() // the last document, after the last invocation
 	for _, s := range rt.slots {
 		_ = s.conn.Close()
 	}
@@ -191,7 +195,7 @@ func (rt *Runtime) poll(ctx context.Context) {
 		if err := rt.workers.Invoke(s); err != nil {
 			// Unreachable while workers == slots; serving here keeps the
 			// invocation rather than losing it.
-			rt.log.Error("worker pool refused an invocation", zap.Error(err))
+			logInvocation(rt.log, zap.ErrorLevel, &s.inv, "worker pool refused an invocation", zap.Error(err))
 			rt.serve(s)
 			rt.release(s)
 		}
@@ -219,8 +223,10 @@ func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 		case ctx.Err() != nil:
 			return false
 		case errors.Is(err, rapi.ErrPayloadTooLarge):
+			rt.metrics.begin()
 			rt.failInvocation(s, "Runtime.RequestTooLarge",
 				fmt.Errorf("request payload larger than %d bytes (LMIGO_MAX_REQUEST_BYTES)", rt.cfg.MaxRequestBytes))
+			rt.metrics.end()
 			rt.putBuffers(s)
 			continue
 		case errors.Is(err, rapi.ErrRuntimeAPI):
@@ -247,6 +253,8 @@ func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 func (rt *Runtime) serve(s *slot) {
 	inv := &s.inv
 	s.resp = s.bufs.Get()
+	rt.metrics.begin()
+	defer rt.metrics.end()
 
 	if inv.DeadlineErr != nil {
 		rt.failInvocation(s, "Runtime.InvalidDeadline", inv.DeadlineErr)
@@ -289,10 +297,8 @@ func (rt *Runtime) serve(s *slot) {
 	if err != nil {
 		s.resp.Reset()
 		errorType := writeErrorBody(s.resp, err)
-		rt.log.Error("invocation failed",
-			zap.String("requestId", inv.RequestID),
-			zap.String("errorType", errorType),
-			zap.Error(err))
+		rt.metrics.failed(err)
+		logFailure(rt.log, inv, errorType, err)
 		rt.post(s, func(ctx context.Context) error {
 			return s.conn.Fail(ctx, inv.RequestID, errorType, s.resp.B, nil)
 		})
@@ -326,10 +332,8 @@ func (rt *Runtime) failInvocation(s *slot, errorType string, err error) {
 	}
 	s.resp.Reset()
 	writeErrorBody(s.resp, messages.InvokeResponse_Error{Message: err.Error(), Type: errorType})
-	rt.log.Error("invocation failed",
-		zap.String("requestId", s.inv.RequestID),
-		zap.String("errorType", errorType),
-		zap.Error(err))
+	rt.metrics.failed(nil)
+	logFailure(rt.log, &s.inv, errorType, err)
 	rt.post(s, func(ctx context.Context) error {
 		return s.conn.Fail(ctx, s.inv.RequestID, errorType, s.resp.B, nil)
 	})
@@ -349,8 +353,7 @@ func (rt *Runtime) post(s *slot, send func(context.Context) error) {
 	case errors.Is(err, rapi.ErrRuntimeAPI):
 		rt.stop(err)
 	default:
-		rt.log.Warn("the Runtime API did not accept the answer",
-			zap.String("requestId", s.inv.RequestID), zap.Error(err))
+		logInvocation(rt.log, zap.WarnLevel, &s.inv, "the Runtime API did not accept the answer", zap.Error(err))
 	}
 }
 

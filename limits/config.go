@@ -26,6 +26,8 @@ type Config struct {
 	Region            string        // AWS_REGION
 	Handler           string        // _HANDLER
 	ShutdownTimeout   time.Duration // LMIGO_SHUTDOWN_TIMEOUT
+	Metrics           Metrics       // LMIGO_METRICS
+	MetricsInterval   time.Duration // LMIGO_METRICS_INTERVAL: how often metrics are written
 }
 
 // Defaults and bounds.
@@ -50,6 +52,12 @@ const (
 
 	defaultShutdownTimeout = 500 * time.Millisecond
 	maxShutdownTimeout     = 10 * time.Second
+
+	// CloudWatch stores metrics at 1-minute resolution unless told
+	// otherwise; a second is its finest resolution.
+	defaultMetricsInterval = 60 * time.Second
+	minMetricsInterval     = time.Second
+	maxMetricsInterval     = time.Hour
 )
 
 // FromEnv reads and validates the configuration through lookup, which has
@@ -76,7 +84,9 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 		defFormat = FormatJSON
 	}
 	c.LogFormat = r.format(envLogFormat, defFormat)
-	c.ShutdownTimeout = r.duration(envShutdownTimeout, defaultShutdownTimeout, maxShutdownTimeout)
+	c.ShutdownTimeout = r.duration(envShutdownTimeout, defaultShutdownTimeout, 0, maxShutdownTimeout)
+	c.Metrics = r.metrics(envMetrics)
+	c.MetricsInterval = r.duration(envMetricsInterval, defaultMetricsInterval, minMetricsInterval, maxMetricsInterval)
 	c.FunctionName = r.str(envFunctionName)
 	c.FunctionVersion = r.str(envFunctionVersion)
 	c.LogGroupName = r.str(envLogGroupName)

@@ -40,6 +40,7 @@ func defaults() Config {
 		LogLevel:          LevelInfo,
 		LogFormat:         FormatText,
 		ShutdownTimeout:   500 * time.Millisecond,
+		MetricsInterval:   60 * time.Second,
 	}
 }
 
@@ -122,6 +123,15 @@ func TestFromEnvGood(t *testing.T) {
 		{"shutdown", map[string]string{envShutdownTimeout: "2s"}, func(c *Config) { c.ShutdownTimeout = 2 * time.Second }},
 		{"shutdown max", map[string]string{envShutdownTimeout: "10s"}, func(c *Config) { c.ShutdownTimeout = 10 * time.Second }},
 		{"shutdown tiny", map[string]string{envShutdownTimeout: "1ns"}, func(c *Config) { c.ShutdownTimeout = 1 }},
+
+		{"metrics emf", map[string]string{envMetrics: "emf"}, func(c *Config) { c.Metrics = MetricsEMF }},
+		{"metrics EMF spaced", map[string]string{envMetrics: " EMF "}, func(c *Config) { c.Metrics = MetricsEMF }},
+		{"metrics off", map[string]string{envMetrics: "Off"}, func(c *Config) {}},
+		{"metrics empty", map[string]string{envMetrics: ""}, func(c *Config) {}},
+		{"metrics interval", map[string]string{envMetrics: "emf", envMetricsInterval: "10s"}, func(c *Config) { c.Metrics, c.MetricsInterval = MetricsEMF, 10*time.Second }},
+		{"metrics interval min", map[string]string{envMetricsInterval: "1s"}, func(c *Config) { c.MetricsInterval = time.Second }},
+		{"metrics interval max", map[string]string{envMetricsInterval: "1h"}, func(c *Config) { c.MetricsInterval = time.Hour }},
+		{"metrics interval minutes", map[string]string{envMetricsInterval: "5m"}, func(c *Config) { c.MetricsInterval = 5 * time.Minute }},
 
 		{"strings", map[string]string{
 			envFunctionName:    " fn ",
@@ -215,6 +225,15 @@ func TestFromEnvBad(t *testing.T) {
 		{"shutdown zero", map[string]string{envShutdownTimeout: "0s"}, envShutdownTimeout, "0s", "out of range (above 0, at most 10s)"},
 		{"shutdown negative", map[string]string{envShutdownTimeout: "-1s"}, envShutdownTimeout, "-1s", "out of range"},
 		{"shutdown too long", map[string]string{envShutdownTimeout: "10.001s"}, envShutdownTimeout, "10.001s", "out of range"},
+
+		{"metrics unknown", map[string]string{envMetrics: "prometheus"}, envMetrics, "prometheus", "not a metrics output (OFF, EMF)"},
+		{"metrics true", map[string]string{envMetrics: "true"}, envMetrics, "true", "not a metrics output"},
+		{"metrics interval no unit", map[string]string{envMetricsInterval: "60"}, envMetricsInterval, "60", "not a Go duration"},
+		{"metrics interval too short", map[string]string{envMetricsInterval: "999ms"}, envMetricsInterval, "999ms", "out of range (1s..1h0m0s)"},
+		{"metrics interval zero", map[string]string{envMetricsInterval: "0s"}, envMetricsInterval, "0s", "out of range"},
+		{"metrics interval negative", map[string]string{envMetricsInterval: "-1m"}, envMetricsInterval, "-1m", "out of range"},
+		{"metrics interval too long", map[string]string{envMetricsInterval: "61m"}, envMetricsInterval, "61m", "out of range (1s..1h0m0s)"},
+		{"metrics interval bad while off", map[string]string{envMetrics: "off", envMetricsInterval: "often"}, envMetricsInterval, "often", "not a Go duration"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -267,6 +286,8 @@ func TestFromEnvAllErrors(t *testing.T) {
 		envLogLevel:        "LOUD",
 		envLogFormat:       "xml",
 		envShutdownTimeout: "forever",
+		envMetrics:         "statsd",
+		envMetricsInterval: "1ms",
 		envFunctionName:    "fn",
 	}
 	_, err := FromEnv(mapEnv(env))
@@ -278,7 +299,8 @@ func TestFromEnvAllErrors(t *testing.T) {
 		names = append(names, ve.Name)
 	}
 	want := []string{envRuntimeAPI, envMaxConcurrency, envBufferRetain, envMaxRequest,
-		envMaxResponse, envMemorySize, envLogLevel, envLogFormat, envShutdownTimeout}
+		envMaxResponse, envMemorySize, envLogLevel, envLogFormat, envShutdownTimeout,
+		envMetrics, envMetricsInterval}
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Errorf("reported %v\nwant     %v", names, want)
 	}
@@ -380,6 +402,31 @@ func TestFormatString(t *testing.T) {
 		if got := tt.f.String(); got != tt.want {
 			t.Errorf("Format(%d).String() = %q, want %q", uint8(tt.f), got, tt.want)
 		}
+	}
+}
+
+func TestMetricsString(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		m    Metrics
+		want string
+	}{
+		{MetricsOff, "off"}, {MetricsEMF, "emf"}, {Metrics(9), "Metrics(9)"},
+	}
+	for _, tt := range tests {
+		if got := tt.m.String(); got != tt.want {
+			t.Errorf("Metrics(%d).String() = %q, want %q", uint8(tt.m), got, tt.want)
+		}
+	}
+	for _, m := range []Metrics{MetricsOff, MetricsEMF} {
+		c, err := FromEnv(mapEnv(withAPI(map[string]string{envMetrics: m.String()})))
+		if err != nil || c.Metrics != m {
+			t.Errorf("%s: got %v, %v", m, c.Metrics, err)
+		}
+	}
+	var zero Metrics
+	if zero != MetricsOff {
+		t.Errorf("zero Metrics = %v, want off", zero)
 	}
 }
 

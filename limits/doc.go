@@ -21,6 +21,7 @@
 //	1 <= MaxRequestBytes, MaxResponseBytes <= 6 MiB + 100 B
 //	MemoryMB == 0 (unset) or 1 <= MemoryMB <= 1048576
 //	0 < ShutdownTimeout <= 10s
+//	1s <= MetricsInterval <= 1h
 //
 // # Parsing rules
 //
@@ -47,6 +48,11 @@
 // AWS_LAMBDA_LOG_FORMAT defaults to JSON on Lambda Managed Instances, where
 // the platform always uses JSON, and to TEXT elsewhere, as on-demand Lambda
 // does. A value that is set is always honoured.
+//
+// LMIGO_METRICS is off (the default) or emf. LMIGO_METRICS_INTERVAL is
+// checked even when metrics are off, so that a typo shows before someone
+// turns them on; a second is CloudWatch's finest resolution, and an hour
+// bounds how much a crash can lose.
 //
 // The plain strings (function name and version, log group and stream,
 // region, handler) are taken as they are, trimmed, and never fail.

@@ -19,10 +19,11 @@ func FuzzFromEnv(f *testing.F) {
 		{"", "abc", "0", "-1", "0", "7MiB", "0", "loud", "xml", "0s"},
 		{"host", "1601", "99999999999999999999", "99999999999999999999MiB", "1.5KiB", " 1 kib ", "-1", "", "", "500"},
 	}
-	for _, s := range seeds {
-		f.Add(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], "lambda-managed-instances")
+	metrics := [][2]string{{"", ""}, {"emf", "10s"}, {"EMF", "1h"}, {"off", "1s"}, {"x", "0s"}, {"", "999ms"}}
+	for i, s := range seeds {
+		f.Add(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], "lambda-managed-instances", metrics[i][0], metrics[i][1])
 	}
-	f.Fuzz(func(t *testing.T, api, n, workers, retain, req, resp, mem, level, format, shutdown, initType string) {
+	f.Fuzz(func(t *testing.T, api, n, workers, retain, req, resp, mem, level, format, shutdown, initType, metrics, interval string) {
 		env := map[string]string{
 			envRuntimeAPI:      api,
 			envMaxConcurrency:  n,
@@ -35,6 +36,8 @@ func FuzzFromEnv(f *testing.F) {
 			envLogFormat:       format,
 			envShutdownTimeout: shutdown,
 			envInitType:        initType,
+			envMetrics:         metrics,
+			envMetricsInterval: interval,
 			envFunctionName:    api,
 		}
 		c, err := FromEnv(mapEnv(env))
@@ -72,6 +75,10 @@ func FuzzFromEnv(f *testing.F) {
 			t.Fatalf("LogFormat %d", c.LogFormat)
 		case c.ShutdownTimeout <= 0 || c.ShutdownTimeout > 10*time.Second:
 			t.Fatalf("ShutdownTimeout %v", c.ShutdownTimeout)
+		case c.Metrics != MetricsOff && c.Metrics != MetricsEMF:
+			t.Fatalf("Metrics %d", c.Metrics)
+		case c.MetricsInterval < time.Second || c.MetricsInterval > time.Hour:
+			t.Fatalf("MetricsInterval %v", c.MetricsInterval)
 		case c.ManagedInstances != (strings.TrimSpace(initType) == initTypeLMI):
 			t.Fatalf("ManagedInstances %v for %q", c.ManagedInstances, initType)
 		}

@@ -55,3 +55,24 @@ func (f Format) String() string {
 	}
 	return "Format(" + strconv.Itoa(int(f)) + ")"
 }
+
+// Metrics says whether and how the runtime writes its own metrics, as
+// named in LMIGO_METRICS. The zero value is MetricsOff, the default.
+type Metrics uint8
+
+// Metrics outputs.
+const (
+	MetricsOff Metrics = iota // no metrics
+	MetricsEMF                // CloudWatch Embedded Metric Format documents on stdout
+)
+
+// String returns the output's name as LMIGO_METRICS spells it ("emf").
+func (m Metrics) String() string {
+	switch m {
+	case MetricsOff:
+		return "off"
+	case MetricsEMF:
+		return "emf"
+	}
+	return "Metrics(" + strconv.Itoa(int(m)) + ")"
+}

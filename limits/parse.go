@@ -240,20 +240,36 @@ func (r *reader) format(name string, def Format) Format {
 	return def
 }
 
-func (r *reader) duration(name string, def, hi time.Duration) time.Duration {
+// duration parses a Go duration within lo..hi; lo == 0 means above 0.
+func (r *reader) duration(name string, def, lo, hi time.Duration) time.Duration {
 	raw, v := r.get(name)
 	if v == "" {
 		return def
 	}
 	bounds := "(above 0, at most " + hi.String() + ")"
+	if lo > 0 {
+		bounds = "(" + lo.String() + ".." + hi.String() + ")"
+	}
 	d, err := time.ParseDuration(v)
 	if err != nil {
 		r.fail(name, raw, "not a Go duration, e.g. 500ms "+bounds)
 		return def
 	}
-	if d <= 0 || d > hi {
+	if d <= 0 || d < lo || d > hi {
 		r.fail(name, raw, "out of range "+bounds)
 		return def
 	}
 	return d
+}
+
+func (r *reader) metrics(name string) Metrics {
+	raw, v := r.get(name)
+	switch strings.ToUpper(v) {
+	case "", "OFF":
+		return MetricsOff
+	case "EMF":
+		return MetricsEMF
+	}
+	r.fail(name, raw, "not a metrics output (OFF, EMF)")
+	return MetricsOff
 }

@@ -13,6 +13,8 @@ const (
 	envLogLevel        = "AWS_LAMBDA_LOG_LEVEL"
 	envLogFormat       = "AWS_LAMBDA_LOG_FORMAT"
 	envShutdownTimeout = "LMIGO_SHUTDOWN_TIMEOUT"
+	envMetrics         = "LMIGO_METRICS"
+	envMetricsInterval = "LMIGO_METRICS_INTERVAL"
 	envFunctionName    = "AWS_LAMBDA_FUNCTION_NAME"
 	envFunctionVersion = "AWS_LAMBDA_FUNCTION_VERSION"
 	envLogGroupName    = "AWS_LAMBDA_LOG_GROUP_NAME"
@@ -45,6 +47,8 @@ func Vars() []Var {
 		{envLogLevel, "INFO", "Lowest log level written: TRACE, DEBUG, INFO, WARN, ERROR or FATAL, any case."},
 		{envLogFormat, "JSON on Managed Instances, else TEXT", "Log format: JSON or TEXT, any case."},
 		{envShutdownTimeout, "500ms", "How long shutdown waits for running invocations: a Go duration, above 0 and at most 10s."},
+		{envMetrics, "off", "Runtime metrics: off, or emf for one CloudWatch Embedded Metric Format line on stdout per interval and one at shutdown; any case."},
+		{envMetricsInterval, "60s", "How often metrics are written: a Go duration, 1s..1h."},
 		{envFunctionName, "", "Function name, set by Lambda."},
 		{envFunctionVersion, "", "Function version, set by Lambda."},
 		{envLogGroupName, "", "CloudWatch log group, set by Lambda."},

@@ -45,7 +45,7 @@ func TestVarsDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	concrete := []string{envMaxConcurrency, envBufferRetain, envMaxRequest,
-		envMaxResponse, envLogLevel, envShutdownTimeout}
+		envMaxResponse, envLogLevel, envShutdownTimeout, envMetrics, envMetricsInterval}
 	for _, name := range concrete {
 		if name == envMaxConcurrency {
 			// Its default only shows without the base's value.

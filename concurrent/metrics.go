@@ -1,0 +1,261 @@
+package concurrent
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"runtime/metrics"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lmigo/lmigo/limits"
+	"go.uber.org/zap"
+)
+
+// emfNamespace is the CloudWatch namespace of the runtime's metrics.
+const emfNamespace = "lmigo"
+
+// The metrics of an EMF document, with their CloudWatch units. Over the
+// interval: Invocations taken; Errors, those answered with an error (a
+// handler's error or panic, or one the runtime detected); Panics, those of
+// them that were handler panics; InFlightMax, the most in flight at once;
+// AllSlotsBusyTime, how long every slot held an invocation, so that no
+// /next was outstanding and an invoke arriving then was throttled. At its
+// end: RetainedBufferBytes, what the slots keep between invocations;
+// HeapInUse, the heap's in-use spans (objects and the free space within
+// them), as runtime.MemStats.HeapInuse counts.
+var emfMetrics = [...]struct{ name, unit string }{
+	{"Invocations", "Count"},
+	{"Errors", "Count"},
+	{"Panics", "Count"},
+	{"InFlightMax", "Count"},
+	{"AllSlotsBusyTime", "Milliseconds"},
+	{"RetainedBufferBytes", "Bytes"},
+	{"HeapInUse", "Bytes"},
+}
+
+// stdout is where EMF documents go; a variable so tests can capture it.
+var stdout io.Writer = os.Stdout
+
+// runtimeMetrics aggregates what the runtime does between two EMF
+// documents. Workers update the counters with atomic operations (two for
+// an invocation's start, plus a compare-and-swap when it raises the
+// high-water mark, one for its end); the emitter swaps them to zero, so
+// each document holds one interval. Nothing on the hot path allocates or
+// takes a lock; the clock is read only when the last free slot is taken
+// or given back.
+type runtimeMetrics struct {
+	invocations atomic.Uint64
+	inflight    atomic.Int64
+	maxInflight atomic.Int64 // high-water mark of inflight in the interval
+	errors      atomic.Uint64
+	panics      atomic.Uint64
+	// busySince is when every slot became busy with an invocation (clock
+	// reading, see now), 0 while one is free; busyTime sums such spans.
+	busySince atomic.Int64
+	busyTime  atomic.Int64
+	// The counters are written by every worker; keep other data off their
+	// cache lines.
+	_ [64]byte
+
+	slots    int64
+	epoch    time.Time
+	out      io.Writer
+	interval time.Duration
+	function string // FunctionName dimension; none when ""
+	samples  []metrics.Sample
+	mu       sync.Mutex // one document at a time
+	since    time.Time  // start of the interval being counted
+}
+
+// newMetrics returns nil when metrics are off: every method is a no-op on
+// a nil receiver, so the hot path pays one nil check.
+func newMetrics(cfg limits.Config) *runtimeMetrics {
+	if cfg.Metrics != limits.MetricsEMF {
+		return nil
+	}
+	now := time.Now()
+	return &runtimeMetrics{
+		slots:    int64(cfg.Workers),
+		epoch:    now,
+		out:      stdout,
+		interval: cfg.MetricsInterval,
+		function: cfg.FunctionName,
+		samples: []metrics.Sample{
+			{Name: "/memory/classes/heap/objects:bytes"},
+			{Name: "/memory/classes/heap/unused:bytes"},
+		},
+		since: now,
+	}
+}
+
+// now reads the monotonic clock, never 0.
+func (m *runtimeMetrics) now() int64 { return int64(time.Since(m.epoch)) + 1 }
+
+// begin counts an invocation taking its slot.
+func (m *runtimeMetrics) begin() {
+	if m == nil {
+		return
+	}
+	m.invocations.Add(1)
+	n := m.inflight.Add(1)
+	if n == m.slots {
+		m.busySince.Store(m.now())
+	}
+	for {
+		hi := m.maxInflight.Load()
+		if n <= hi || m.maxInflight.CompareAndSwap(hi, n) {
+			return
+		}
+	}
+}
+
+// end counts an invocation answered.
+func (m *runtimeMetrics) end() {
+	if m == nil {
+		return
+	}
+	// A begin that stored busySince late (after this Swap) leaves a stale
+	// value, but the next end that frees a slot follows a begin that fills
+	// the last one, which stores it anew: nothing stale is ever added.
+	if m.inflight.Add(-1) == m.slots-1 {
+		if since := m.busySince.Swap(0); since != 0 {
+			m.busyTime.Add(m.now() - since)
+		}
+	}
+}
+
+// failed counts an invocation answered with an error; err is the handler's
+// error, nil for one the runtime detected.
+func (m *runtimeMetrics) failed(err error) {
+	if m == nil {
+		return
+	}
+	m.errors.Add(1)
+	if _, ok := err.(*PanicError); ok { //nolint:errorlint // the handler adapter returns it unwrapped
+		m.panics.Add(1)
+	}
+}
+
+// takeBusyTime returns the time every slot was busy since the last call,
+// counting a span still open up to now.
+func (m *runtimeMetrics) takeBusyTime() time.Duration {
+	if since := m.busySince.Load(); since != 0 && m.inflight.Load() == m.slots {
+		if now := m.now(); m.busySince.CompareAndSwap(since, now) {
+			m.busyTime.Add(now - since)
+		}
+	}
+	return time.Duration(m.busyTime.Swap(0))
+}
+
+// startMetrics writes an EMF document every interval until the returned
+// function is called; that function writes the last one, for the time
+// since, and returns. Without metrics it does nothing.
+func (rt *Runtime) startMetrics() (stop func()) {
+	m := rt.metrics
+	if m == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(m.interval)
+		defer t.Stop()
+		for {
+			select {
+			case now := <-t.C:
+				rt.emitMetrics(now)
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-exited
+		rt.emitMetrics(time.Now())
+	}
+}
+
+// emitMetrics writes the document of the interval ending now, in one
+// write: CloudWatch takes one log line as one event.
+func (rt *Runtime) emitMetrics(now time.Time) {
+	m := rt.metrics
+	retained := 0
+	for _, s := range rt.slots {
+		retained += s.bufs.Retained()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	metrics.Read(m.samples)
+	heap := uint64(0)
+	for _, s := range m.samples {
+		if s.Value.Kind() == metrics.KindUint64 {
+			heap += s.Value.Uint64()
+		}
+	}
+	values := [len(emfMetrics)]float64{
+		float64(m.invocations.Swap(0)),
+		float64(m.errors.Swap(0)),
+		float64(m.panics.Swap(0)),
+		// The next interval starts from the invocations still in flight.
+		float64(m.maxInflight.Swap(m.inflight.Load())),
+		float64(m.takeBusyTime()) / float64(time.Millisecond),
+		float64(retained),
+		float64(heap),
+	}
+	doc := appendEMF(nil, now, now.Sub(m.since), m.function, values[:])
+	m.since = now
+	if _, err := m.out.Write(doc); err != nil {
+		rt.log.Warn("cannot write metrics", zap.Error(err))
+	}
+}
+
+// appendEMF appends one CloudWatch Embedded Metric Format document, a
+// single line: the _aws metadata (timestamp in milliseconds, one metric
+// directive), the FunctionName dimension when known, intervalMs (not a
+// metric: the length of the interval the values cover), and one member per
+// metric.
+func appendEMF(b []byte, now time.Time, interval time.Duration, function string, values []float64) []byte {
+	b = append(b, `{"_aws":{"Timestamp":`...)
+	b = strconv.AppendInt(b, now.UnixMilli(), 10)
+	b = append(b, `,"CloudWatchMetrics":[{"Namespace":`...)
+	b = appendJSONString(b, emfNamespace)
+	b = append(b, `,"Dimensions":[[`...)
+	if function != "" {
+		b = append(b, `"FunctionName"`...)
+	}
+	b = append(b, `]],"Metrics":[`...)
+	for i, mt := range emfMetrics {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"Name":`...)
+		b = appendJSONString(b, mt.name)
+		b = append(b, `,"Unit":`...)
+		b = appendJSONString(b, mt.unit)
+		b = append(b, '}')
+	}
+	b = append(b, `]}]}`...)
+	if function != "" {
+		b = append(b, `,"FunctionName":`...)
+		b = appendJSONString(b, function)
+	}
+	b = append(b, `,"intervalMs":`...)
+	b = strconv.AppendInt(b, interval.Milliseconds(), 10)
+	for i, mt := range emfMetrics {
+		b = append(b, ',')
+		b = appendJSONString(b, mt.name)
+		b = append(b, ':')
+		b = strconv.AppendFloat(b, values[i], 'f', -1, 64)
+	}
+	return append(b, '}', '\n')
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s) // a string always encodes
+	return append(b, q...)
+}
