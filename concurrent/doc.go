@@ -36,6 +36,16 @@
 // jittered backoff. A 5xx from the Runtime API means the environment is
 // broken: Run returns an error and Start exits the process.
 //
+// # Logs and metrics
+//
+// [Logger] returns the invocation's zap logger; its lines are one JSON
+// object each in Lambda's shape (timestamp, level, message, requestId,
+// traceId, tenantId) and are written with one locked write, so lines of
+// concurrent invocations never interleave. [SlogHandler] and [Slog] give
+// log/slog users the same lines. With LMIGO_METRICS=emf the runtime writes
+// aggregated metrics in CloudWatch Embedded Metric Format once per
+// LMIGO_METRICS_INTERVAL and once at shutdown.
+//
 // # Shutdown
 //
 // Run returns when its context is cancelled: pollers stop, invocations in
