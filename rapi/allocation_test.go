@@ -48,6 +48,49 @@ func TestAllocsNextRespond(t *testing.T) {
 	}
 }
 
+// The same with QueueNext: the GET rides in the POST's write and Next only
+// reads, so queueing adds no allocation.
+func TestAllocsNextRespondQueued(t *testing.T) {
+	measure := func(queue bool) (respond, fail float64) {
+		srv := newTestServer(t, apiHandler([]byte(`{"key":"value"}`)))
+		cn := srv.client(t).Conn()
+		defer cn.Close()
+		cn.QueueNext(queue)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var inv Invocation
+		round := func() {
+			if err := cn.Next(ctx, &inv); err != nil {
+				t.Fatal(err)
+			}
+			if err := cn.Respond(ctx, inv.RequestID, inv.Payload, "application/json"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		round()
+		respond = testing.AllocsPerRun(2000, round)
+		errBody := []byte(`{"errorMessage":"x"}`)
+		fail = testing.AllocsPerRun(500, func() {
+			if err := cn.Next(ctx, &inv); err != nil {
+				t.Fatal(err)
+			}
+			if err := cn.Fail(ctx, inv.RequestID, "Handler.Error", errBody, nil); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if srv.accepts.Load() != 1 {
+			t.Fatalf("accepts = %d", srv.accepts.Load())
+		}
+		return respond, fail
+	}
+	baseR, baseF := measure(false)
+	r, f := measure(true)
+	t.Logf("Next+Respond: %.2f allocs queued, %.2f not; Next+Fail: %.2f queued, %.2f not", r, baseR, f, baseF)
+	if r > baseR || r > 1 || f > baseF || f > 1 {
+		t.Fatalf("queueing allocates more: Next+Respond %.2f (without %.2f), Next+Fail %.2f (without %.2f)", r, baseR, f, baseF)
+	}
+}
+
 func TestAllocsBuildRequests(t *testing.T) {
 	p := testPrefixes()
 	var r request

@@ -30,6 +30,30 @@ func BenchmarkNextRespond(b *testing.B) {
 	}
 }
 
+// BenchmarkNextRespondQueued: the same with QueueNext, the next GET /next
+// written behind each POST /response.
+func BenchmarkNextRespondQueued(b *testing.B) {
+	srv := newTestServer(b, apiHandler(benchPayload))
+	cn := srv.client(b).Conn()
+	defer cn.Close()
+	cn.QueueNext(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var inv Invocation
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := cn.Next(ctx, &inv); err != nil {
+			b.Fatal(err)
+		}
+		if err := cn.Respond(ctx, inv.RequestID, inv.Payload, "application/json"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if srv.accepts.Load() != 1 {
+		b.Fatalf("%d connections", srv.accepts.Load())
+	}
+}
+
 // BenchmarkNextRespondNetHTTP is the baseline: the same exchange through a
 // well-configured net/http client against the same server.
 func BenchmarkNextRespondNetHTTP(b *testing.B) {

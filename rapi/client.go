@@ -115,7 +115,7 @@ func (c *Client) InitError(ctx context.Context, errorType string, body []byte) e
 	if err := buildInitError(&cn.req, c.pre, errorType, body); err != nil {
 		return fmt.Errorf("rapi: %s: %w", opInitError, err)
 	}
-	return cn.post(ctx, opInitError, &cn.req)
+	return cn.post(ctx, opInitError, &cn.req, false)
 }
 
 // dial opens one connection, bounded by DialTimeout and ctx.

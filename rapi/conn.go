@@ -50,11 +50,17 @@ type Conn struct {
 	br    *bufio.Reader
 	req   request
 	bufs  net.Buffers
-	parts [4][]byte
+	parts [5][]byte
 	spill []byte
 	body  body
 	sink  invSink
 	in    intern
+
+	// Owner-only. queue: QueueNext is on. queued: a GET /next went out
+	// behind the last post on nc and its answer has not been read; every
+	// drop forgets it, so it implies nc != nil.
+	queue  bool
+	queued bool
 
 	// mu guards nc against interrupt and Close. The owner writes nc only
 	// under mu, so it may read it without.
@@ -78,6 +84,10 @@ func newConn(c *Client) *Conn {
 // Next long-polls GET /runtime/invocation/next and fills inv. It blocks until
 // an invocation arrives, ctx is done, or Close is called. Do not abandon a
 // poll you still want: the Runtime API keeps it registered.
+//
+// When a GET /next is queued behind the last post (QueueNext), Next writes
+// nothing: it reads that poll's answer, and never sends the GET again on a
+// new connection when the queued one fails (see the package doc).
 func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 	if inv == nil {
 		return fmt.Errorf("rapi: %s: %w: nil Invocation", opNext, ErrInvalid)
@@ -89,14 +99,23 @@ func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 		if err := c.begin(ctx, opNext); err != nil {
 			return err
 		}
-		_, err := c.nc.Write(c.c.pre.next)
+		// From here every path reads the queued answer or drops nc.
+		queued := c.queued
+		c.queued = false
+		var err error
+		if !queued {
+			_, err = c.nc.Write(c.c.pre.next)
+		}
 		if err == nil {
 			_, err = c.br.Peek(1) // the long poll: wait for the first byte
 		}
 		if err == nil {
 			break
 		}
-		if retried || !reused || !c.staleConn(ctx, err) {
+		// A queued GET went out behind a post that the server was reading:
+		// it may have registered it before the connection ended, so it is
+		// not sent again here (the caller decides, with the error).
+		if queued || retried || !reused || !c.staleConn(ctx, err) {
 			return c.fail(ctx, opNext, err)
 		}
 		c.drop()
@@ -149,7 +168,7 @@ func (c *Conn) Respond(ctx context.Context, requestID string, body []byte, conte
 	if err := buildResponse(&c.req, c.c.pre, requestID, contentType, body); err != nil {
 		return fmt.Errorf("rapi: %s: %w", opResponse, err)
 	}
-	return c.post(ctx, opResponse, &c.req)
+	return c.post(ctx, opResponse, &c.req, c.queue)
 }
 
 // Fail posts body (the JSON error document) as the error of invocation
@@ -161,7 +180,23 @@ func (c *Conn) Fail(ctx context.Context, requestID, errorType string, body, xray
 	if err := buildError(&c.req, c.c.pre, requestID, errorType, body, xrayCause); err != nil {
 		return fmt.Errorf("rapi: %s: %w", opError, err)
 	}
-	return c.post(ctx, opError, &c.req)
+	return c.post(ctx, opError, &c.req, c.queue)
+}
+
+// QueueNext turns on (or off) pipelining of the next poll behind each post:
+// with it on, Respond and Fail write GET /runtime/invocation/next right
+// behind the POST, in the same write, read the POST's answer as usual and
+// leave the GET's answer unread; the next Next on this Conn only reads it.
+// The Runtime API thus has the runtime's next poll the moment it has the
+// answer, on the same keep-alive connection, and the Conn never holds more
+// than one poll: use it when the caller's next call on this Conn is Next
+// (one Conn per slot). While a poll is queued, Respond and Fail refuse with
+// ErrInvalid and write nothing, since their answer would come only after
+// that poll's invocation. Turning it off affects later posts only: a poll
+// already queued is still read by the next Next. Default off. Like the other
+// methods, QueueNext is for the Conn's owner only.
+func (c *Conn) QueueNext(on bool) {
+	c.queue = on
 }
 
 // Close closes the connection and ends the Conn: a blocked call returns an
@@ -189,15 +224,24 @@ func (c *Conn) Close() error {
 	return err
 }
 
-// post sends r and reads a response with a small body.
-func (c *Conn) post(ctx context.Context, op string, r *request) error {
+// post sends r, with GET /next right behind it when queue is set, and reads
+// the response to r, which has a small body.
+func (c *Conn) post(ctx context.Context, op string, r *request, queue bool) error {
 	defer c.trim()
 	if err := c.begin(ctx, op); err != nil {
 		return err
 	}
-	if err := c.write(r); err != nil {
+	if c.queued {
+		return fmt.Errorf("rapi: %s: %w: a /next is queued on this Conn: call Next first", op, ErrInvalid)
+	}
+	if err := c.write(r, queue); err != nil {
+		// A write that failed did not get the whole GET out (it is last):
+		// the server cannot have registered it.
 		return c.salvage(ctx, op, err)
 	}
+	// Whatever ends the connection from here (error, Connection: close,
+	// interruption) goes through drop, which forgets the poll.
+	c.queued = queue
 	h, err := readHead(c.br, &c.spill, &defaultLimits, nil)
 	if err != nil {
 		return c.fail(ctx, op, err)
@@ -222,28 +266,41 @@ func (c *Conn) trim() {
 	}
 }
 
-// write sends r with one write when small, else with writev (net.Buffers),
-// without copying the body.
-func (c *Conn) write(r *request) error {
-	if r.mid == nil && len(r.head)+len(r.body) <= coalesceMax {
+// write sends r, followed by GET /next when next is set, with one write
+// when small, else with writev (net.Buffers), without copying the body.
+func (c *Conn) write(r *request, next bool) error {
+	var tail []byte
+	if next {
+		tail = c.c.pre.next
+	}
+	if r.mid == nil && len(r.head)+len(r.body)+len(tail) <= coalesceMax {
 		r.head = append(r.head, r.body...)
+		r.head = append(r.head, tail...)
 		_, err := c.nc.Write(r.head)
 		return err
 	}
 	c.bufs = append(c.parts[:0], r.head[:r.split], r.mid, r.head[r.split:], r.body)
+	if next {
+		c.bufs = append(c.bufs, tail) // parts has room: no allocation
+	}
 	_, err := c.bufs.WriteTo(c.nc)
-	c.parts = [4][]byte{}
+	c.parts = [5][]byte{}
 	return err
 }
 
 // begin makes sure the context is watched and a connection is up.
 func (c *Conn) begin(ctx context.Context, op string) error {
 	if c.closed.Load() {
+		c.queued = false // the connection is gone
 		return fmt.Errorf("rapi: %s: %w", op, ErrClosed)
 	}
 	c.watch(ctx)
 	if c.interrupted.Load() {
-		c.drop() // its deadline is in the past
+		if c.queued {
+			c.rearm()
+		} else {
+			c.drop() // its deadline is in the past
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("rapi: %s: %w", op, err)
@@ -310,8 +367,25 @@ func (c *Conn) interrupt(gen uint64) {
 	}
 }
 
-// drop closes the current connection; the next call redials.
+// rearm clears the past deadline that an interruption left on a connection
+// holding a queued poll, instead of dropping it. The interruption broke no
+// I/O (any call whose I/O failed dropped the connection), so the stream is
+// intact, and dropping it would abandon a poll the server has registered.
+// If the context of this call fired, ctx.Err() reports it next; if it fires
+// later, its callback sets the deadline again.
+func (c *Conn) rearm() {
+	c.mu.Lock()
+	if c.interrupted.Load() && c.nc != nil {
+		c.nc.SetDeadline(time.Time{})
+		c.interrupted.Store(false)
+	}
+	c.mu.Unlock()
+}
+
+// drop closes the current connection, and with it any queued poll; the next
+// call redials.
 func (c *Conn) drop() {
+	c.queued = false
 	c.mu.Lock()
 	if c.nc != nil {
 		c.nc.Close()

@@ -11,9 +11,9 @@
 // What blocks: Next blocks until the Runtime API hands out an invocation;
 // Respond and Fail until the Runtime API has accepted the answer (in LMI,
 // until the caller received it). A done context unblocks the call at once by
-// putting a past deadline on the connection, which is then dropped; the
-// error wraps ctx.Err(). Close, from any goroutine, does the same and ends
-// the Conn.
+// putting a past deadline on the connection, which is then dropped (unless
+// it broke no I/O and a poll is queued, below); the error wraps ctx.Err().
+// Close, from any goroutine, does the same and ends the Conn.
 //
 // Ownership: a Conn belongs to one goroutine at a time. Next writes into the
 // caller's Invocation and reads the body into inv.Payload[:0], growing that
@@ -34,9 +34,51 @@
 // ErrForbidden (403), ErrGone (410), ErrTooLarge (413) and ErrRuntimeAPI
 // (5xx) with errors.Is; network failures wrap ErrTransport; broken framing
 // wraps ErrMalformed. A POST is never retried, so a response is never
-// posted twice. The one retry is a GET /next that meets a reused connection
-// the server had already closed (no byte of answer): it is sent once more on
-// a new connection, as the server cannot have registered it.
+// posted twice. The one retry is a GET /next, written by Next itself, that
+// meets a reused connection the server had already closed (no byte of
+// answer): it is sent once more on a new connection, as the server cannot
+// have registered it. A queued GET is never resent (below).
+//
+// Queued polls (Conn.QueueNext): on LMI, a caller gets its response before
+// the runtime's next /next is registered, and an invoke that finds no
+// pending poll is throttled. With QueueNext on, Respond and Fail write GET
+// /next right behind the POST on the same keep-alive connection (in the same
+// write for small posts, as one more writev part for large ones), so the
+// Runtime API sees the poll the moment it has read the answer. The Conn
+// remembers the queued poll, and the next Next only reads its answer. A Conn
+// holds at most that one poll, after its post, so a runtime with one Conn per
+// slot never holds more polls than free slots. While a poll is queued,
+// Respond and Fail refuse with ErrInvalid and write nothing.
+//
+// A server answers pipelined requests in order and reads the GET only after
+// it has answered the POST, unless it closes the connection first. What the
+// Conn does with the queued poll, by how the post ends:
+//
+//	post ends with                      server may have           the Conn
+//	invalid argument, ctx done, closed  seen nothing              writes nothing, queues nothing
+//	write error (salvaged answer too)   not the whole GET         drops: nothing queued
+//	2xx, keep-alive                     the GET, or will read it  keeps it queued; Next reads it
+//	400, 410, 413, 5xx, keep-alive      the GET, or will read it  keeps it queued; Next reads it
+//	any code with Connection: close,    nothing after the answer  drops: forgets it; Next
+//	  HTTP/1.0 or a body up to EOF        (RFC 9112 9.6)            redials and sends a fresh GET
+//	error or interruption while the     possibly registered it    drops: forgets it (see below)
+//	  answer is read (reset, EOF,
+//	  malformed, ctx, Close)
+//	a context that fires while idle     registered it             keeps it: the past deadline
+//	  (no I/O broken)                                               is cleared, not dropped
+//
+// The trade-off: a connection dropped while a poll is queued may take with it
+// a poll the server had already registered, which then stays registered as
+// an abandoned /next, and the invocation handed to it is lost. Without
+// queueing the same failures cost nothing more. That is why an idle-fired
+// context does not drop such a connection, why posts should not be
+// interrupted except at exit, and why Next does not resend the queued GET:
+// a reset or EOF before any byte of its answer does not prove that the
+// server never read it (it read the POST in front of it), so Next returns
+// the error (ErrTransport) instead of retrying, and the caller decides. A
+// Next interrupted or closed while it reads the queued answer abandons that
+// poll, as an interrupted Next always does; a call made with a context that
+// is already done returns its error and leaves the poll queued.
 //
 // Shut down by closing each Conn; a Client holds no resources of its own.
 //

@@ -57,7 +57,12 @@ type srvConn struct {
 	nc  net.Conn
 	bw  *bufio.Writer
 	srv *testServer
-	n   int // requests served on this connection before this one
+	id  int64 // 1 for the first connection accepted, 2 for the next...
+	n   int   // requests served on this connection before this one
+	// ahead is how many bytes past this request the server had already
+	// received when it parsed it: a pipelined request that came in the same
+	// read shows here.
+	ahead int
 }
 
 type handler func(sc *srvConn, r *srvReq) action
@@ -105,12 +110,12 @@ func (s *testServer) accept() {
 		if err != nil {
 			return
 		}
-		s.accepts.Add(1)
+		id := s.accepts.Add(1)
 		s.mu.Lock()
 		s.conns[nc] = struct{}{}
 		s.mu.Unlock()
 		s.wg.Add(1)
-		go s.serve(nc)
+		go s.serve(nc, id)
 	}
 }
 
@@ -130,7 +135,7 @@ func (s *testServer) close() {
 	s.wg.Wait()
 }
 
-func (s *testServer) serve(nc net.Conn) {
+func (s *testServer) serve(nc net.Conn, id int64) {
 	defer s.wg.Done()
 	defer func() {
 		nc.Close()
@@ -139,12 +144,13 @@ func (s *testServer) serve(nc net.Conn) {
 		s.mu.Unlock()
 	}()
 	br := bufio.NewReaderSize(nc, 64<<10)
-	sc := &srvConn{nc: nc, bw: bufio.NewWriterSize(nc, 64<<10), srv: s}
+	sc := &srvConn{nc: nc, bw: bufio.NewWriterSize(nc, 64<<10), srv: s, id: id}
 	var r srvReq
 	for ; ; sc.n++ {
 		if !readRequest(br, &r) {
 			return
 		}
+		sc.ahead = br.Buffered()
 		s.requests.Add(1)
 		act := s.h(sc, &r)
 		if sc.bw.Flush() != nil {

@@ -1,0 +1,821 @@
+package rapi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lmigo/lmigo/loadtest/fakeapi"
+)
+
+// recorder wraps every connection a Client dials and keeps a copy of each
+// Write call, so that tests see how requests were split into writes. (It
+// hides writev from net.Buffers, which then writes part by part.)
+type recorder struct {
+	mu     sync.Mutex
+	writes [][]byte
+}
+
+type recConn struct {
+	net.Conn
+	r *recorder
+}
+
+func (c *recConn) Write(p []byte) (int, error) {
+	c.r.mu.Lock()
+	c.r.writes = append(c.r.writes, bytes.Clone(p))
+	c.r.mu.Unlock()
+	return c.Conn.Write(p)
+}
+
+func (r *recorder) option() Option {
+	return WithDialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var d net.Dialer
+		nc, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &recConn{Conn: nc, r: r}, nil
+	})
+}
+
+// since returns the writes made after the first n.
+func (r *recorder) since(n int) [][]byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([][]byte(nil), r.writes[n:]...)
+}
+
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.writes)
+}
+
+// seenReq is what the scripted server saw of one request.
+type seenReq struct {
+	conn  int64
+	n     int
+	line  string
+	body  string
+	ahead int
+}
+
+// logServer logs every request, then lets custom handle it when custom says
+// so; otherwise it answers /next with an invocation whose request ID is "id-"
+// and the server's request count, and posts with 202.
+func logServer(t *testing.T, custom func(sc *srvConn, r *srvReq) (action, bool)) (*testServer, func() []seenReq) {
+	var (
+		mu  sync.Mutex
+		log []seenReq
+	)
+	srv := newTestServer(t, func(sc *srvConn, r *srvReq) action {
+		mu.Lock()
+		log = append(log, seenReq{sc.id, sc.n, string(r.line), string(r.body), sc.ahead})
+		mu.Unlock()
+		if custom != nil {
+			if act, ok := custom(sc, r); ok {
+				return act
+			}
+		}
+		if r.is("GET", pathNext) {
+			sc.bw.Write(nextResponse("id-"+strconv.FormatInt(sc.srv.requests.Load(), 10), []byte(`{}`), ""))
+			return keepOpen
+		}
+		sc.bw.Write(accepted)
+		return keepOpen
+	})
+	return srv, func() []seenReq {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]seenReq(nil), log...)
+	}
+}
+
+// queuedNext is mustNext with a bound, so that a poll wrongly kept queued
+// fails the test instead of hanging it. The bound closes the Conn rather
+// than using a context: a context cancelled after the call would interrupt
+// the idle Conn and change what the next call does.
+func queuedNext(t *testing.T, cn *Conn, inv *Invocation) {
+	t.Helper()
+	stop := time.AfterFunc(10*time.Second, func() { cn.Close() })
+	defer stop.Stop()
+	if err := cn.Next(context.Background(), inv); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const (
+	lineNext = "GET " + pathNext + " HTTP/1.1"
+	linePost = "POST " + pathInvocation
+)
+
+// waitRequests waits until the server has read n requests.
+func waitRequests(t *testing.T, srv *testServer, n int64) {
+	t.Helper()
+	for start := time.Now(); srv.requests.Load() < n; time.Sleep(time.Millisecond) {
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("requests = %d, want %d", srv.requests.Load(), n)
+		}
+	}
+}
+
+func TestQueueNextSmallPostOneWrite(t *testing.T) {
+	srv, seen := logServer(t, nil)
+	var rec recorder
+	c := srv.client(t, rec.option())
+	cn := c.Conn()
+	defer cn.Close()
+	cn.QueueNext(true)
+	ctx := context.Background()
+	var inv Invocation
+	queuedNext(t, cn, &inv) // nothing queued yet: an ordinary GET
+	if w := rec.since(0); len(w) != 1 || !bytes.Equal(w[0], c.pre.next) {
+		t.Fatalf("first Next wrote %q", w)
+	}
+	posts := []struct {
+		name, suffix string
+		do           func(id string) error
+	}{
+		{"respond", "/response", func(id string) error { return cn.Respond(ctx, id, []byte(`"ok"`), "application/json") }},
+		{"fail", "/error", func(id string) error {
+			return cn.Fail(ctx, id, "Handler.Error", []byte(`{"errorMessage":"x"}`), []byte(`{"c":1}`)) // the cause takes writev
+		}},
+		{"respond empty", "/response", func(id string) error { return cn.Respond(ctx, id, nil, "") }},
+	}
+	for i, p := range posts {
+		before := rec.count()
+		id := inv.RequestID
+		if err := p.do(id); err != nil {
+			t.Fatalf("%s: %v", p.name, err)
+		}
+		w := rec.since(before)
+		if p.name == "fail" { // mid part: writev, part by part here; the GET is the last part
+			if len(w) < 2 || !bytes.Equal(w[len(w)-1], c.pre.next) || !bytes.HasPrefix(w[0], []byte(linePost+id+p.suffix)) {
+				t.Fatalf("%s: writes %q", p.name, w)
+			}
+		} else {
+			if len(w) != 1 || !bytes.HasPrefix(w[0], []byte(linePost+id+p.suffix+" HTTP/1.1\r\n")) ||
+				!bytes.HasSuffix(w[0], c.pre.next) || bytes.Count(w[0], []byte("HTTP/1.1\r\n")) != 2 {
+				t.Fatalf("%s: %d writes %q, want the POST and the GET in one", p.name, len(w), w)
+			}
+		}
+		before = rec.count()
+		queuedNext(t, cn, &inv)
+		if w := rec.since(before); len(w) != 0 {
+			t.Fatalf("%s: Next wrote %q with a poll queued", p.name, w)
+		}
+		if want := "id-" + strconv.Itoa(2*i+3); inv.RequestID != want {
+			t.Fatalf("%s: Next got %q, want %q (the queued poll's answer)", p.name, inv.RequestID, want)
+		}
+	}
+	got := seen()
+	if len(got) != 1+2*len(posts) {
+		t.Fatalf("server saw %d requests: %+v", len(got), got)
+	}
+	for i, r := range got {
+		if r.conn != 1 || r.n != i {
+			t.Fatalf("request %d: %+v, want all on connection 1 in order", i, r)
+		}
+		if i%2 == 0 {
+			if r.line != lineNext {
+				t.Fatalf("request %d: %q, want GET /next", i, r.line)
+			}
+			continue
+		}
+		if !strings.HasPrefix(r.line, linePost) {
+			t.Fatalf("request %d: %q, want a POST", i, r.line)
+		}
+		// The GET had arrived with the POST: one write, one read.
+		if p := posts[i/2]; p.name != "fail" && r.ahead != len(c.pre.next) {
+			t.Errorf("%s: %d bytes had arrived behind the POST, want the %d of the GET", p.name, r.ahead, len(c.pre.next))
+		}
+	}
+}
+
+func TestQueueNextLargePostWritev(t *testing.T) {
+	srv, seen := logServer(t, nil)
+	c := srv.client(t) // a real *net.TCPConn: writev
+	cn := c.Conn()
+	defer cn.Close()
+	cn.QueueNext(true)
+	ctx := context.Background()
+	big := bytes.Repeat([]byte("b"), 1<<20)
+	cause := bytes.Repeat([]byte("c"), 10<<10)
+	var inv Invocation
+	queuedNext(t, cn, &inv)
+	if err := cn.Respond(ctx, inv.RequestID, big, ""); err != nil {
+		t.Fatal(err)
+	}
+	waitRequests(t, srv, 3) // the server read the queued GET by itself
+	queuedNext(t, cn, &inv)
+	if err := cn.Fail(ctx, inv.RequestID, "E", big, cause); err != nil {
+		t.Fatal(err)
+	}
+	queuedNext(t, cn, &inv)
+	got := seen()
+	if len(got) != 5 || srv.requests.Load() != 5 || srv.accepts.Load() != 1 {
+		t.Fatalf("server saw %d requests, %d accepts: %+v", len(got), srv.accepts.Load(), got)
+	}
+	for i, r := range got {
+		wantLine := lineNext
+		if i == 1 {
+			wantLine = linePost + "id-1/response HTTP/1.1"
+		} else if i == 3 {
+			wantLine = linePost + "id-3/error HTTP/1.1"
+		}
+		if r.conn != 1 || r.n != i || r.line != wantLine {
+			t.Fatalf("request %d: %+v, want %q on connection 1", i, r, wantLine)
+		}
+		if i%2 == 1 && r.body != string(big) {
+			t.Fatalf("request %d: body of %d bytes", i, len(r.body))
+		}
+	}
+}
+
+func TestQueueNextKeepAlive(t *testing.T) {
+	srv := newTestServer(t, apiHandler([]byte(`{"n":1}`)))
+	cn := srv.client(t).Conn()
+	defer cn.Close()
+	cn.QueueNext(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var inv Invocation
+	for i := range 1000 {
+		if err := cn.Next(ctx, &inv); err != nil {
+			t.Fatalf("next %d: %v", i, err)
+		}
+		if err := cn.Respond(ctx, inv.RequestID, inv.Payload, "application/json"); err != nil {
+			t.Fatalf("respond %d: %v", i, err)
+		}
+	}
+	if err := cn.Next(ctx, &inv); err != nil || string(inv.Payload) != `{"n":1}` {
+		t.Fatalf("last next: %v %q", err, inv.Payload)
+	}
+	// One GET of its own, then 1000 times a POST with its queued GET.
+	if a, r := srv.accepts.Load(), srv.requests.Load(); a != 1 || r != 2001 {
+		t.Fatalf("accepts = %d, requests = %d; want 1, 2001", a, r)
+	}
+}
+
+// A post refused with a well-framed non-2xx on a kept connection: the server
+// goes on to the queued GET, so the poll stays queued.
+func TestQueueNextStatusKeepsPoll(t *testing.T) {
+	for _, code := range []int{400, 410, 413, 500} {
+		t.Run(strconv.Itoa(code), func(t *testing.T) {
+			body := `{"errorMessage":"no"}`
+			resp := "HTTP/1.1 " + strconv.Itoa(code) + " X\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+			srv, seen := logServer(t, func(sc *srvConn, r *srvReq) (action, bool) {
+				if r.is("GET", pathNext) {
+					return 0, false
+				}
+				sc.bw.WriteString(resp)
+				return keepOpen, true
+			})
+			var rec recorder
+			cn := srv.client(t, rec.option()).Conn()
+			defer cn.Close()
+			cn.QueueNext(true)
+			ctx := context.Background()
+			var inv Invocation
+			queuedNext(t, cn, &inv)
+			posts := []func() error{
+				func() error { return cn.Respond(ctx, inv.RequestID, []byte("x"), "") },
+				func() error { return cn.Fail(ctx, inv.RequestID, "E", []byte("{}"), nil) },
+			}
+			for i, post := range posts {
+				var se *StatusError
+				if err := post(); !errors.As(err, &se) || se.Code != code || string(se.Body) != body {
+					t.Fatalf("post %d: err = %v", i, err)
+				}
+				before := rec.count()
+				queuedNext(t, cn, &inv)
+				if w := rec.since(before); len(w) != 0 {
+					t.Fatalf("post %d: Next wrote %q", i, w)
+				}
+				if want := "id-" + strconv.Itoa(2*i+3); inv.RequestID != want {
+					t.Fatalf("post %d: got %q, want %q", i, inv.RequestID, want)
+				}
+			}
+			if got := seen(); len(got) != 5 || srv.accepts.Load() != 1 || got[4].line != lineNext || got[4].n != 4 {
+				t.Fatalf("accepts %d, requests %+v", srv.accepts.Load(), got)
+			}
+		})
+	}
+}
+
+// A post answered with Connection: close (or an answer that ends the
+// connection): the server never reads the GET behind it, so the Conn
+// forgets it and Next redials with a fresh GET.
+func TestQueueNextConnectionCloseForgets(t *testing.T) {
+	tests := []struct {
+		name, resp string
+		code       int
+	}{
+		{"202 close", "HTTP/1.1 202 Accepted\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", 0},
+		{"410 close", "HTTP/1.1 410 Gone\r\nConnection: close\r\nContent-Length: 2\r\n\r\nno", 410},
+		{"http/1.0", "HTTP/1.0 202 Accepted\r\nContent-Length: 2\r\n\r\nok", 0},
+		{"body until close", "HTTP/1.1 202 Accepted\r\n\r\nok", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, seen := logServer(t, func(sc *srvConn, r *srvReq) (action, bool) {
+				if r.is("GET", pathNext) {
+					return 0, false
+				}
+				sc.bw.WriteString(tt.resp)
+				return closeConn, true // the GET behind it is never read
+			})
+			var rec recorder
+			cn := srv.client(t, rec.option()).Conn()
+			defer cn.Close()
+			cn.QueueNext(true)
+			var inv Invocation
+			queuedNext(t, cn, &inv)
+			err := cn.Respond(context.Background(), inv.RequestID, []byte("x"), "")
+			if tt.code == 0 && err != nil {
+				t.Fatal(err)
+			}
+			var se *StatusError
+			if tt.code != 0 && (!errors.As(err, &se) || se.Code != tt.code) {
+				t.Fatalf("err = %v", err)
+			}
+			before := rec.count()
+			queuedNext(t, cn, &inv)
+			if w := rec.since(before); len(w) != 1 || !bytes.Equal(w[0], cn.c.pre.next) {
+				t.Fatalf("Next wrote %q, want a fresh GET", w)
+			}
+			got := seen()
+			if len(got) != 3 || srv.accepts.Load() != 2 || got[2].conn != 2 || got[2].n != 0 || got[2].line != lineNext {
+				t.Fatalf("accepts %d, requests %+v", srv.accepts.Load(), got)
+			}
+		})
+	}
+}
+
+// The connection ends after the POST was answered, once the server has read
+// the queued GET: the server may have registered it, so Next must not send
+// it again by itself. It reports ErrTransport; the call after redials.
+func TestQueueNextConnLostAfterAnswer(t *testing.T) {
+	for _, act := range []struct {
+		name string
+		a    action
+	}{{"reset", resetConn}, {"close", closeConn}} {
+		t.Run(act.name, func(t *testing.T) {
+			release := make(chan struct{})
+			srv, seen := logServer(t, func(sc *srvConn, r *srvReq) (action, bool) {
+				if sc.id == 1 && sc.n == 2 { // the queued GET: read, never answered
+					<-release
+					return act.a, true
+				}
+				return 0, false
+			})
+			var rec recorder
+			cn := srv.client(t, rec.option()).Conn()
+			defer cn.Close()
+			cn.QueueNext(true)
+			var inv Invocation
+			queuedNext(t, cn, &inv)
+			if err := cn.Respond(context.Background(), inv.RequestID, nil, ""); err != nil {
+				t.Fatal(err)
+			}
+			close(release)
+			before := rec.count()
+			err := cn.Next(context.Background(), &inv)
+			if !errors.Is(err, ErrTransport) {
+				t.Fatalf("err = %v", err)
+			}
+			if w := rec.since(before); len(w) != 0 || srv.accepts.Load() != 1 {
+				t.Fatalf("the queued GET was resent: writes %q, accepts %d", w, srv.accepts.Load())
+			}
+			queuedNext(t, cn, &inv)
+			if w := rec.since(before); len(w) != 1 || !bytes.Equal(w[0], cn.c.pre.next) {
+				t.Fatalf("writes %q, want one fresh GET", w)
+			}
+			if got := seen(); len(got) != 4 || got[3].conn != 2 || got[3].line != lineNext || srv.accepts.Load() != 2 {
+				t.Fatalf("accepts %d, requests %+v", srv.accepts.Load(), got)
+			}
+		})
+	}
+}
+
+// The connection is reset before the POST's answer: the GET is dropped with
+// it, and Next sends a fresh one on a new connection.
+func TestQueueNextResetBeforeAnswer(t *testing.T) {
+	srv, seen := logServer(t, func(sc *srvConn, r *srvReq) (action, bool) {
+		return resetConn, sc.id == 1 && sc.n == 1 // the POST
+	})
+	cn := srv.client(t).Conn()
+	defer cn.Close()
+	cn.QueueNext(true)
+	var inv Invocation
+	queuedNext(t, cn, &inv)
+	if err := cn.Respond(context.Background(), inv.RequestID, nil, ""); !errors.Is(err, ErrTransport) {
+		t.Fatalf("err = %v", err)
+	}
+	if cn.queued {
+		t.Fatal("a poll is still queued on a dropped connection")
+	}
+	queuedNext(t, cn, &inv)
+	if got := seen(); len(got) != 3 || got[2].conn != 2 || got[2].n != 0 || got[2].line != lineNext {
+		t.Fatalf("requests %+v", got)
+	}
+}
+
+// A context that fires while Next waits for the queued answer interrupts it
+// as any Next: the connection, and the poll with it, are dropped.
+func TestQueueNextCancelWhileReadingQueued(t *testing.T) {
+	srv, seen := logServer(t, func(sc *srvConn, r *srvReq) (action, bool) {
+		if sc.id == 1 && sc.n == 2 { // the queued GET: a long poll
+			sc.wait()
+			return closeConn, true
+		}
+		return 0, false
+	})
+	var rec recorder
+	cn := srv.client(t, rec.option()).Conn()
+	defer cn.Close()
+	cn.QueueNext(true)
+	var inv Invocation
+	queuedNext(t, cn, &inv)
+	if err := cn.Respond(context.Background(), inv.RequestID, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	before := rec.count()
+	start := time.Now()
+	err := cn.Next(ctx, &inv)
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrTransport) {
+		t.Fatalf("err = %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("took %v", d)
+	}
+	if w := rec.since(before); len(w) != 0 || cn.queued {
+		t.Fatalf("writes %q, queued %v", w, cn.queued)
+	}
+	queuedNext(t, cn, &inv)
+	if got := seen(); len(got) != 4 || got[3].conn != 2 || got[3].line != lineNext {
+		t.Fatalf("requests %+v", got)
+	}
+}
+
+// A context that fires while the Conn is idle breaks no I/O: the connection
+// keeps its queued poll rather than abandoning it.
+func TestQueueNextIdleContextKeepsPoll(t *testing.T) {
+	srv, seen := logServer(t, nil)
+	var rec recorder
+	cn := srv.client(t, rec.option()).Conn()
+	defer cn.Close()
+	cn.QueueNext(true)
+	var inv Invocation
+	queuedNext(t, cn, &inv)
+	for i := range 20 {
+		ctx, cancel := context.WithCancel(context.Background())
+		if err := cn.Respond(ctx, inv.RequestID, nil, ""); err != nil {
+			t.Fatalf("%d: %v", i, err)
+		}
+		cancel()
+		for start := time.Now(); !cn.interrupted.Load(); time.Sleep(100 * time.Microsecond) {
+			if time.Since(start) > 5*time.Second {
+				t.Fatal("the context's callback did not run")
+			}
+		}
+		// The same done context fails at once and leaves the poll queued.
+		if err := cn.Next(ctx, &inv); !errors.Is(err, context.Canceled) || !cn.queued {
+			t.Fatalf("%d: err = %v, queued %v", i, err, cn.queued)
+		}
+		before := rec.count()
+		queuedNext(t, cn, &inv)
+		if w := rec.since(before); len(w) != 0 {
+			t.Fatalf("%d: Next wrote %q", i, w)
+		}
+	}
+	if got := seen(); len(got) != 41 || srv.accepts.Load() != 1 {
+		t.Fatalf("accepts %d, %d requests", srv.accepts.Load(), len(got))
+	}
+}
+
+func TestQueueNextClose(t *testing.T) {
+	srv, _ := logServer(t, func(sc *srvConn, r *srvReq) (action, bool) {
+		if sc.n == 2 {
+			sc.wait()
+			return closeConn, true
+		}
+		return 0, false
+	})
+	cn := srv.client(t).Conn()
+	cn.QueueNext(true)
+	var inv Invocation
+	queuedNext(t, cn, &inv)
+	if err := cn.Respond(context.Background(), inv.RequestID, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cn.Next(context.Background(), &inv) }()
+	time.Sleep(30 * time.Millisecond)
+	cn.Close()
+	if err := <-done; !errors.Is(err, ErrClosed) {
+		t.Fatalf("err = %v", err)
+	}
+	if err := cn.Next(context.Background(), &inv); !errors.Is(err, ErrClosed) || cn.queued {
+		t.Fatalf("err = %v, queued %v", err, cn.queued)
+	}
+}
+
+// Posts that fail validation write nothing and queue nothing; so do posts
+// made while a poll is queued.
+func TestQueueNextNothingSentOnInvalidPost(t *testing.T) {
+	srv, seen := logServer(t, nil)
+	var rec recorder
+	cn := srv.client(t, rec.option()).Conn()
+	defer cn.Close()
+	cn.QueueNext(true)
+	ctx := context.Background()
+	bad := func() {
+		t.Helper()
+		for _, id := range []string{"", "a/b", "a b", "a\r\nb", ".."} {
+			if err := cn.Respond(ctx, id, nil, ""); !errors.Is(err, ErrInvalid) {
+				t.Fatalf("%q: err = %v", id, err)
+			}
+			if err := cn.Fail(ctx, id, "E", nil, nil); !errors.Is(err, ErrInvalid) {
+				t.Fatalf("%q: err = %v", id, err)
+			}
+		}
+		if err := cn.Respond(ctx, "id", nil, "bad\r\nvalue"); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("err = %v", err)
+		}
+	}
+	bad()
+	if rec.count() != 0 || cn.queued {
+		t.Fatalf("writes %d, queued %v", rec.count(), cn.queued)
+	}
+	var inv Invocation
+	queuedNext(t, cn, &inv) // a GET of its own: nothing was queued
+	if w := rec.since(0); len(w) != 1 || !bytes.Equal(w[0], cn.c.pre.next) {
+		t.Fatalf("writes %q", w)
+	}
+	bad()
+	if err := cn.Respond(ctx, inv.RequestID, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	before := rec.count()
+	bad()
+	if err := cn.Respond(ctx, inv.RequestID, nil, ""); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("post with a poll queued: err = %v", err)
+	}
+	if err := cn.Fail(ctx, inv.RequestID, "E", nil, nil); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("post with a poll queued: err = %v", err)
+	}
+	if w := rec.since(before); len(w) != 0 || !cn.queued {
+		t.Fatalf("writes %q, queued %v", w, cn.queued)
+	}
+	queuedNext(t, cn, &inv)
+	if got, w := seen(), rec.since(before); len(got) != 3 || len(w) != 0 {
+		t.Fatalf("requests %+v, writes %q", got, w)
+	}
+}
+
+// The queued answer goes through the same checks as any /next answer.
+func TestQueueNextQueuedAnswerChecks(t *testing.T) {
+	payload := bytes.Repeat([]byte("p"), 100<<10)
+	srv := newTestServer(t, func(sc *srvConn, r *srvReq) action {
+		switch {
+		case !r.is("GET", pathNext):
+			sc.bw.Write(accepted)
+		case sc.n == 2:
+			sc.bw.Write(nextResponse("big-id", payload, ""))
+		case sc.n == 4:
+			sc.bw.WriteString("HTTP/1.1 500 Internal\r\nContent-Length: 2\r\n\r\n{}")
+		default:
+			sc.bw.Write(nextResponse("small", []byte("ok"), ""))
+		}
+		return keepOpen
+	})
+	cn := srv.client(t, WithMaxRequestBytes(64<<10)).Conn()
+	defer cn.Close()
+	cn.QueueNext(true)
+	ctx := context.Background()
+	var inv Invocation
+	queuedNext(t, cn, &inv)
+	if err := cn.Respond(ctx, inv.RequestID, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := cn.Next(ctx, &inv); !errors.Is(err, ErrPayloadTooLarge) || inv.RequestID != "big-id" {
+		t.Fatalf("err = %v, id %q", err, inv.RequestID)
+	}
+	if err := cn.Fail(ctx, inv.RequestID, "Runtime.RequestTooLarge", []byte("{}"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := cn.Next(ctx, &inv); !errors.Is(err, ErrRuntimeAPI) {
+		t.Fatalf("err = %v", err)
+	}
+	queuedNext(t, cn, &inv) // a fresh GET: the 500 consumed the queued poll
+	if inv.RequestID != "small" || srv.accepts.Load() != 1 || srv.requests.Load() != 6 {
+		t.Fatalf("id %q accepts %d requests %d", inv.RequestID, srv.accepts.Load(), srv.requests.Load())
+	}
+}
+
+// QueueNext(false) after a queued poll: the queued answer is read, then the
+// Conn writes exactly what a Conn that never queued writes.
+func TestQueueNextOffRestoresWire(t *testing.T) {
+	srv, _ := logServer(t, nil)
+	big := bytes.Repeat([]byte("z"), 64<<10)
+	script := func(cn *Conn, inv *Invocation) {
+		ctx := context.Background()
+		steps := []func() error{
+			func() error { return cn.Respond(ctx, "r1", []byte("hi"), "text/plain") },
+			func() error { return cn.Next(ctx, inv) },
+			func() error { return cn.Respond(ctx, "r2", big, "") },
+			func() error { return cn.Next(ctx, inv) },
+			func() error { return cn.Fail(ctx, "r3", "E", []byte("{}"), []byte("cause")) },
+			func() error { return cn.Next(ctx, inv) },
+		}
+		for i, s := range steps {
+			if err := s(); err != nil {
+				t.Fatalf("step %d: %v", i, err)
+			}
+		}
+	}
+	var plain, toggled recorder
+	a := srv.client(t, plain.option()).Conn()
+	defer a.Close()
+	var inv Invocation
+	queuedNext(t, a, &inv)
+	start := plain.count()
+	script(a, &inv)
+
+	b := srv.client(t, toggled.option()).Conn()
+	defer b.Close()
+	b.QueueNext(true)
+	queuedNext(t, b, &inv)
+	if err := b.Respond(context.Background(), inv.RequestID, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	b.QueueNext(false)
+	before := toggled.count()
+	queuedNext(t, b, &inv) // reads the poll queued before the switch
+	if toggled.count() != before {
+		t.Fatal("Next wrote with a poll queued")
+	}
+	script(b, &inv)
+	want, got := plain.since(start), toggled.since(before)
+	if len(got) != len(want) {
+		t.Fatalf("%d writes, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("write %d: %.200q, want %.200q", i, got[i], want[i])
+		}
+	}
+}
+
+// N Conns with queueing against the fake Runtime API: the poll queued behind
+// each post never takes the runtime above N outstanding, and every
+// invocation is answered exactly once.
+func TestQueueNextFakeAPI(t *testing.T) {
+	const (
+		n     = 4
+		total = 4000
+	)
+	s, err := fakeapi.New(fakeapi.Options{MaxConcurrency: n, Queue: true, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := New(s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runtime sync.WaitGroup
+	for w := range n {
+		cn := c.Conn()
+		cn.QueueNext(true)
+		runtime.Go(func() {
+			defer cn.Close()
+			var inv Invocation
+			for {
+				if err := cn.Next(ctx, &inv); err != nil {
+					if !errors.Is(err, ErrRuntimeAPI) { // Close answers pending polls with 500
+						t.Errorf("worker %d: %v", w, err)
+					}
+					return
+				}
+				var err error
+				if inv.Payload[1] == 'e' { // the callers' mark for an error
+					err = cn.Fail(ctx, inv.RequestID, "Handler.Error", inv.Payload, nil)
+				} else {
+					err = cn.Respond(ctx, inv.RequestID, inv.Payload, "application/json")
+				}
+				if err != nil {
+					t.Errorf("worker %d: %v", w, err)
+					return
+				}
+			}
+		})
+	}
+	if err := s.WaitPolls(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu      sync.Mutex
+		ids     = make(map[string]int, total)
+		errs    int
+		callers sync.WaitGroup
+	)
+	for w := range n {
+		callers.Go(func() {
+			for i := w; i < total; i += n {
+				kind := 'r'
+				if i%3 == 0 {
+					kind = 'e'
+				}
+				payload := fmt.Appendf(nil, `"%c%d%s"`, kind, i, strings.Repeat("x", i%61*11))
+				res, err := s.Invoke(ctx, fakeapi.Request{Payload: payload})
+				ok := err == nil
+				if kind == 'e' {
+					ok = ok && res.Err != nil && res.Err.Type == "Handler.Error" && bytes.Equal(res.Err.Body, payload)
+				} else {
+					ok = ok && res.Err == nil && bytes.Equal(res.Body, payload)
+				}
+				if !ok {
+					t.Errorf("invocation %d: %+v, %v", i, res, err)
+					return
+				}
+				mu.Lock()
+				ids[res.RequestID]++
+				if kind == 'e' {
+					errs++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	callers.Wait()
+	if err := s.WaitPolls(ctx, n); err != nil { // every Conn's queued poll is registered
+		t.Fatal(err)
+	}
+	st := s.Stats()
+	s.Close()
+	runtime.Wait()
+	if len(ids) != total {
+		t.Errorf("%d distinct request IDs, want %d", len(ids), total)
+	}
+	if st.Violations != 0 || st.MaxOutstanding > n || st.MaxPolls > n {
+		t.Errorf("violations %d, max outstanding %d, max polls %d; N = %d", st.Violations, st.MaxOutstanding, st.MaxPolls, n)
+	}
+	if st.Invocations != total || st.Ended() != total || st.Responses+st.Errors != total || st.Errors != int64(errs) ||
+		st.BadRequests != 0 || st.Duplicates != 0 || st.Late != 0 || st.Throttles != 0 {
+		t.Errorf("not answered exactly once: %+v", st)
+	}
+	if st.Polls != total+n || st.NewConns != n {
+		t.Errorf("polls %d (want %d), connections %d (want %d)", st.Polls, total+n, st.NewConns, n)
+	}
+	t.Logf("polls %d, max outstanding %d, max pending polls %d, connections %d", st.Polls, st.MaxOutstanding, st.MaxPolls, st.NewConns)
+}
+
+// A post whose write fails did not get the GET behind it out whole: nothing
+// is queued, even when the server's early answer is salvaged.
+func TestQueueNextWriteErrorQueuesNothing(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		buf := make([]byte, 1024)
+		nc.Read(buf)
+		nc.Write([]byte("HTTP/1.1 413 Too Large\r\nContent-Length: 4\r\n\r\nbig!"))
+		nc.(*net.TCPConn).SetLinger(0)
+		nc.Close()
+	}()
+	defer func() { ln.Close(); <-done }()
+	c, err := New(ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cn := c.Conn()
+	defer cn.Close()
+	cn.QueueNext(true)
+	if err := cn.Respond(context.Background(), "id", make([]byte, 64<<20), ""); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("err = %v", err)
+	}
+	if cn.queued || cn.nc != nil {
+		t.Fatalf("queued %v, connection kept %v", cn.queued, cn.nc != nil)
+	}
+}
