@@ -36,6 +36,9 @@ type Runtime struct {
 	setTraceEnv bool
 
 	running atomic.Bool
+	// stopping turns off queued polls: a poll queued during shutdown would
+	// be abandoned at exit, and the invocation handed to it lost.
+	stopping atomic.Bool
 	fatal   chan error
 	metrics *runtimeMetrics // nil unless LMIGO_METRICS=emf
 }
@@ -140,6 +143,7 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	case err = <-rt.fatal:
 		rt.log.Error("runtime API failure, stopping", zap.Error(err))
 	}
+	rt.stopping.Store(true)
 	stopPolling()
 	pollers.Wait()
 	// One budget for the whole shutdown: Lambda kills the process about
@@ -342,7 +346,15 @@ func (rt *Runtime) failInvocation(s *slot, errorType string, err error) {
 // post sends an answer. A transport error is retried once on a fresh
 // connection: if the first attempt did reach the Runtime API, the retry
 // gets a harmless 400.
+//
+// While the runtime runs, the slot's next /next is queued on the same
+// connection right behind the answer, so the Runtime API has the poll the
+// moment the caller has its response; the slot's next poller only reads
+// it. That closes the gap in which LMI throttles an invoke arriving right
+// after a response, and never holds more polls than slots: the poll is
+// the slot's own, and the server only takes it after the answer.
 func (rt *Runtime) post(s *slot, send func(context.Context) error) {
+	s.conn.QueueNext(!rt.stopping.Load())
 	ctx := context.Background()
 	err := send(ctx)
 	if err != nil && errors.Is(err, rapi.ErrTransport) {
