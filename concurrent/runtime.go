@@ -39,8 +39,8 @@ type Runtime struct {
 	// stopping turns off queued polls: a poll queued during shutdown would
 	// be abandoned at exit, and the invocation handed to it lost.
 	stopping atomic.Bool
-	fatal   chan error
-	metrics *runtimeMetrics // nil unless LMIGO_METRICS=emf
+	fatal    chan error
+	metrics  *runtimeMetrics // nil unless LMIGO_METRICS=emf
 }
 
 // slot is everything one invocation needs, reused from one invocation to
