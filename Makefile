@@ -9,10 +9,15 @@ BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w' -buildvcs=false
 BENCH_COUNT ?= 6
 
 .PHONY: run test build bench lint tools rie fmt vet loadtest clean
+.PHONY: package test-arm64
 
 ## run: build the reference bootstrap, serve it from a local Runtime API, send a short load, report
 run:
 	$(GO) run ./loadtest run
+
+## loadtest: lmigo and aws-lambda-go side by side, the standard set (a few minutes); reports in loadtest/out (LOADTEST_FLAGS adds flags)
+loadtest:
+	$(GO) run ./loadtest compare $(LOADTEST_FLAGS)
 
 ## test: vet, format check and the race-enabled, shuffled test suite (needs the emulator: make rie)
 test: rie vet
@@ -31,6 +36,22 @@ rie:
 build:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build $(BUILD_FLAGS) -o dist/arm64/bootstrap ./cmd/bootstrap
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build $(BUILD_FLAGS) -o dist/amd64/bootstrap ./cmd/bootstrap
+
+## package: dist/bootstrap-arm64.zip and dist/bootstrap-amd64.zip for provided.al2023, byte-for-byte reproducible (deploy/pack)
+package:
+	$(GO) run ./deploy/pack -o dist
+
+# test-arm64 runs these for linux/arm64: what goes into a bootstrap, the
+# reference bootstrap under the emulator, and the examples. The rest
+# (deploy, the load driver and its plots) is host-side tooling.
+QEMU_ARM64 ?= qemu-aarch64-static
+ARM64_PKGS ?= ./limits/... ./rapi/... ./pool/... ./concurrent/... ./cmd/... ./loadtest/fakeapi/... ./loadtest/rie/... ./examples/...
+
+## test-arm64: the runtime's tests built for linux/arm64 and run under qemu-user, the emulator's bootstrap too (no -race)
+test-arm64: rie
+	@command -v $(QEMU_ARM64) >/dev/null || { echo "test-arm64 needs $(QEMU_ARM64) (apt-get install qemu-user-static)"; exit 1; }
+	PATH="$(GOBIN):$$PATH" GOARCH=arm64 LMIGO_RIE_EXEC=$(QEMU_ARM64) \
+	  $(GO) test -exec $(QEMU_ARM64) -shuffle=on -timeout 10m $(ARM64_PKGS)
 
 ## bench: benchmarks of every package, BENCH_COUNT runs each, into bench.txt (compare with benchstat)
 bench:

@@ -26,14 +26,16 @@
 // and let tests run side by side, Start runs, as root,
 //
 //	unshare --mount --propagation private --pid --fork --kill-child --mount-proc \
-//	    /bin/sh -c SCRIPT lmigo-rie aws-lambda-rie \
+//	    /bin/sh -c SCRIPT lmigo-rie WRAPPER aws-lambda-rie \
 //	    --runtime-interface-emulator-address 127.0.0.1:P1 --runtime-api-address 127.0.0.1:P2
 //
 // with the bootstrap open on fd 3. SCRIPT (see setupScript) mounts a tmpfs
 // over /var (so an existing /var/runtime/bootstrap of the host cannot
 // shadow ours), recreates /var/task, /var/runtime, /var/tmp and the
 // /var/run and /var/lock links, copies the bootstrap to
-// /var/task/bootstrap with mode 0755, hides /opt/extensions, and execs the
+// /var/task/bootstrap with mode 0755, writes WRAPPER (Options.Exec, for
+// a bootstrap of another architecture run through qemu-user; usually
+// empty) to /var/runtime/bootstrap, hides /opt/extensions, and execs the
 // emulator, which becomes PID 1 of the new PID namespace. Everything is
 // torn down by the kernel: when PID 1 exits every process of the namespace
 // is killed, and the mounts vanish with the namespace. unshare runs in its

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,7 +50,20 @@ type Options struct {
 
 	// StartTimeout bounds Start when ctx allows longer. Zero means 30 s.
 	StartTimeout time.Duration
+
+	// Exec, when not empty, is the command that runs the bootstrap, as
+	// `go test -exec` runs test binaries: the emulator then starts a
+	// script, /var/runtime/bootstrap, that execs Exec followed by
+	// /var/task/bootstrap. It runs a bootstrap built for another
+	// architecture through qemu-user where binfmt_misc does not, e.g.
+	// []string{"qemu-aarch64-static"}. The first word is looked up on
+	// PATH. Nil means the words of $LMIGO_RIE_EXEC (the Makefile's
+	// test-arm64 sets it), or none.
+	Exec []string
 }
+
+// ExecEnv names the variable that supplies Options.Exec when it is nil.
+const ExecEnv = "LMIGO_RIE_EXEC"
 
 const (
 	invokePath        = "/2015-03-31/functions/function/invocations"
@@ -108,6 +123,10 @@ func Start(ctx context.Context, opts Options) (*Emulator, error) {
 	if !isExecutable(emulator) {
 		return nil, fmt.Errorf("%w: emulator %s is not an executable file", ErrOptions, emulator)
 	}
+	wrapper, err := execWrapper(opts.Exec)
+	if err != nil {
+		return nil, err
+	}
 	boot, err := os.Open(opts.Bootstrap)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
@@ -129,7 +148,7 @@ func Start(ctx context.Context, opts Options) (*Emulator, error) {
 		if _, err := boot.Seek(0, io.SeekStart); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 		}
-		e, err := start(ctx, unshare, emulator, boot, opts)
+		e, err := start(ctx, unshare, emulator, wrapper, boot, opts)
 		if errors.Is(err, errPortTaken) && attempt < startAttempts {
 			continue
 		}
@@ -157,7 +176,7 @@ func lookUnshare() (string, error) {
 	return p, nil
 }
 
-func start(ctx context.Context, unshare, emulator string, boot *os.File, opts Options) (*Emulator, error) {
+func start(ctx context.Context, unshare, emulator, wrapper string, boot *os.File, opts Options) (*Emulator, error) {
 	ports, err := freePorts(2)
 	if err != nil {
 		return nil, err
@@ -169,7 +188,7 @@ func start(ctx context.Context, unshare, emulator string, boot *os.File, opts Op
 		"--mount", "--propagation", "private",
 		"--pid", "--fork", "--kill-child", "--mount-proc",
 		"/bin/sh", "-c", setupScript, "lmigo-rie",
-		emulator,
+		wrapper, emulator,
 		"--runtime-interface-emulator-address", rieAddr,
 		"--runtime-api-address", apiAddr,
 	)
@@ -218,6 +237,39 @@ func start(ctx context.Context, unshare, emulator string, boot *os.File, opts Op
 		return nil, err
 	}
 	return e, nil
+}
+
+// execWrapper returns the text of /var/runtime/bootstrap for the command
+// cmd (or the words of $LMIGO_RIE_EXEC when cmd is nil), or "" for none.
+func execWrapper(cmd []string) (string, error) {
+	if cmd == nil {
+		cmd = strings.Fields(os.Getenv(ExecEnv))
+	}
+	if len(cmd) == 0 {
+		return "", nil
+	}
+	words := slices.Clone(cmd)
+	p, err := exec.LookPath(words[0])
+	if err == nil {
+		p, err = filepath.Abs(p)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%w: Exec: %w", ErrOptions, err)
+	}
+	if hidden, err := underVar(p); err != nil || hidden {
+		return "", fmt.Errorf("%w: Exec %s lies under /var, which the private tmpfs hides", ErrOptions, p)
+	}
+	words[0] = p
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\nexec")
+	for _, w := range words {
+		if strings.ContainsAny(w, "'\x00\n") {
+			return "", fmt.Errorf("%w: Exec word %q holds a quote, NUL or newline", ErrOptions, w)
+		}
+		b.WriteString(" '" + w + "'")
+	}
+	b.WriteString(" /var/task/bootstrap \"$@\"\n")
+	return b.String(), nil
 }
 
 // emulatorEnv builds the emulator's whole environment: a PATH for the

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,7 +123,8 @@ func TestStopLeavesNothing(t *testing.T) {
 	procs := e.Processes()
 	var boot *Process
 	for i, p := range procs {
-		if len(p.Args) > 0 && p.Args[0] == "/var/task/bootstrap" {
+		// With Options.Exec the runtime is the Exec command running it.
+		if slices.Contains(p.Args, "/var/task/bootstrap") {
 			boot = &procs[i]
 		}
 	}
@@ -214,6 +216,7 @@ func TestStartOptionErrors(t *testing.T) {
 		{"bootstrap missing", Options{Bootstrap: filepath.Join(dir, "missing")}, ErrOptions},
 		{"emulator under /var", Options{Bootstrap: "/bin/sh", Emulator: "/var/lib/aws-lambda-rie"}, ErrOptions},
 		{"emulator missing", Options{Bootstrap: "/bin/sh", Emulator: filepath.Join(dir, "missing")}, ErrOptions},
+		{"exec missing", Options{Bootstrap: "/bin/sh", Exec: []string{filepath.Join(dir, "missing")}}, ErrOptions},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

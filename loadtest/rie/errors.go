@@ -14,7 +14,8 @@ var (
 	ErrNotFound = errors.New("rie: aws-lambda-rie not found; install it with: go install " + EmulatorModule)
 
 	// ErrOptions marks Options that cannot work (no bootstrap, an emulator
-	// under /var, a bootstrap that is not a regular file).
+	// under /var, a bootstrap that is not a regular file, an Exec command
+	// that is not found).
 	ErrOptions = errors.New("rie: invalid options")
 
 	// ErrNotReady means the emulator exited or the deadline passed before

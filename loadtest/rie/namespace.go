@@ -14,14 +14,17 @@ import (
 const setupExit = 97
 
 // setupScript runs as PID 1 of a fresh mount and PID namespace, as
-// `sh -c setupScript lmigo-rie EMULATOR ARGS...` with the bootstrap open on
-// fd 3. It
+// `sh -c setupScript lmigo-rie WRAPPER EMULATOR ARGS...` with the bootstrap
+// open on fd 3. It
 //
 //   - hides the host's /var behind a tmpfs, so that no /var/runtime/bootstrap
 //     of the host shadows ours and nothing is written to the real /var;
 //   - lays out what the emulator and a runtime look at;
 //   - copies the bootstrap from fd 3 (so its source may be anywhere, even
 //     under the /var it just hid);
+//   - when WRAPPER is not empty, writes it to /var/runtime/bootstrap,
+//     which the emulator runs in preference to /var/task/bootstrap
+//     (Options.Exec);
 //   - hides the host's /opt/extensions, whose extensions the emulator
 //     would otherwise start;
 //   - replaces itself with the emulator, which so becomes PID 1: when it
@@ -30,13 +33,15 @@ const setupExit = 97
 //
 // The commands are chained with && because `set -e` does not apply inside
 // a list that ends in ||.
-var setupScript = `mount -t tmpfs -o mode=0755,size=512m lmigo-rie /var &&
+var setupScript = `wrapper=$1 && shift &&
+mount -t tmpfs -o mode=0755,size=512m lmigo-rie /var &&
 mkdir -m 0755 /var/task /var/runtime &&
 mkdir -m 1777 /var/tmp &&
 ln -s /run /var/run &&
 ln -s /run/lock /var/lock &&
 cat <&3 >/var/task/bootstrap &&
 chmod 0755 /var/task/bootstrap &&
+{ [ -z "$wrapper" ] || { printf '%s' "$wrapper" >/var/runtime/bootstrap && chmod 0755 /var/runtime/bootstrap; }; } &&
 { [ ! -d /opt/extensions ] || mount -t tmpfs -o mode=0755,size=1m lmigo-rie-ext /opt/extensions; } &&
 cd /var/task || { echo "lmigo-rie: cannot set up the private /var" >&2; exit ` + strconv.Itoa(setupExit) + `; }
 exec 3<&-

@@ -103,3 +103,27 @@ func FuzzParseStat(f *testing.F) {
 		}
 	})
 }
+
+func TestExecWrapper(t *testing.T) {
+	t.Setenv(ExecEnv, " /bin/sh  -x ")
+	tests := []struct {
+		name    string
+		cmd     []string
+		want    string
+		wantErr bool
+	}{
+		{"none", []string{}, "", false},
+		{"from the environment", nil, "#!/bin/sh\nexec '/bin/sh' '-x' /var/task/bootstrap \"$@\"\n", false},
+		{"absolute", []string{"/bin/sh"}, "#!/bin/sh\nexec '/bin/sh' /var/task/bootstrap \"$@\"\n", false},
+		{"not found", []string{"lmigo-no-such-program"}, "", true},
+		{"quote in a word", []string{"/bin/sh", "-c'"}, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := execWrapper(tt.cmd)
+			if (err != nil) != tt.wantErr || got != tt.want {
+				t.Fatalf("execWrapper(%q) = %q, %v; want %q, error %v", tt.cmd, got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}

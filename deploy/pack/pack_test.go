@@ -1,0 +1,196 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"debug/buildinfo"
+	"debug/elf"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestPackage builds both zips the way `make package` does, twice, and
+// checks what Lambda relies on: the names, one executable entry called
+// bootstrap, a static ELF for the right machine, the build flags, and the
+// same bytes both times.
+func TestPackage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		goarch  string
+		machine elf.Machine
+	}{
+		{"arm64", elf.EM_AARCH64},
+		{"amd64", elf.EM_X86_64},
+	}
+	first, second := t.TempDir(), t.TempDir()
+	for _, tt := range tests {
+		t.Run(tt.goarch, func(t *testing.T) {
+			t.Parallel()
+			a := pack(t, tt.goarch, first)
+			b := pack(t, tt.goarch, second)
+			if filepath.Base(a) != "bootstrap-"+tt.goarch+".zip" {
+				t.Errorf("zip named %s", filepath.Base(a))
+			}
+			za, zb := readFile(t, a), readFile(t, b)
+			if !bytes.Equal(za, zb) {
+				t.Fatalf("two builds differ: %d and %d bytes", len(za), len(zb))
+			}
+			bin := checkZip(t, za)
+			checkELF(t, bin, tt.machine)
+			checkBuildInfo(t, bin, tt.goarch)
+		})
+	}
+}
+
+func pack(t *testing.T, goarch, dir string) string {
+	t.Helper()
+	p, err := Package(t.Context(), DefaultPackage, goarch, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func readFile(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// checkZip checks the zip holds exactly the executable bootstrap and
+// returns its bytes.
+func checkZip(t *testing.T, data []byte) []byte {
+	t.Helper()
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(zr.File) != 1 {
+		t.Fatalf("%d entries, want 1", len(zr.File))
+	}
+	f := zr.File[0]
+	if f.Name != "bootstrap" {
+		t.Errorf("entry %q, want bootstrap", f.Name)
+	}
+	// Unix permissions live in the high half of the external attributes,
+	// and count only when the creator is Unix (3).
+	if creator := f.CreatorVersion >> 8; creator != 3 {
+		t.Errorf("creator %d, want 3 (Unix)", creator)
+	}
+	if mode := f.ExternalAttrs >> 16; mode != 0o100755 {
+		t.Errorf("unix mode %o, want 100755 (regular file, rwxr-xr-x)", mode)
+	}
+	if !f.Mode().IsRegular() || f.Mode().Perm() != 0o755 {
+		t.Errorf("mode %v, want -rwxr-xr-x", f.Mode())
+	}
+	if !f.Modified.Equal(entryTime) {
+		t.Errorf("modified %v, want %v", f.Modified, entryTime)
+	}
+	rc, err := f.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	bin, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// checkELF checks bin is a stripped, statically linked executable for
+// machine: provided.al2023 runs it with nothing else in the zip.
+func checkELF(t *testing.T, bin []byte, machine elf.Machine) {
+	t.Helper()
+	f, err := elf.NewFile(bytes.NewReader(bin))
+	if err != nil {
+		t.Fatalf("not an ELF file: %v", err)
+	}
+	defer f.Close()
+	if f.Machine != machine || f.Class != elf.ELFCLASS64 {
+		t.Errorf("machine %v class %v, want %v ELFCLASS64", f.Machine, f.Class, machine)
+	}
+	if f.Type != elf.ET_EXEC {
+		t.Errorf("type %v, want ET_EXEC (static, not position-independent)", f.Type)
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
+			t.Errorf("program header %v: dynamically linked", p.Type)
+		}
+	}
+	if libs, _ := f.ImportedLibraries(); len(libs) > 0 {
+		t.Errorf("imports %v", libs)
+	}
+	for _, s := range f.Sections {
+		if s.Name == ".symtab" || strings.HasPrefix(s.Name, ".debug_") || strings.HasPrefix(s.Name, ".zdebug_") {
+			t.Errorf("section %s: not stripped (-ldflags='-s -w')", s.Name)
+		}
+	}
+}
+
+// checkBuildInfo checks the flags recorded in the binary.
+func checkBuildInfo(t *testing.T, bin []byte, goarch string) {
+	t.Helper()
+	bi, err := buildinfo.Read(bytes.NewReader(bin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bi.Path != DefaultPackage {
+		t.Errorf("main package %s, want %s", bi.Path, DefaultPackage)
+	}
+	got := map[string]string{}
+	for _, s := range bi.Settings {
+		got[s.Key] = s.Value
+		if strings.HasPrefix(s.Key, "vcs") {
+			t.Errorf("VCS stamp %s=%s: the bytes would depend on the checkout", s.Key, s.Value)
+		}
+	}
+	want := map[string]string{
+		"GOOS":        "linux",
+		"GOARCH":      goarch,
+		"CGO_ENABLED": "0",
+		"-tags":       "lambda.norpc",
+		"-trimpath":   "true",
+		// -ldflags is not recorded with -trimpath; checkELF sees -s -w.
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("build setting %s = %q, want %q", k, got[k], v)
+		}
+	}
+}
+
+// TestWriteZipDeterministic: the zip's bytes depend on the binary alone,
+// not on when it is written.
+func TestWriteZipDeterministic(t *testing.T) {
+	t.Parallel()
+	bin := bytes.Repeat([]byte("\x7fELF lmigo "), 1000)
+	var a, b bytes.Buffer
+	if err := WriteZip(&a, bin); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // a different DOS timestamp, were the clock used
+	if err := WriteZip(&b, bin); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatal("same binary, different zip bytes")
+	}
+	if got := checkZip(t, a.Bytes()); !bytes.Equal(got, bin) {
+		t.Fatal("entry does not round-trip")
+	}
+}
+
+func TestPackageRejectsArch(t *testing.T) {
+	t.Parallel()
+	if _, err := Package(t.Context(), DefaultPackage, "riscv64", t.TempDir()); err == nil {
+		t.Fatal("riscv64 accepted")
+	}
+}

@@ -1,0 +1,18 @@
+// Package examples holds small Lambda functions served by lmigo. Each is a
+// main package that moved from aws-lambda-go by changing one line:
+//
+//	lambda.Start(handle)      // before
+//	concurrent.Start(handle)  // after
+//
+// The functions:
+//
+//   - httpapi: an API Gateway HTTP API (payload format 2.0) or Lambda
+//     function URL handler, with events.APIGatewayV2HTTPRequest.
+//   - sqs: an SQS batch handler that reports partial batch failures with
+//     events.SQSEventResponse.
+//
+// Each has a test that runs it in a concurrent.Runtime against the
+// project's fake Runtime API (loadtest/fakeapi) with realistic events from
+// its testdata. Build one for Lambda with
+// `go run ./deploy/pack -o dist ./examples/httpapi`.
+package examples
