@@ -1,14 +1,37 @@
-// Command loadtest drives bootstrap binaries against the fake LMI Runtime
-// API and reports what happened.
+// Command loadtest measures Lambda runtimes for Managed Instances: it
+// drives bootstrap binaries (lmigo's and an aws-lambda-go reference on the
+// same workload) through the fake LMI Runtime API, the AWS emulator or a
+// deployed function, measures them from outside, and compares them.
 //
-//	go run ./loadtest run [flags]   build the reference bootstrap, serve it, send a short load, report
+//	go run ./loadtest run [flags]       one runtime, one scenario (make run: the demo)
+//	go run ./loadtest compare [flags]   lmigo and aws-lambda-go side by side (make loadtest)
+//	go run ./loadtest build [flags]     cross-build the load test and both bootstraps for EC2
 //
-// Every run is bounded in invocations and in time and stops by itself; all
-// traffic stays on loopback.
+// # How a run goes
+//
+// A run starts the runtime (exec'd against a fresh fake Runtime API in this
+// process, in the emulator, or a deployed function), waits until it has N
+// polls outstanding, sends a warm-up, then the measured load (closed or
+// open model, or the grow waves), each bounded by a count and a send
+// window, and reads, from outside: CPU (user+sys in /proc/PID/stat) over
+// the measured window, VmHWM, VmRSS (again after an idle period for grow),
+// RSS every 100 ms, GCs from GODEBUG=gctrace=1 on stderr, and the fake
+// API's connection and exactly-once accounting. Latency percentiles come
+// from an HDR histogram.
+//
+// A comparison runs every scenario for both runtimes interleaved (A B A B
+// ...), -reps times, each in a new process, and reports per metric the
+// median of the repetitions and the ratio lmigo / aws-lambda-go. Scenarios
+// at N=1 run pinned to one CPU, the runtime and this process alike.
+//
+// Every run stops by itself; all traffic stays on loopback except with
+// -target lambda. Reports go to the terminal and, as JSON, Markdown and
+// PNG, to -out (loadtest/out by default, git-ignored).
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -26,7 +49,11 @@ func main() {
 	var err error
 	switch os.Args[1] {
 	case "run":
-		err = runDemo(ctx, os.Args[2:])
+		err = runMain(ctx, os.Args[2:])
+	case "compare":
+		err = compareMain(ctx, os.Args[2:])
+	case "build":
+		err = buildMain(ctx, os.Args[2:])
 	case "-h", "--help", "help":
 		usage()
 		return
@@ -34,18 +61,18 @@ func main() {
 		usage()
 		os.Exit(2)
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
 		os.Exit(1)
 	}
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, `usage: loadtest run [flags]
-  run   build cmd/bootstrap, serve it from the fake Runtime API, send a short concurrent load, report
-Run "loadtest run -h" for the flags.`)
-}
-
-func newFlagSet(name string) *flag.FlagSet {
-	return flag.NewFlagSet("loadtest "+name, flag.ExitOnError)
+	fmt.Fprintln(os.Stderr, `usage: loadtest <command> [flags]
+  run      one runtime under one load, then a report (default: the lmigo demo of make run)
+  compare  lmigo and aws-lambda-go side by side, interleaved, medians and ratios (make loadtest)
+  build    cross-build the load test and both bootstraps for linux/arm64 and linux/amd64
+Run "loadtest <command> -h" for its flags.`)
 }

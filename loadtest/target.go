@@ -1,109 +1,267 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+
+	"github.com/lmigo/lmigo/loadtest/fakeapi"
+	"github.com/lmigo/lmigo/loadtest/lambdainvoke"
+	"github.com/lmigo/lmigo/loadtest/measure"
+	"github.com/lmigo/lmigo/loadtest/rie"
 )
 
-// buildBootstrap builds the package pkg into dir and returns the binary.
-func buildBootstrap(ctx context.Context, pkg, dir string) (string, error) {
-	out := filepath.Join(dir, "bootstrap")
-	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "lambda.norpc", "-trimpath", "-o", out, pkg)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building %s: %w\n%s", pkg, err, b)
+// Targets.
+const (
+	targetFake   = "fake"   // a bootstrap exec'd against the fake Runtime API in this process
+	targetRIE    = "rie"    // a bootstrap run by the AWS emulator in LMI mode
+	targetLambda = "lambda" // a deployed function, through the Lambda Invoke API
+)
+
+// Runtimes the load test knows by name.
+const (
+	rtLmigo = "lmigo"
+	rtRef   = "aws-lambda-go"
+)
+
+// Packages built for the runtimes, and the load test itself.
+const (
+	pkgLmigo    = "github.com/lmigo/lmigo/cmd/bootstrap"
+	pkgRef      = "github.com/lmigo/lmigo/loadtest/refbootstrap"
+	pkgLoadtest = "github.com/lmigo/lmigo/loadtest"
+)
+
+// runtimeSpec is one runtime under test.
+type runtimeSpec struct {
+	Name     string `json:"name"`
+	Binary   string `json:"binary,omitempty"`   // fake, rie
+	Function string `json:"function,omitempty"` // lambda
+	// SurvivesPanic is false for aws-lambda-go, which exits after a panic;
+	// workloads that panic are refused for it.
+	SurvivesPanic bool `json:"survivesPanic"`
+}
+
+// instance is one runtime started on a target, ready for load.
+type instance struct {
+	inv   invoker
+	ready time.Duration // exec (fake) or emulator start (rie) to init done; 0 when unknown
+	pid   int           // the runtime's process, 0 when not measurable (lambda)
+	api   *fakeapi.Server
+	gc    *measure.GCCounter // nil when GCs cannot be counted
+	stop  func() error
+}
+
+// tail returns the last output of the runtime, for error messages.
+func (in *instance) tail() string {
+	if in.gc == nil {
+		return ""
 	}
-	return out, nil
+	t := in.gc.Tail()
+	if len(t) > 2048 {
+		t = t[len(t)-2048:]
+	}
+	return t
 }
 
-// process is a bootstrap under test, measured from outside through /proc.
-type process struct {
-	cmd     *exec.Cmd
-	stderr  bytes.Buffer
-	started time.Time
-	done    chan struct{}
-	err     error
+// bootstrapEnv is the environment of a runtime besides
+// AWS_LAMBDA_RUNTIME_API: what Lambda sets on a managed instance, gctrace
+// for the GC count, and the user's -env pairs last.
+func bootstrapEnv(cfg *config, n int) []string {
+	env := []string{
+		"AWS_LAMBDA_MAX_CONCURRENCY=" + strconv.Itoa(n),
+		"AWS_LAMBDA_INITIALIZATION_TYPE=lambda-managed-instances",
+		"AWS_LAMBDA_FUNCTION_NAME=lmigo-loadtest",
+		"AWS_LAMBDA_FUNCTION_VERSION=$LATEST",
+		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE=" + strconv.Itoa(cfg.MemoryMB),
+		"AWS_LAMBDA_LOG_LEVEL=WARN",
+		"AWS_REGION=us-east-1",
+		"GODEBUG=gctrace=1",
+	}
+	return append(env, cfg.Env...)
 }
 
-func startProcess(bin string, env []string) (*process, error) {
-	p := &process{cmd: exec.Command(bin), done: make(chan struct{})}
-	p.cmd.Env = env
-	p.cmd.Stdout = &p.stderr
-	p.cmd.Stderr = &p.stderr
-	p.started = time.Now()
-	if err := p.cmd.Start(); err != nil {
+// start starts rt on cfg's target with N = n. pinCPU >= 0 runs it on that
+// CPU only.
+func start(ctx context.Context, cfg *config, rt runtimeSpec, n, pinCPU int) (*instance, error) {
+	switch cfg.Target {
+	case targetRIE:
+		return startRIE(ctx, cfg, rt, n)
+	case targetLambda:
+		return startLambda(ctx, cfg, rt)
+	}
+	return startFake(ctx, cfg, rt, n, pinCPU)
+}
+
+// startFake execs rt.Binary against a new fake Runtime API and waits until
+// it has N polls outstanding.
+func startFake(ctx context.Context, cfg *config, rt runtimeSpec, n, pinCPU int) (*instance, error) {
+	api, err := fakeapi.New(fakeapi.Options{MaxConcurrency: n, Timeout: cfg.Timeout})
+	if err != nil {
 		return nil, err
 	}
+	argv := []string{rt.Binary}
+	if pinCPU >= 0 {
+		// This process is pinned already and the child would inherit it;
+		// taskset says so explicitly, and execs in place (same PID).
+		if ts, err := exec.LookPath("taskset"); err == nil {
+			argv = []string{ts, "-c", strconv.Itoa(pinCPU), rt.Binary}
+		}
+	}
+	gc := &measure.GCCounter{}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(bootstrapEnv(cfg, n), "AWS_LAMBDA_RUNTIME_API="+api.Addr())
+	cmd.Stdout, cmd.Stderr = gc, gc
+	cmd.WaitDelay = time.Second
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		_ = api.Close()
+		return nil, fmt.Errorf("start %s: %w", rt.Binary, err)
+	}
+	exited := make(chan struct{})
 	go func() {
-		p.err = p.cmd.Wait()
-		close(p.done)
+		_ = cmd.Wait()
+		close(exited)
 	}()
-	return p, nil
-}
-
-// stop sends SIGTERM and waits up to grace before killing.
-func (p *process) stop(grace time.Duration) error {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(grace):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-	return p.err
-}
-
-// cpu returns user+system CPU time consumed so far.
-func (p *process) cpu() (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
-	if err != nil {
-		return 0, err
-	}
-	// Fields after the command name, which is in parentheses and may hold spaces.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("unexpected /proc stat format")
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("unexpected /proc stat format")
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("unexpected /proc stat format")
-	}
-	const ticks = 100 // USER_HZ on Linux
-	return time.Duration(utime+stime) * time.Second / ticks, nil
-}
-
-// memKB returns VmHWM (peak RSS) and VmRSS in KiB.
-func (p *process) memKB() (peak, rss int64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
+	stop := sync.OnceValue(func() error {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(2 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
 		}
-		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		switch k {
-		case "VmHWM":
-			peak = n
-		case "VmRSS":
-			rss = n
+		return api.Close()
+	})
+	in := &instance{inv: fakeInvoker{api}, pid: cmd.Process.Pid, api: api, gc: gc, stop: stop}
+
+	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	go func() {
+		select {
+		case <-exited:
+			cancel()
+		case <-wctx.Done():
+		}
+	}()
+	err = api.WaitPolls(wctx, n)
+	in.ready = time.Since(t0)
+	if err != nil {
+		select {
+		case <-exited:
+			err = fmt.Errorf("%s exited during init (%v)", rt.Name, cmd.ProcessState)
+		default:
+		}
+		_ = stop()
+		return nil, fmt.Errorf("%s did not reach %d polls outstanding: %w\n%s", rt.Name, n, err, in.tail())
+	}
+	return in, nil
+}
+
+// startRIE runs rt.Binary in the AWS emulator in LMI mode, measured from
+// outside through the runtime's process in the emulator's PID namespace.
+func startRIE(ctx context.Context, cfg *config, rt runtimeSpec, n int) (*instance, error) {
+	gc := &measure.GCCounter{}
+	t0 := time.Now()
+	e, err := rie.Start(ctx, rie.Options{
+		Bootstrap:      rt.Binary,
+		MaxConcurrency: n,
+		Env:            bootstrapEnv(cfg, n),
+		Timeout:        cfg.Timeout,
+		Stdout:         gc,
+		Stderr:         gc,
+	})
+	if err != nil {
+		return nil, err
+	}
+	in := &instance{ready: time.Since(t0), gc: gc, stop: e.Stop}
+	for _, p := range e.Processes() {
+		if p.UID == 993 { // the emulator runs the runtime as uid 993
+			in.pid = p.PID
+			break
 		}
 	}
-	return peak, rss, nil
+	if in.pid == 0 {
+		_ = e.Stop()
+		return nil, fmt.Errorf("rie: runtime process of %s not found\n%s", rt.Name, gc.Tail())
+	}
+	in.inv = rieInvoker{e}
+	if cfg.SDK {
+		li, err := lambdainvoke.New(ctx, lambdainvoke.Options{
+			FunctionName: "function",
+			Endpoint:     strings.TrimSuffix(e.URL(), "/2015-03-31/functions/function/invocations"),
+			Static:       true,
+		})
+		if err != nil {
+			_ = e.Stop()
+			return nil, err
+		}
+		in.inv = sdkInvoker{li}
+		in.stop = func() error { li.Close(); return e.Stop() }
+	}
+	return in, nil
+}
+
+// startLambda invokes a deployed function; nothing of it can be measured
+// from here but what its callers see.
+func startLambda(ctx context.Context, cfg *config, rt runtimeSpec) (*instance, error) {
+	li, err := lambdainvoke.New(ctx, lambdainvoke.Options{
+		FunctionName: rt.Function,
+		Qualifier:    cfg.Qualifier,
+		Region:       cfg.Region,
+		Endpoint:     cfg.Endpoint,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &instance{inv: sdkInvoker{li}, stop: func() error { li.Close(); return nil }}, nil
+}
+
+// buildFlags are lmigo's release flags (see the Makefile's build target),
+// used for both runtimes so that they differ only in their code.
+var buildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-buildvcs=false"}
+
+// moduleRoot finds the lmigo module from the working directory: builds
+// need its source.
+func moduleRoot(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	mod := strings.TrimSpace(string(out))
+	if err != nil || mod == "" || mod == os.DevNull {
+		return "", errors.New("not inside the lmigo module: run from its source tree, or pass -lmigo and -ref with prebuilt bootstraps")
+	}
+	return filepath.Dir(mod), nil
+}
+
+// goBuild builds pkg for linux/goarch into out, statically.
+func goBuild(ctx context.Context, root, pkg, goarch, out string) error {
+	args := append(append([]string{"build"}, buildFlags...), "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s (linux/%s): %w\n%s", pkg, goarch, err, b)
+	}
+	return nil
+}
+
+// buildAll builds the packages in parallel, pkgs[i] into outs[i].
+func buildAll(ctx context.Context, goarch string, pkgs, outs []string) error {
+	root, err := moduleRoot(ctx)
+	if err != nil {
+		return err
+	}
+	errs := make([]error, len(pkgs))
+	var wg sync.WaitGroup
+	for i := range pkgs {
+		wg.Go(func() { errs[i] = goBuild(ctx, root, pkgs[i], goarch, outs[i]) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

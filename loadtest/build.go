@@ -1,0 +1,90 @@
+package main
+
+import (
+	"archive/zip"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// hostArch is the architecture of the binaries a run execs here.
+func hostArch() string { return runtime.GOARCH }
+
+// buildMain is `loadtest build`: cross-builds, for linux on each -arch, the
+// load test itself and both bootstraps, with zips ready to deploy, so that
+// a host without Go (an EC2 instance) can run the comparison.
+func buildMain(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("loadtest build", flag.ContinueOnError)
+	def := os.Getenv("GOARCH")
+	if def == "" {
+		def = "arm64,amd64"
+	}
+	arches := fs.String("arch", def, "comma-separated GOARCH values (arm64, amd64); default $GOARCH, else both")
+	out := fs.String("o", "dist/loadtest", "output directory; each architecture gets a subdirectory")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: loadtest build [-arch arm64,amd64] [-o dir]\n\nWrites DIR/ARCH/{loadtest, bootstrap-lmigo, bootstrap-aws-lambda-go, lmigo.zip, aws-lambda-go.zip}.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	for _, arch := range strings.Split(*arches, ",") {
+		arch = strings.TrimSpace(arch)
+		if arch != "arm64" && arch != "amd64" {
+			return fmt.Errorf("-arch %q: want arm64 or amd64", arch)
+		}
+		dir := filepath.Join(*out, arch)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		lm, ref := filepath.Join(dir, "bootstrap-lmigo"), filepath.Join(dir, "bootstrap-aws-lambda-go")
+		if err := buildAll(ctx, arch,
+			[]string{pkgLoadtest, pkgLmigo, pkgRef},
+			[]string{filepath.Join(dir, "loadtest"), lm, ref}); err != nil {
+			return err
+		}
+		for zipName, bin := range map[string]string{"lmigo.zip": lm, "aws-lambda-go.zip": ref} {
+			if err := zipBootstrap(filepath.Join(dir, zipName), bin); err != nil {
+				return err
+			}
+		}
+		fmt.Printf("linux/%s: %s/{loadtest,bootstrap-lmigo,bootstrap-aws-lambda-go,lmigo.zip,aws-lambda-go.zip}\n", arch, dir)
+	}
+	return nil
+}
+
+// zipBootstrap writes a Lambda deployment package: bin as "bootstrap",
+// executable.
+func zipBootstrap(path, bin string) (err error) {
+	src, err := os.Open(bin)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	zw := zip.NewWriter(f)
+	h := &zip.FileHeader{Name: "bootstrap", Method: zip.Deflate, Modified: time.Now()}
+	h.SetMode(0o755)
+	w, err := zw.CreateHeader(h)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, src); err != nil {
+		return err
+	}
+	return zw.Close()
+}

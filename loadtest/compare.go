@@ -1,0 +1,321 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// compareMain is `loadtest compare`: lmigo and aws-lambda-go side by side.
+func compareMain(ctx context.Context, args []string) error {
+	cfg := defaultConfig()
+	fs := flag.NewFlagSet("loadtest compare", flag.ContinueOnError)
+	cfg.register(fs)
+	fs.StringVar(&cfg.Scenarios, "scenario", "", "comma-separated scenarios of the standard set to run (default: all): "+strings.Join(standardNames(), ", "))
+	fs.StringVar(&cfg.Workload, "workload", "", "run one custom scenario of this workload (tiny, size:S, mix, grow) instead of the standard set")
+	fs.IntVar(&cfg.N, "n", 1, "with -workload: AWS_LAMBDA_MAX_CONCURRENCY")
+	fs.StringVar(&cfg.Lmigo, "lmigo", "", "lmigo bootstrap binary (default: build ./cmd/bootstrap)")
+	fs.StringVar(&cfg.Ref, "ref", "", "aws-lambda-go bootstrap binary (default: build ./loadtest/refbootstrap)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: loadtest compare [flags]\n\nRuns each scenario for lmigo and aws-lambda-go, interleaved, -reps times, and reports medians and ratios.")
+		fs.PrintDefaults()
+	}
+	if err := cfg.parse(fs, args); err != nil {
+		return err
+	}
+	scs, err := compareScenarios(cfg)
+	if err != nil {
+		return err
+	}
+	rts, cleanup, err := compareRuntimes(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	rep, err := execute(ctx, cfg, "compare", scs, rts)
+	if rep != nil {
+		printTable(cfg.stdout, rep)
+		if werr := writeReports(cfg, rep, "compare"); werr != nil {
+			err = errors.Join(err, werr)
+		}
+	}
+	if err == nil && rep.problems() > 0 {
+		err = fmt.Errorf("%d runs had problems (see the report)", rep.problems())
+	}
+	return err
+}
+
+func standardNames() []string {
+	var names []string
+	for _, s := range standardSet {
+		names = append(names, scenarioName(s.workload, s.n))
+	}
+	return names
+}
+
+func compareScenarios(cfg *config) ([]scenario, error) {
+	if cfg.Workload != "" {
+		sc, err := newScenario(cfg, cfg.Workload, max(cfg.N, 1), 0)
+		return []scenario{sc}, err
+	}
+	var want []string
+	if cfg.Scenarios != "" {
+		want = strings.Split(cfg.Scenarios, ",")
+		for _, w := range want {
+			if !slices.Contains(standardNames(), w) {
+				return nil, fmt.Errorf("unknown scenario %q; the standard set is: %s", w, strings.Join(standardNames(), ", "))
+			}
+		}
+	}
+	var scs []scenario
+	for _, s := range standardSet {
+		if want != nil && !slices.Contains(want, scenarioName(s.workload, s.n)) {
+			continue
+		}
+		sc, err := newScenario(cfg, s.workload, s.n, s.count)
+		if err != nil {
+			return nil, err
+		}
+		scs = append(scs, sc)
+	}
+	return scs, nil
+}
+
+// compareRuntimes builds (or takes) both bootstraps, or names both
+// functions. cleanup removes what was built.
+func compareRuntimes(ctx context.Context, cfg *config) ([]runtimeSpec, func(), error) {
+	lm := runtimeSpec{Name: rtLmigo, Binary: cfg.Lmigo, SurvivesPanic: true}
+	ref := runtimeSpec{Name: rtRef, Binary: cfg.Ref}
+	if cfg.Target == targetLambda {
+		if cfg.RefFunction == "" {
+			return nil, nil, errors.New("compare -target lambda needs -function (lmigo) and -ref-function (aws-lambda-go)")
+		}
+		lm.Binary, lm.Function = "", cfg.Function
+		ref.Binary, ref.Function = "", cfg.RefFunction
+		return []runtimeSpec{lm, ref}, func() {}, nil
+	}
+	cleanup := func() {}
+	if lm.Binary == "" || ref.Binary == "" {
+		dir, err := os.MkdirTemp("", "lmigo-loadtest-")
+		if err != nil {
+			return nil, nil, err
+		}
+		cleanup = func() { _ = os.RemoveAll(dir) }
+		var pkgs, outs []string
+		if lm.Binary == "" {
+			lm.Binary = filepath.Join(dir, "bootstrap-lmigo")
+			pkgs, outs = append(pkgs, pkgLmigo), append(outs, lm.Binary)
+		}
+		if ref.Binary == "" {
+			ref.Binary = filepath.Join(dir, "bootstrap-aws-lambda-go")
+			pkgs, outs = append(pkgs, pkgRef), append(outs, ref.Binary)
+		}
+		fmt.Fprintf(cfg.stderr, "building %s ...\n", strings.Join(pkgs, " and "))
+		if err := buildAll(ctx, hostArch(), pkgs, outs); err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+	}
+	return []runtimeSpec{lm, ref}, cleanup, nil
+}
+
+// report is everything a run or a comparison produced; it is written as
+// JSON as it is.
+type report struct {
+	Kind      string           `json:"kind"` // run or compare
+	Started   time.Time        `json:"started"`
+	Elapsed   dur              `json:"elapsed"`
+	Host      hostInfo         `json:"host"`
+	Config    *config          `json:"config"`
+	Runtimes  []runtimeSpec    `json:"runtimes"`
+	Scenarios []scenarioReport `json:"scenarios"`
+	Notes     []string         `json:"notes"`
+}
+
+// scenarioReport is one scenario: every run, the median of each metric per
+// runtime over the repetitions, and the ratio lmigo / aws-lambda-go of the
+// medians.
+type scenarioReport struct {
+	Scenario scenario                      `json:"scenario"`
+	Runs     []runResult                   `json:"runs"`
+	Medians  map[string]map[string]float64 `json:"medians"`
+	Ratios   map[string]float64            `json:"ratios,omitempty"`
+}
+
+func (r *report) problems() int {
+	n := 0
+	for _, s := range r.Scenarios {
+		for _, run := range s.Runs {
+			if len(run.Problems) > 0 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// execute runs every scenario for every runtime, interleaved: for each
+// repetition the runtimes in turn (A B A B ...). A scenario at N=1 is
+// pinned, this process included, for all its runs. In scenarios with an
+// idle period (grow), up to -idle-overlap runs idle at once: the next run
+// starts while the ones before it wait out their idle period (each ends
+// its own exactly -idle after its load, reads RSS and stops), which costs
+// them nothing (an idle runtime sleeps in its polls) and makes the grow
+// scenarios several times shorter.
+func execute(ctx context.Context, cfg *config, kind string, scs []scenario, rts []runtimeSpec) (*report, error) {
+	rep := &report{Kind: kind, Started: time.Now(), Host: host(), Config: cfg, Runtimes: rts}
+	prog := newProgress(cfg, len(scs)*cfg.Reps*len(rts))
+	defer prog.close()
+	var err error
+	for i := range scs {
+		sc := &scs[i]
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		restore := func() {}
+		if sc.PinCPU >= 0 {
+			if restore, err = pinSelf(sc.PinCPU); err != nil {
+				err = fmt.Errorf("scenario %s: pin to CPU %d: %w", sc.Name, sc.PinCPU, err)
+				break
+			}
+		}
+		sr := scenarioReport{Scenario: *sc}
+		overlap := 1
+		if sc.Idle > 0 {
+			overlap = cfg.IdleOverlap
+		}
+		var pending []chan runResult // runs idling, oldest first
+		for r := 1; r <= cfg.Reps && ctx.Err() == nil; r++ {
+			for _, rt := range rts {
+				for len(pending) >= overlap {
+					sr.Runs = append(sr.Runs, prog.end(<-pending[0]))
+					pending = pending[1:]
+				}
+				prog.begin(fmt.Sprintf("%s %s rep %d/%d", sc.Name, rt.Name, r, cfg.Reps))
+				l := beginRun(ctx, cfg, sc, rt, r)
+				done := make(chan runResult, 1)
+				if overlap == 1 {
+					done <- l.finish(ctx)
+				} else {
+					// The idle period ends, and RSS is read, at the same
+					// time after the load for every run, however the
+					// others are scheduled.
+					go func() { done <- l.finish(ctx) }()
+				}
+				pending = append(pending, done)
+			}
+		}
+		for _, done := range pending {
+			sr.Runs = append(sr.Runs, prog.end(<-done))
+		}
+		restore()
+		summarize(&sr, rts)
+		rep.Scenarios = append(rep.Scenarios, sr)
+	}
+	rep.Elapsed = dur(time.Since(rep.Started))
+	rep.Notes = notes(cfg, scs)
+	if err == nil {
+		err = ctx.Err()
+	}
+	return rep, err
+}
+
+// summarize computes the medians per runtime and the ratios.
+func summarize(sr *scenarioReport, rts []runtimeSpec) {
+	sr.Medians = map[string]map[string]float64{}
+	for _, rt := range rts {
+		vals := map[string][]float64{}
+		for _, run := range sr.Runs {
+			if run.Runtime != rt.Name || len(run.Problems) > 0 {
+				continue
+			}
+			for k, v := range run.Metrics {
+				vals[k] = append(vals[k], v)
+			}
+		}
+		med := map[string]float64{}
+		for k, vs := range vals {
+			med[k] = median(vs)
+		}
+		sr.Medians[rt.Name] = med
+	}
+	if len(rts) != 2 {
+		return
+	}
+	a, b := sr.Medians[rts[0].Name], sr.Medians[rts[1].Name]
+	sr.Ratios = map[string]float64{}
+	for k, va := range a {
+		if vb, ok := b[k]; ok {
+			if r, ok := ratio(va, vb); ok {
+				sr.Ratios[k] = r
+			}
+		}
+	}
+}
+
+// median of vs (the mean of the middle two for an even count); vs is
+// reordered. 0 for none.
+func median(vs []float64) float64 {
+	if len(vs) == 0 {
+		return 0
+	}
+	slices.Sort(vs)
+	m := len(vs) / 2
+	if len(vs)%2 == 1 {
+		return vs[m]
+	}
+	return (vs[m-1] + vs[m]) / 2
+}
+
+// ratio is a/b; 1 when both are 0; not defined when only b is.
+func ratio(a, b float64) (float64, bool) {
+	switch {
+	case b != 0:
+		return a / b, true
+	case a == 0:
+		return 1, true
+	}
+	return 0, false
+}
+
+// notes say how the figures were taken, for every report.
+func notes(cfg *config, scs []scenario) []string {
+	var ns []string
+	var pinned []string
+	for _, sc := range scs {
+		if sc.PinCPU >= 0 {
+			pinned = append(pinned, sc.Name)
+		}
+	}
+	if len(pinned) > 0 {
+		ns = append(ns, fmt.Sprintf("Pinned to CPU %d, the runtime (taskset -c %d) and the load test (all threads, GOMAXPROCS=1) alike: %s. Unpinned N=1 figures are bimodal on small machines (cross-CPU wake-ups).",
+			cfg.CPU, cfg.CPU, strings.Join(pinned, ", ")))
+	}
+	for _, sc := range scs {
+		if sc.Idle > 0 {
+			ns = append(ns, fmt.Sprintf("grow: waves of N invocations held at once (the demo's gather), one wave per size 64KiB, 256KiB, 1MiB, 2MiB, 4MiB, 6MiB, %d round(s); RSS after is read %s after the load. Up to %d runs idle at once while the next ones run (-idle-overlap).",
+				sc.Rounds, time.Duration(sc.Idle), cfg.IdleOverlap))
+			break
+		}
+	}
+	switch cfg.Target {
+	case targetFake:
+		ns = append(ns, "Target: each runtime exec'd against the fake LMI Runtime API, which runs inside the load test: its CPU is not the runtime's. CPU per invocation is the runtime's user+sys time (/proc/PID/stat) over the measured window divided by the invocations answered in it.")
+	case targetRIE:
+		ns = append(ns, "Target: the AWS Runtime Interface Emulator in LMI mode; CPU and memory are the runtime's process (uid 993 in the emulator's PID namespace), the emulator excluded.")
+	case targetLambda:
+		ns = append(ns, "Target: deployed functions through the Lambda Invoke API; only what a caller sees is measured (latency includes the network and Lambda's front end).")
+	}
+	ns = append(ns,
+		fmt.Sprintf("Each value is the median of %d repetitions; runs of the two runtimes interleaved (A B A B ...), each in a new process. Ratio is lmigo / aws-lambda-go: below 1 is less (faster, smaller) for lmigo, except inv/s where above 1 is better.", cfg.Reps),
+		"Latency: closed model, the target's own measure (fake API: from hand-out on /next until the response is read in full); open model, from the intended send time. Percentiles from an HDR histogram (3 significant digits).",
+		"Peak RSS is VmHWM; RSS after is VmRSS after the idle period (grow) or at the end of the load; GC/1k counts gctrace lines (GODEBUG=gctrace=1) per 1000 invocations; conns/1k is TCP connections the runtime opened per 1000 invocations (fake API); ready is exec to N polls outstanding (rie: emulator start to init done); thr/1k is throttled attempts (Runtime.Unavailable) per 1000 invocations: a throttled invocation is retried as soon as the fake API has a /next pending again (other targets: after 1 ms; -throttle-pause sets a fixed pause).",
+	)
+	return ns
+}

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// config is every setting of a run or a comparison, from flags.
+type config struct {
+	Target string `json:"target"`
+
+	// Load.
+	Model       string        `json:"model"`
+	Callers     int           `json:"callers,omitempty"`
+	Rate        float64       `json:"rate,omitempty"`
+	Outstanding int           `json:"outstanding,omitempty"`
+	Count       int           `json:"count,omitempty"`
+	Duration    time.Duration `json:"-"`
+	Warmup      int           `json:"warmup"`
+	Rounds      int           `json:"rounds"`
+	Idle        time.Duration `json:"-"`
+	GrowWindow  time.Duration `json:"-"`
+	Pause       time.Duration `json:"-"`
+	Reps        int           `json:"reps"`
+	IdleOverlap int           `json:"idleOverlap"`
+
+	// Runtimes' environment and measurement.
+	Pin         string        `json:"pin"`
+	CPU         int           `json:"cpu"`
+	MemoryMB    int           `json:"memoryMB"`
+	Timeout     time.Duration `json:"-"`
+	SampleEvery time.Duration `json:"-"`
+	Env         []string      `json:"env,omitempty"`
+
+	// What to run.
+	Scenarios string `json:"scenarios,omitempty"`
+	Workload  string `json:"workload,omitempty"`
+	N         int    `json:"n,omitempty"`
+	Runtime   string `json:"runtime,omitempty"`
+	Bootstrap string `json:"-"`
+	Lmigo     string `json:"-"`
+	Ref       string `json:"-"`
+
+	// Deployed functions and the emulator.
+	Function    string `json:"function,omitempty"`
+	RefFunction string `json:"refFunction,omitempty"`
+	Region      string `json:"region,omitempty"`
+	Endpoint    string `json:"endpoint,omitempty"`
+	Qualifier   string `json:"qualifier,omitempty"`
+	SDK         bool   `json:"sdk,omitempty"`
+
+	// Output.
+	Out      string `json:"-"`
+	Progress string `json:"-"`
+
+	// Flags holds every flag's value as given or defaulted, for the report.
+	Flags map[string]string `json:"flags,omitempty"`
+
+	stdout, stderr io.Writer
+}
+
+// parse parses args into c with fs and records every flag's value.
+func (c *config) parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	c.Flags = map[string]string{}
+	fs.VisitAll(func(f *flag.Flag) { c.Flags[f.Name] = f.Value.String() })
+	return c.validate()
+}
+
+// stringList is a repeatable flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// register defines the flags common to run and compare on fs, with the
+// defaults of cfg.
+func (c *config) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.Target, "target", c.Target, "where the runtime runs: fake (exec'd against the fake Runtime API), rie (AWS emulator in LMI mode; root), lambda (a deployed function)")
+	fs.StringVar(&c.Model, "model", c.Model, "load model: closed (C callers, each sends when answered) or open (constant rate, latency from the intended send time)")
+	fs.IntVar(&c.Callers, "c", c.Callers, "closed model: concurrent callers (0: N)")
+	fs.Float64Var(&c.Rate, "rate", c.Rate, "open model: invocations per second")
+	fs.IntVar(&c.Outstanding, "outstanding", c.Outstanding, "open model: invocations in flight at most (0: N)")
+	fs.IntVar(&c.Count, "count", c.Count, "invocations per run at most (0: the scenario's default)")
+	fs.DurationVar(&c.Duration, "duration", c.Duration, "send window per run at most")
+	fs.IntVar(&c.Warmup, "warmup", c.Warmup, "invocations sent before the measured window (not for grow)")
+	fs.IntVar(&c.Rounds, "rounds", c.Rounds, "grow: rounds of waves, each 64KiB..6MiB")
+	fs.DurationVar(&c.GrowWindow, "grow-window", c.GrowWindow, "grow: send window (its count is fixed: rounds x 6 sizes x N)")
+	fs.DurationVar(&c.Idle, "idle", c.Idle, "grow: idle period after the load before RSS is read again")
+	fs.DurationVar(&c.Pause, "throttle-pause", c.Pause, "wait before a throttled invocation is retried (0: fake target, until a /next is pending; others 1ms)")
+	fs.IntVar(&c.Reps, "reps", c.Reps, "repetitions of each run")
+	fs.IntVar(&c.IdleOverlap, "idle-overlap", c.IdleOverlap, "grow: runs of a scenario whose idle periods may overlap the next runs (1: none; each idle runtime keeps its peak memory, lower it on small hosts)")
+	fs.StringVar(&c.Pin, "pin", c.Pin, "pin the runtime and the load test to one CPU: auto (N=1 only), always, never")
+	fs.IntVar(&c.CPU, "cpu", c.CPU, "the CPU to pin to")
+	fs.IntVar(&c.MemoryMB, "memory", c.MemoryMB, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE given to the runtime (MB)")
+	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "invocation timeout")
+	fs.DurationVar(&c.SampleEvery, "sample", c.SampleEvery, "RSS sampling interval")
+	fs.Var((*stringList)(&c.Env), "env", "KEY=VALUE for the runtime's environment (repeatable)")
+	fs.StringVar(&c.Function, "function", c.Function, "lambda target: the function (name or ARN) to invoke; compare: lmigo's")
+	fs.StringVar(&c.RefFunction, "ref-function", c.RefFunction, "lambda target, compare: the aws-lambda-go function")
+	fs.StringVar(&c.Region, "region", c.Region, "lambda target: AWS region (default: from the AWS config or EC2)")
+	fs.StringVar(&c.Endpoint, "endpoint", c.Endpoint, "lambda target: Lambda API endpoint URL (default: AWS)")
+	fs.StringVar(&c.Qualifier, "qualifier", c.Qualifier, "lambda target: version or alias to invoke (default $LATEST)")
+	fs.BoolVar(&c.SDK, "sdk", c.SDK, "rie target: invoke through aws-sdk-go-v2's Lambda Invoke instead of plain HTTP")
+	fs.StringVar(&c.Out, "out", c.Out, "directory for the JSON, Markdown and PNG reports (\"\": none)")
+	fs.StringVar(&c.Progress, "progress", c.Progress, "progress bar on stderr: auto (when a terminal), on, off")
+}
+
+// defaults of both commands; run and compare adjust some.
+func defaultConfig() *config {
+	return &config{
+		Target:      targetFake,
+		Model:       modelClosed,
+		Duration:    2 * time.Second,
+		Warmup:      200,
+		Rounds:      2,
+		Idle:        10 * time.Second,
+		GrowWindow:  60 * time.Second,
+		Reps:        3,
+		IdleOverlap: 6,
+		Pin:         "auto",
+		CPU:         0,
+		MemoryMB:    2048,
+		Timeout:     30 * time.Second,
+		SampleEvery: 100 * time.Millisecond,
+		Out:         defaultOut(),
+		Progress:    "auto",
+		stdout:      os.Stdout,
+		stderr:      os.Stderr,
+	}
+}
+
+// defaultOut is loadtest/out in the source tree (git-ignored), or
+// ./loadtest-out elsewhere (a prebuilt load test on an EC2 host).
+func defaultOut() string {
+	if fi, err := os.Stat("loadtest/fakeapi"); err == nil && fi.IsDir() {
+		return "loadtest/out"
+	}
+	return "loadtest-out"
+}
+
+func (c *config) validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	switch c.Target {
+	case targetFake, targetRIE, targetLambda:
+	default:
+		bad("-target %q: want fake, rie or lambda", c.Target)
+	}
+	switch c.Model {
+	case modelClosed:
+	case modelOpen:
+		if c.Rate <= 0 {
+			bad("-model open needs -rate > 0")
+		}
+	default:
+		bad("-model %q: want closed or open", c.Model)
+	}
+	switch c.Pin {
+	case "auto", "always", "never":
+	default:
+		bad("-pin %q: want auto, always or never", c.Pin)
+	}
+	switch c.Progress {
+	case "auto", "on", "off":
+	default:
+		bad("-progress %q: want auto, on or off", c.Progress)
+	}
+	if c.CPU < 0 || c.CPU >= runtime.NumCPU() {
+		bad("-cpu %d: this machine has CPUs 0..%d", c.CPU, runtime.NumCPU()-1)
+	}
+	if c.Reps < 1 || c.Rounds < 1 || c.IdleOverlap < 1 || c.Duration <= 0 || c.GrowWindow <= 0 || c.Timeout <= 0 || c.SampleEvery <= 0 || c.Count < 0 || c.Warmup < 0 || c.Idle < 0 {
+		bad("-reps, -rounds, -idle-overlap, -duration, -timeout and -sample must be positive; -count, -warmup and -idle not negative")
+	}
+	for _, kv := range c.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			bad("-env %q: want KEY=VALUE", kv)
+		}
+	}
+	if c.Target == targetLambda && c.Function == "" {
+		bad("-target lambda needs -function")
+	}
+	return errors.Join(errs...)
+}
+
+// pinFor says whether runs at N = n are pinned to one CPU.
+func (c *config) pinFor(n int) bool {
+	if c.Target == targetLambda {
+		return false
+	}
+	switch c.Pin {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	return n == 1
+}

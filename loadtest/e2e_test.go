@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCompareEndToEnd builds both bootstraps and runs a small comparison
+// against the fake Runtime API: tiny at N=1 (pinned) and N=4, and a grow
+// run at N=2, two repetitions, then checks the accounting and the files.
+func TestCompareEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two bootstraps")
+	}
+	dir := t.TempDir()
+	lm, ref := filepath.Join(dir, "lmigo"), filepath.Join(dir, "ref")
+	if err := buildAll(t.Context(), hostArch(), []string{pkgLmigo, pkgRef}, []string{lm, ref}); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	cfg := defaultConfig()
+	cfg.Count, cfg.Warmup, cfg.Reps, cfg.Rounds = 150, 20, 2, 1
+	cfg.Duration, cfg.Idle = 5*time.Second, 300*time.Millisecond
+	cfg.SampleEvery = 20 * time.Millisecond
+	cfg.Out, cfg.Progress = filepath.Join(dir, "out"), "off"
+	cfg.stdout, cfg.stderr = &stdout, &stderr
+	if err := cfg.validate(); err != nil {
+		t.Fatal(err)
+	}
+	var scs []scenario
+	for _, s := range []struct {
+		wl string
+		n  int
+	}{{"tiny", 1}, {"tiny", 4}, {"grow", 2}} {
+		sc, err := newScenario(cfg, s.wl, s.n, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scs = append(scs, sc)
+	}
+	if scs[0].PinCPU != 0 || scs[1].PinCPU != -1 {
+		t.Fatalf("pinning: N=1 %d, N=4 %d", scs[0].PinCPU, scs[1].PinCPU)
+	}
+	rts := []runtimeSpec{{Name: rtLmigo, Binary: lm, SurvivesPanic: true}, {Name: rtRef, Binary: ref}}
+
+	rep, err := execute(t.Context(), cfg, "compare", scs, rts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	printTable(&stdout, rep)
+	if err := writeReports(cfg, rep, "compare"); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + stdout.String())
+
+	for _, sr := range rep.Scenarios {
+		sc := sr.Scenario
+		if len(sr.Runs) != 2*cfg.Reps {
+			t.Fatalf("%s: %d runs, want %d", sc.Name, len(sr.Runs), 2*cfg.Reps)
+		}
+		for i, r := range sr.Runs {
+			if want := rts[i%2].Name; r.Runtime != want || r.Rep != i/2+1 {
+				t.Errorf("%s: run %d is %s rep %d, want %s rep %d (interleaved)", sc.Name, i, r.Runtime, r.Rep, want, i/2+1)
+			}
+			if len(r.Problems) > 0 {
+				t.Errorf("%s %s rep %d: %s", sc.Name, r.Runtime, r.Rep, strings.Join(r.Problems, "; "))
+				continue
+			}
+			checkRun(t, sc, r)
+		}
+		for _, rt := range rts {
+			if len(sr.Medians[rt.Name]) == 0 {
+				t.Errorf("%s: no medians for %s", sc.Name, rt.Name)
+			}
+		}
+		if r, ok := sr.Ratios[mP50]; !ok || r <= 0 {
+			t.Errorf("%s: p50 ratio %v, %v", sc.Name, r, ok)
+		}
+	}
+
+	b, err := os.ReadFile(filepath.Join(cfg.Out, "compare.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Kind      string
+		Scenarios []struct {
+			Runs   []runResult
+			Ratios map[string]float64
+		}
+	}
+	if err := json.Unmarshal(b, &back); err != nil || back.Kind != "compare" || len(back.Scenarios) != 3 || len(back.Scenarios[2].Runs[0].RSS) == 0 {
+		t.Fatalf("compare.json does not read back (%v): %.300s", err, b)
+	}
+	md, err := os.ReadFile(filepath.Join(cfg.Out, "compare.md"))
+	if err != nil || !bytes.Contains(md, []byte("| tiny N=1 pinned | lmigo |")) || !bytes.Contains(md, []byte("| ratio |")) {
+		t.Fatalf("compare.md (%v):\n%s", err, md)
+	}
+	for _, f := range []string{"compare-latency-tiny-n1.png", "compare-rss-grow-n2.png"} {
+		if fi, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// checkRun holds one run's accounting and figures to what the scenario
+// sent: every invocation handed out answered exactly once, by the driver's
+// count and the API's, no violation, numbers in a sane range.
+func checkRun(t *testing.T, sc scenario, r runResult) {
+	t.Helper()
+	name := sc.Name + " " + r.Runtime
+	l, api, m := r.Load, r.API, r.Metrics
+	answered := l.OK + l.FuncErrors + l.Wrong
+	want := int64(sc.Count + sc.Warmup)
+	if answered != want || l.Wrong != 0 || l.Failures != 0 || l.Abandoned != 0 {
+		t.Errorf("%s: answered %d (wrong %d, failures %d, abandoned %d), want %d", name, answered, l.Wrong, l.Failures, l.Abandoned, want)
+	}
+	if api == nil {
+		t.Fatalf("%s: no API stats", name)
+	}
+	if api.Invocations != answered || api.Ended() != answered || api.Responses != answered || api.Errors != 0 {
+		t.Errorf("%s: API handed out %d, ended %d, responses %d, errors %d; driver answered %d",
+			name, api.Invocations, api.Ended(), api.Responses, api.Errors, answered)
+	}
+	if api.Violations != 0 || api.MaxOutstanding > int64(sc.N) || api.Throttles != l.Throttles {
+		t.Errorf("%s: violations %d, max outstanding %d (N=%d), throttles API %d driver %d",
+			name, api.Violations, api.MaxOutstanding, sc.N, api.Throttles, l.Throttles)
+	}
+	if m[mInvocations] != float64(sc.Count) {
+		t.Errorf("%s: measured %v invocations, want %d", name, m[mInvocations], sc.Count)
+	}
+	for key, lim := range map[string][2]float64{
+		mThroughput: {1, 1e7},
+		mP50:        {1, 10e6},
+		mMax:        {1, 60e6},
+		mCPU:        {0, 1e6}, // 10 ms ticks: a short run may see none
+		mPeakRSS:    {1, 4096},
+		mRSSAfter:   {1, 4096},
+		mReady:      {0.01, 30e3},
+		mConnsInit:  {1, 64},
+	} {
+		v, ok := m[key]
+		if !ok || v < lim[0] || v > lim[1] {
+			t.Errorf("%s: %s = %v (present %v), want in [%v, %v]", name, key, v, ok, lim[0], lim[1])
+		}
+	}
+	if m[mP50] > m[mP99] || m[mP99] > m[mMax]*1.001 {
+		t.Errorf("%s: percentiles out of order: %v", name, m)
+	}
+	if sc.PinCPU >= 0 && r.CPUs != "0" {
+		t.Errorf("%s: runtime ran on CPUs %q, want pinned to 0", name, r.CPUs)
+	}
+	if sc.w.grow && len(r.RSS) < 2 {
+		t.Errorf("%s: %d RSS samples", name, len(r.RSS))
+	}
+}

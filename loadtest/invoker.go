@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/lmigo/lmigo/loadtest/fakeapi"
+	"github.com/lmigo/lmigo/loadtest/lambdainvoke"
+	"github.com/lmigo/lmigo/loadtest/rie"
+)
+
+// invoker is the seam between the load models and a target: one call is
+// one synchronous invocation. A function error and a throttle are answers
+// (in outcome, with a nil error); an error means no answer came. Invoke is
+// called concurrently.
+type invoker interface {
+	Invoke(ctx context.Context, payload []byte) (outcome, error)
+}
+
+// outcome is the answer to one invocation.
+type outcome struct {
+	Body          []byte // the response, or the error document when FunctionError is set
+	FunctionError string // error type; "" on success
+	Throttled     bool   // refused because no /next was pending (Runtime.Unavailable, 429)
+	// Latency is the target's own measure: for the fake API from hand-out
+	// on /next until the response was read in full (the runtime's share),
+	// for the emulator and Lambda the round trip of the invoke request.
+	Latency time.Duration
+}
+
+// fakeInvoker invokes through the fake Runtime API, in this process.
+type fakeInvoker struct{ api *fakeapi.Server }
+
+func (f fakeInvoker) Invoke(ctx context.Context, payload []byte) (outcome, error) {
+	r, err := f.api.Invoke(ctx, fakeapi.Request{Payload: payload})
+	switch {
+	case errors.Is(err, fakeapi.ErrThrottled):
+		return outcome{Throttled: true}, nil
+	case err != nil:
+		return outcome{}, err
+	case r.Err != nil:
+		return outcome{Body: r.Err.Body, FunctionError: r.Err.Type, Latency: r.Latency}, nil
+	}
+	return outcome{Body: r.Body, Latency: r.Latency}, nil
+}
+
+// readyWaiter is an invoker that can wait until a retry of a throttled
+// invocation can succeed.
+type readyWaiter interface {
+	waitReady(ctx context.Context)
+}
+
+// waitReady returns once a /next is pending, or after about a millisecond,
+// or when ctx ends. The fake API's WaitPolls wakes one waiter at once per
+// new poll and the others at its next 5 ms tick; the short bound keeps
+// that delay, which would be the driver's and not the runtime's, under a
+// millisecond when several callers are throttled at once (a caller that
+// gives up early retries and, if still refused, counts one more throttle).
+func (f fakeInvoker) waitReady(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, time.Millisecond)
+	defer cancel()
+	_ = f.api.WaitPolls(ctx, 1)
+}
+
+// rieInvoker invokes the emulator's invoke endpoint directly.
+type rieInvoker struct{ e *rie.Emulator }
+
+func (r rieInvoker) Invoke(ctx context.Context, payload []byte) (outcome, error) {
+	res, err := r.e.Invoke(ctx, payload)
+	if err != nil {
+		return outcome{}, err
+	}
+	o := outcome{Body: res.Body, FunctionError: res.FunctionError, Throttled: res.Throttled, Latency: res.Latency}
+	if o.Throttled {
+		o.Body, o.FunctionError = nil, ""
+	}
+	return o, nil
+}
+
+// sdkInvoker invokes through aws-sdk-go-v2's Lambda Invoke: a deployed
+// function, or the emulator with -sdk.
+type sdkInvoker struct{ inv *lambdainvoke.Invoker }
+
+func (s sdkInvoker) Invoke(ctx context.Context, payload []byte) (outcome, error) {
+	res, err := s.inv.Invoke(ctx, payload)
+	if err != nil {
+		return outcome{}, err
+	}
+	o := outcome{Body: res.Body, FunctionError: res.FunctionError, Throttled: res.Throttled, Latency: res.Latency}
+	if o.Throttled {
+		o.FunctionError = ""
+	}
+	return o, nil
+}

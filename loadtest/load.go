@@ -1,0 +1,303 @@
+package main
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"golang.org/x/sys/unix"
+)
+
+// Load models. Every run is bounded twice, by a number of invocations and
+// by a send window; it stops by itself at whichever comes first. The window
+// closes the sending of new invocations only: an invocation already
+// accepted is waited for until ctx ends, because abandoning it would make
+// the runtime's /response get 400, on which aws-lambda-go exits.
+const (
+	modelClosed = "closed"
+	modelOpen   = "open"
+)
+
+// loadSpec describes one load.
+type loadSpec struct {
+	model       string
+	callers     int     // closed: concurrent callers
+	rate        float64 // open: intended invocations per second
+	outstanding int     // open: invocations in flight at most
+	count       int     // invocations to send at most
+	window      time.Duration
+	items       []item        // cycled
+	pause       time.Duration // wait before retrying a throttled invocation (0: see retryWait)
+}
+
+// loadStats is what a load observed. Answered = OK + FuncErrors + Wrong.
+type loadStats struct {
+	Elapsed    time.Duration
+	OK         int64 // right answer
+	FuncErrors int64 // function error, as asked
+	Wrong      int64 // an answer that failed its check
+	Failures   int64 // accepted but no answer (transport error, ctx ended)
+	Throttles  int64 // refusals (Runtime.Unavailable), each retried
+	Abandoned  int64 // never accepted: still throttled when the window closed
+	FirstErr   string
+	MaxLag     time.Duration // open: worst delay of a send behind its intended time
+	Hist       *hdrhistogram.Histogram
+}
+
+func (s *loadStats) answered() int64 { return s.OK + s.FuncErrors + s.Wrong }
+
+// add folds o (a later load on the same target) into s; latencies are not
+// merged.
+func (s *loadStats) add(o loadStats) {
+	s.OK += o.OK
+	s.FuncErrors += o.FuncErrors
+	s.Wrong += o.Wrong
+	s.Failures += o.Failures
+	s.Throttles += o.Throttles
+	s.Abandoned += o.Abandoned
+	if s.FirstErr == "" {
+		s.FirstErr = o.FirstErr
+	}
+}
+
+// newHist records nanoseconds from 1 ns to 5 min with 3 significant digits.
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, int64(5*time.Minute), 3) }
+
+// recorder collects answers from many goroutines.
+type recorder struct {
+	ok, funcErrors, wrong, failures, throttles, abandoned atomic.Int64
+
+	mu       sync.Mutex
+	hist     *hdrhistogram.Histogram
+	firstErr string
+}
+
+func newRecorder() *recorder { return &recorder{hist: newHist()} }
+
+// do sends one invocation, retrying throttles after pause until it is
+// accepted, or until the window closes (sendBy; zero means never) or ctx
+// ends. With intended set (open model), latency runs from that time, so a
+// late send counts against the target as a caller would see it; otherwise
+// it is the target's own latency.
+func (r *recorder) do(ctx context.Context, inv invoker, it *item, pause time.Duration, sendBy, intended time.Time) {
+	for {
+		o, err := inv.Invoke(ctx, it.payload)
+		if err == nil && o.Throttled {
+			r.throttles.Add(1)
+			if ctx.Err() != nil || (!sendBy.IsZero() && time.Now().After(sendBy)) {
+				r.abandoned.Add(1)
+				return
+			}
+			retryWait(ctx, inv, pause)
+			continue
+		}
+		if err != nil {
+			r.failures.Add(1)
+			r.mu.Lock()
+			if r.firstErr == "" {
+				r.firstErr = it.name + ": " + err.Error()
+			}
+			r.mu.Unlock()
+			return
+		}
+		lat := o.Latency
+		if !intended.IsZero() {
+			lat = time.Since(intended)
+		}
+		switch {
+		case !it.check(o):
+			r.wrong.Add(1)
+			r.mu.Lock()
+			if r.firstErr == "" {
+				r.firstErr = it.name + ": unexpected answer " + o.FunctionError + " " + abbreviate(o.Body, 200)
+			}
+			r.mu.Unlock()
+		case o.FunctionError != "":
+			r.funcErrors.Add(1)
+		default:
+			r.ok.Add(1)
+		}
+		r.mu.Lock()
+		_ = r.hist.RecordValue(max(int64(lat), 1)) // above 5 min: dropped, cannot happen within the bounds
+		r.mu.Unlock()
+		return
+	}
+}
+
+func (r *recorder) stats(elapsed time.Duration) loadStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return loadStats{
+		Elapsed: elapsed, OK: r.ok.Load(), FuncErrors: r.funcErrors.Load(), Wrong: r.wrong.Load(),
+		Failures: r.failures.Load(), Throttles: r.throttles.Load(), Abandoned: r.abandoned.Load(),
+		FirstErr: r.firstErr, Hist: r.hist,
+	}
+}
+
+// runLoad runs spec against inv.
+func runLoad(ctx context.Context, inv invoker, spec loadSpec) loadStats {
+	if spec.model == modelOpen {
+		return openLoop(ctx, inv, spec)
+	}
+	return closedLoop(ctx, inv, spec)
+}
+
+// closedLoop runs spec.callers callers; each sends its next invocation the
+// moment it has an answer.
+func closedLoop(ctx context.Context, inv invoker, spec loadSpec) loadStats {
+	rec := newRecorder()
+	start := time.Now()
+	sendBy := start.Add(spec.window)
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+	)
+	for range max(spec.callers, 1) {
+		wg.Go(func() {
+			for ctx.Err() == nil && time.Now().Before(sendBy) {
+				i := next.Add(1) - 1
+				if i >= int64(spec.count) {
+					return
+				}
+				rec.do(ctx, inv, &spec.items[i%int64(len(spec.items))], spec.pause, sendBy, time.Time{})
+			}
+		})
+	}
+	wg.Wait()
+	return rec.stats(time.Since(start))
+}
+
+// openLoop sends at a constant rate: invocation i is intended at
+// start + i/rate, whatever happened to the ones before it. At most
+// spec.outstanding are in flight; when all are busy the schedule does not
+// wait, it falls behind, and the invocations sent late carry their delay in
+// their latency, measured from the intended time. That keeps the figures
+// free of coordinated omission: a stall of the target shows in every
+// invocation it delayed, not in one.
+func openLoop(ctx context.Context, inv invoker, spec loadSpec) loadStats {
+	rec := newRecorder()
+	interval := time.Duration(float64(time.Second) / spec.rate)
+	type send struct {
+		i        int
+		intended time.Time
+	}
+	work := make(chan send)
+	var wg sync.WaitGroup
+	start := time.Now()
+	sendBy := start.Add(spec.window)
+	for range max(spec.outstanding, 1) {
+		wg.Go(func() {
+			for s := range work {
+				rec.do(ctx, inv, &spec.items[s.i%len(spec.items)], spec.pause, sendBy, s.intended)
+			}
+		})
+	}
+	var maxLag time.Duration
+loop:
+	for i := 0; i < spec.count; i++ {
+		t := start.Add(time.Duration(i) * interval)
+		if t.After(sendBy) {
+			break
+		}
+		if !sleepUntil(ctx, t) {
+			break
+		}
+		select {
+		case work <- send{i, t}:
+			maxLag = max(maxLag, time.Since(t))
+		case <-ctx.Done():
+			break loop
+		}
+	}
+	close(work)
+	wg.Wait()
+	st := rec.stats(time.Since(start))
+	st.MaxLag = maxLag
+	return st
+}
+
+// retryWait waits before a throttled invocation is retried: d when d > 0;
+// otherwise, when the target can tell (the fake API), until a /next is
+// pending again (see fakeInvoker.waitReady), else 1 ms. Waiting for the
+// poll retries at the moment the runtime can take the invocation and
+// costs no CPU, so the figures measure the runtime, not the retry policy.
+// A fixed pause is at least about a millisecond: Go's timers are that
+// coarse on Linux.
+func retryWait(ctx context.Context, inv invoker, d time.Duration) {
+	if d <= 0 {
+		if w, ok := inv.(readyWaiter); ok {
+			w.waitReady(ctx)
+			return
+		}
+		d = time.Millisecond
+	}
+	sleepCtx(ctx, d)
+}
+
+// sleepUntil sleeps until t or until ctx ends, and reports whether ctx is
+// still live. Go's timers wake about a millisecond late on Linux, which
+// would send open-loop invocations in bursts and add up to 1 ms to their
+// latency; the last 2 ms are slept in nanosleep, which blocks only this
+// goroutine's thread and wakes within about 100 µs.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	if d := time.Until(t) - 2*time.Millisecond; d > 0 && !sleepCtx(ctx, d) {
+		return false
+	}
+	if d := time.Until(t); d > 0 {
+		ts := unix.NsecToTimespec(int64(d))
+		_ = unix.Nanosleep(&ts, nil)
+	}
+	return ctx.Err() == nil
+}
+
+// sleepCtx sleeps d or until ctx ends; it reports whether ctx is still live.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// growLoad sends waves of n concurrent invocations, one per size of
+// growSizes, smallest first, rounds times, so that every one of the n
+// slots returns every size. With n > 1 the payload asks the demo handler to
+// gather n invocations before answering, so the n responses of a wave are
+// all held at once. A throttled invocation of a wave is retried until ctx
+// ends even after the window (the others of its wave wait for it in the
+// handler); the window only stops new waves.
+func growLoad(ctx context.Context, inv invoker, n, rounds int, window, pause time.Duration) loadStats {
+	rec := newRecorder()
+	start := time.Now()
+	sendBy := start.Add(window)
+	for r := 0; r < rounds; r++ {
+		for _, size := range growSizes {
+			if ctx.Err() != nil || time.Now().After(sendBy) {
+				return rec.stats(time.Since(start))
+			}
+			it := sizeItem(size)
+			it.payload = sizePayload(size, n)
+			var wg sync.WaitGroup
+			for range n {
+				wg.Go(func() { rec.do(ctx, inv, &it, pause, time.Time{}, time.Time{}) })
+			}
+			wg.Wait()
+		}
+	}
+	return rec.stats(time.Since(start))
+}
+
+func abbreviate(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	return string(b[:n]) + "..."
+}

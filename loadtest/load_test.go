@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// scripted is an invoker whose answers a test decides.
+type scripted struct {
+	calls    atomic.Int64
+	stallAt  int64         // the call (from 1) that stalls
+	stall    time.Duration // how long it stalls
+	each     time.Duration // every call takes this long
+	throttle bool          // every odd call is throttled
+	fail     bool          // every call fails
+}
+
+func (s *scripted) Invoke(ctx context.Context, _ []byte) (outcome, error) {
+	n := s.calls.Add(1)
+	if s.fail {
+		return outcome{}, errors.New("connection refused")
+	}
+	if s.throttle && n%2 == 1 {
+		return outcome{Throttled: true}, nil
+	}
+	d := s.each
+	if n == s.stallAt {
+		d += s.stall
+	}
+	if d > 0 {
+		time.Sleep(d)
+	}
+	return outcome{Body: []byte(`{"ok":true}`), Latency: time.Microsecond}, nil
+}
+
+func tinyItems() []item { return []item{tinyItem()} }
+
+// TestOpenLoopIntendedTime: one stall of the target delays every
+// invocation scheduled behind it, and the open model charges each of them
+// the delay from its intended send time; the closed model sees one slow
+// invocation only (coordinated omission).
+func TestOpenLoopIntendedTime(t *testing.T) {
+	const stall = 60 * time.Millisecond
+	open := runLoad(t.Context(), &scripted{stallAt: 1, stall: stall}, loadSpec{
+		model: modelOpen, rate: 1000, outstanding: 1, count: 20, window: 10 * time.Second, items: tinyItems(),
+	})
+	if got := open.answered(); got != 20 || open.OK != 20 {
+		t.Fatalf("answered %d (ok %d), want 20", got, open.OK)
+	}
+	// Invocation k was intended at k ms and sent after the stall, at ~60 ms.
+	if min := time.Duration(open.Hist.Min()); min < stall-25*time.Millisecond {
+		t.Errorf("open model: fastest latency %v, want >= %v: the delay behind the stall is missing", min, stall-25*time.Millisecond)
+	}
+	if open.MaxLag < stall/2 {
+		t.Errorf("MaxLag %v, want the schedule to have fallen behind by about %v", open.MaxLag, stall)
+	}
+
+	closed := runLoad(t.Context(), &scripted{stallAt: 1, stall: stall}, loadSpec{
+		model: modelClosed, callers: 1, count: 20, window: 10 * time.Second, items: tinyItems(),
+	})
+	if p50 := time.Duration(closed.Hist.ValueAtPercentile(50)); p50 > time.Millisecond {
+		t.Errorf("closed model: p50 %v; it should see the target's own latency (1µs)", p50)
+	}
+}
+
+// TestOpenLoopRate: without stalls the schedule keeps its rate: it neither
+// bursts ahead nor records the schedule's own jitter as large latency.
+func TestOpenLoopRate(t *testing.T) {
+	st := runLoad(t.Context(), &scripted{}, loadSpec{
+		model: modelOpen, rate: 500, outstanding: 4, count: 50, window: 10 * time.Second, items: tinyItems(),
+	})
+	if st.answered() != 50 {
+		t.Fatalf("answered %d, want 50", st.answered())
+	}
+	if st.Elapsed < 97*time.Millisecond { // 49 intervals of 2 ms
+		t.Errorf("50 invocations at 500/s took %v: the schedule ran ahead", st.Elapsed)
+	}
+	if p50 := time.Duration(st.Hist.ValueAtPercentile(50)); p50 > 20*time.Millisecond {
+		t.Errorf("p50 %v from the intended time, want small", p50)
+	}
+}
+
+func TestLoadBounds(t *testing.T) {
+	tests := []struct {
+		name   string
+		spec   loadSpec
+		inv    *scripted
+		check  func(t *testing.T, st loadStats, inv *scripted)
+		within time.Duration
+	}{
+		{
+			name: "count",
+			spec: loadSpec{model: modelClosed, callers: 3, count: 100, window: time.Minute},
+			inv:  &scripted{},
+			check: func(t *testing.T, st loadStats, inv *scripted) {
+				if st.OK != 100 || inv.calls.Load() != 100 {
+					t.Errorf("ok %d, calls %d, want 100", st.OK, inv.calls.Load())
+				}
+			},
+			within: 5 * time.Second,
+		},
+		{
+			name: "window",
+			spec: loadSpec{model: modelClosed, callers: 1, count: 1_000_000, window: 50 * time.Millisecond},
+			inv:  &scripted{each: 10 * time.Millisecond},
+			check: func(t *testing.T, st loadStats, _ *scripted) {
+				if st.OK < 2 || st.OK > 8 {
+					t.Errorf("ok %d in a 50 ms window at 10 ms each", st.OK)
+				}
+			},
+			within: time.Second,
+		},
+		{
+			name: "open window",
+			spec: loadSpec{model: modelOpen, rate: 100, outstanding: 2, count: 1_000_000, window: 100 * time.Millisecond},
+			inv:  &scripted{},
+			check: func(t *testing.T, st loadStats, _ *scripted) {
+				if st.OK < 5 || st.OK > 12 {
+					t.Errorf("ok %d in a 100 ms window at 100/s", st.OK)
+				}
+			},
+			within: time.Second,
+		},
+		{
+			name: "throttles retried and counted",
+			spec: loadSpec{model: modelClosed, callers: 2, count: 40, window: time.Minute, pause: time.Millisecond},
+			inv:  &scripted{throttle: true},
+			check: func(t *testing.T, st loadStats, inv *scripted) {
+				if st.OK != 40 || st.Throttles+st.OK != inv.calls.Load() || st.Throttles < 20 {
+					t.Errorf("ok %d, throttles %d, calls %d", st.OK, st.Throttles, inv.calls.Load())
+				}
+			},
+			within: 5 * time.Second,
+		},
+		{
+			name: "failures",
+			spec: loadSpec{model: modelClosed, callers: 2, count: 10, window: time.Minute},
+			inv:  &scripted{fail: true},
+			check: func(t *testing.T, st loadStats, _ *scripted) {
+				if st.Failures != 10 || st.answered() != 0 || st.FirstErr == "" {
+					t.Errorf("failures %d, answered %d, first %q", st.Failures, st.answered(), st.FirstErr)
+				}
+			},
+			within: time.Second,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.spec.items = tinyItems()
+			start := time.Now()
+			st := runLoad(t.Context(), tt.inv, tt.spec)
+			if d := time.Since(start); d > tt.within {
+				t.Errorf("took %v, want under %v", d, tt.within)
+			}
+			tt.check(t, st, tt.inv)
+		})
+	}
+}
+
+func TestGrowLoad(t *testing.T) {
+	inv := &scripted{}
+	// scripted answers {"ok":true}, which the size checks reject: every
+	// answer is counted as wrong, and counted once.
+	st := growLoad(t.Context(), inv, 3, 2, time.Minute, time.Millisecond)
+	want := int64(3 * 2 * len(growSizes))
+	if st.answered() != want || st.Wrong != want || inv.calls.Load() != want {
+		t.Fatalf("answered %d, wrong %d, calls %d; want %d", st.answered(), st.Wrong, inv.calls.Load(), want)
+	}
+}
+
+func TestPercentilesMedianRatio(t *testing.T) {
+	h := newHist()
+	for v := 1; v <= 1000; v++ {
+		if err := h.RecordValue(int64(v) * int64(time.Microsecond)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := map[string]float64{}
+	latencyMetrics(h, m)
+	for key, want := range map[string]float64{mP50: 500, mP90: 900, mP99: 990, mP999: 999, mMax: 1000} {
+		if got := m[key]; got < want*0.999 || got > want*1.001 {
+			t.Errorf("%s = %.3f µs, want %v within 0.1%%", key, got, want)
+		}
+	}
+
+	for _, tt := range []struct {
+		in   []float64
+		want float64
+	}{{nil, 0}, {[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}} {
+		if got := median(tt.in); got != tt.want {
+			t.Errorf("median(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		a, b, want float64
+		ok         bool
+	}{{1, 2, 0.5, true}, {0, 0, 1, true}, {3, 0, 0, false}, {0, 4, 0, true}} {
+		if got, ok := ratio(tt.a, tt.b); got != tt.want || ok != tt.ok {
+			t.Errorf("ratio(%v, %v) = %v, %v", tt.a, tt.b, got, ok)
+		}
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	sr := scenarioReport{Runs: []runResult{
+		{Runtime: rtLmigo, Metrics: map[string]float64{mCPU: 40, mThroughput: 10}},
+		{Runtime: rtRef, Metrics: map[string]float64{mCPU: 100}},
+		{Runtime: rtLmigo, Metrics: map[string]float64{mCPU: 60, mThroughput: 30}},
+		{Runtime: rtRef, Metrics: map[string]float64{mCPU: 80}},
+		{Runtime: rtLmigo, Metrics: map[string]float64{mCPU: 1e9}, Problems: []string{"crashed"}},
+	}}
+	summarize(&sr, []runtimeSpec{{Name: rtLmigo}, {Name: rtRef}})
+	if got := sr.Medians[rtLmigo][mCPU]; got != 50 {
+		t.Errorf("lmigo median CPU %v, want 50 (a run with problems is left out)", got)
+	}
+	if got := sr.Ratios[mCPU]; got != 50.0/90 {
+		t.Errorf("ratio %v, want %v", got, 50.0/90)
+	}
+	if _, ok := sr.Ratios[mThroughput]; ok {
+		t.Errorf("ratio of a metric one runtime lacks")
+	}
+}
+
+func TestWorkloads(t *testing.T) {
+	for _, tt := range []struct {
+		in      string
+		items   int
+		panics  bool
+		grow    bool
+		wantErr bool
+	}{
+		{in: "tiny", items: 1},
+		{in: "size:1KiB", items: 1},
+		{in: "size:6MiB", items: 1},
+		{in: "size:300", items: 1},
+		{in: "mix", items: 8},
+		{in: "mix-panic", items: 9, panics: true},
+		{in: "grow", grow: true},
+		{in: "size:7MiB", wantErr: true},
+		{in: "size:1", wantErr: true},
+		{in: "size:lots", wantErr: true},
+		{in: "huge", wantErr: true},
+	} {
+		w, err := parseWorkload(tt.in)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("parseWorkload(%q) err = %v", tt.in, err)
+			continue
+		}
+		if err == nil && (len(w.items) != tt.items || w.panics != tt.panics || w.grow != tt.grow) {
+			t.Errorf("parseWorkload(%q) = %d items, panics %v, grow %v", tt.in, len(w.items), w.panics, w.grow)
+		}
+	}
+	it := sizeItem(1 << 20)
+	if it.name != "1MiB" || !it.check(outcome{Body: make([]byte, 1<<20)}) || it.check(outcome{Body: make([]byte, 10)}) {
+		t.Errorf("sizeItem(1MiB) name %q or check wrong", it.name)
+	}
+	if !tinyItem().check(outcome{Body: []byte(`{"ok":true,"requestId":"x"}`)}) || tinyItem().check(outcome{FunctionError: "Error"}) {
+		t.Error("tiny check wrong")
+	}
+	if got := string(sizePayload(65536, 8)); got != `{"size":65536,"gather":8}` {
+		t.Errorf("sizePayload = %s", got)
+	}
+}
+
+func TestPanicWorkloadRefused(t *testing.T) {
+	cfg := defaultConfig()
+	sc, err := newScenario(cfg, "mix-panic", 2, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := beginRun(t.Context(), cfg, &sc, runtimeSpec{Name: rtRef, Binary: "/nonexistent"}, 1)
+	r := l.finish(t.Context())
+	if len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "exits on a panic") {
+		t.Fatalf("problems %q, want the workload refused before anything starts", r.Problems)
+	}
+}

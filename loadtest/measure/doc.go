@@ -1,0 +1,15 @@
+// Package measure observes a running process from outside, the way the load
+// test measures a bootstrap without touching its code: CPU time and memory
+// from /proc (Linux only), memory sampled over time, and the number of
+// garbage collections counted from the GODEBUG=gctrace=1 lines the process
+// writes to stderr.
+//
+// # Contract
+//
+// ParseStat and ParseStatus are pure functions over the text of
+// /proc/PID/stat and /proc/PID/status; ReadCPU and ReadStatus read those
+// files. A Sampler reads memory in its own goroutine from NewSampler until
+// Stop, which returns every sample taken and waits for the goroutine to
+// end. A GCCounter is an io.Writer safe for concurrent use: hand it to
+// exec.Cmd.Stderr and read Count at any time.
+package measure

@@ -1,0 +1,395 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/lmigo/lmigo/loadtest/plot"
+)
+
+// column is one metric of the summary tables.
+type column struct {
+	key, label string
+	format     func(float64) string
+}
+
+var columns = []column{
+	{mThroughput, "inv/s", fmtCount},
+	{mP50, "p50", fmtLatency},
+	{mP90, "p90", fmtLatency},
+	{mP99, "p99", fmtLatency},
+	{mP999, "p99.9", fmtLatency},
+	{mMax, "max", fmtLatency},
+	{mCPU, "CPU/inv", fmtLatency},
+	{mPeakRSS, "peak RSS", fmtMiB},
+	{mRSSAfter, "RSS after", fmtMiB},
+	{mGCPer1k, "GC/1k", fmtOne},
+	{mConnsPer1k, "conns/1k", fmtOne},
+	{mReady, "ready", fmtMS},
+	{mThrottles, "thr/1k", fmtOne},
+}
+
+// fmtLatency writes microseconds in a unit that suits them.
+func fmtLatency(v float64) string {
+	d := fromUS(v)
+	switch {
+	case d < 10*time.Microsecond:
+		return fmt.Sprintf("%.1fµs", v)
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.0fµs", v)
+	case d < 10*time.Millisecond:
+		return fmt.Sprintf("%.2fms", v/1e3)
+	case d < time.Second:
+		return fmt.Sprintf("%.1fms", v/1e3)
+	}
+	return fmt.Sprintf("%.2fs", v/1e6)
+}
+
+func fmtMiB(v float64) string {
+	if v < 100 {
+		return fmt.Sprintf("%.1f MiB", v)
+	}
+	return fmt.Sprintf("%.0f MiB", v)
+}
+
+func fmtMS(v float64) string    { return fmt.Sprintf("%.1fms", v) }
+func fmtCount(v float64) string { return fmt.Sprintf("%.0f", v) }
+
+func fmtOne(v float64) string {
+	if v != 0 && v < 0.1 {
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+func fmtRatio(v float64) string {
+	if v >= 10 {
+		return fmt.Sprintf("%.0fx", v)
+	}
+	return fmt.Sprintf("%.2fx", v)
+}
+
+// scenarioLabel is a scenario as the tables show it.
+func scenarioLabel(sc scenario) string {
+	s := fmt.Sprintf("%s N=%d", sc.Workload, sc.N)
+	if sc.PinCPU >= 0 {
+		s += " pinned"
+	}
+	return s
+}
+
+// rows builds the summary table: per scenario one row per runtime (the
+// medians) and, for two runtimes, one row of ratios.
+func rows(rep *report) [][]string {
+	head := []string{"scenario", "runtime"}
+	for _, c := range columns {
+		head = append(head, c.label)
+	}
+	out := [][]string{head}
+	for _, sr := range rep.Scenarios {
+		for i, rt := range rep.Runtimes {
+			row := []string{"", rt.Name}
+			if i == 0 {
+				row[0] = scenarioLabel(sr.Scenario)
+			}
+			med := sr.Medians[rt.Name]
+			for _, c := range columns {
+				if v, ok := med[c.key]; ok {
+					row = append(row, c.format(v))
+				} else {
+					row = append(row, "-")
+				}
+			}
+			out = append(out, row)
+		}
+		if sr.Ratios != nil {
+			row := []string{"", "ratio"}
+			for _, c := range columns {
+				if v, ok := sr.Ratios[c.key]; ok {
+					row = append(row, fmtRatio(v))
+				} else {
+					row = append(row, "-")
+				}
+			}
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+// printTable writes the summary for the terminal.
+func printTable(w io.Writer, rep *report) {
+	fmt.Fprintf(w, "\nlmigo load test (%s): target %s, %s, %d CPUs, %s, %s, %d repetition(s), %s\n\n",
+		rep.Kind, rep.Config.Target, rep.Host.CPUModel, rep.Host.CPUs, rep.Host.Arch, rep.Host.GoVersion, rep.Config.Reps, time.Duration(rep.Elapsed).Round(time.Second))
+	writeAligned(w, rows(rep), 2)
+	fmt.Fprintln(w)
+	for _, n := range rep.Notes {
+		fmt.Fprintln(w, "- "+n)
+	}
+	printAccounting(w, rep)
+}
+
+// writeAligned writes rows as columns: the first left cols to the left,
+// the others (numbers) to the right.
+func writeAligned(w io.Writer, rows [][]string, left int) {
+	var width []int
+	for _, row := range rows {
+		for i, c := range row {
+			if i >= len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, row := range rows {
+		var b strings.Builder
+		for i, c := range row {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if i < left {
+				b.WriteString(c + pad)
+			} else {
+				b.WriteString(pad + c)
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+// printAccounting lists what was sent and how it ended, and every problem.
+func printAccounting(w io.Writer, rep *report) {
+	var total, fe, thr, abandoned int64
+	var viol int64
+	maxOut := map[int]int64{}
+	for _, sr := range rep.Scenarios {
+		for _, r := range sr.Runs {
+			total += r.Load.OK + r.Load.FuncErrors + r.Load.Wrong
+			fe += r.Load.FuncErrors
+			thr += r.Load.Throttles
+			abandoned += r.Load.Abandoned
+			if r.API != nil {
+				viol += r.API.Violations
+				maxOut[sr.Scenario.N] = max(maxOut[sr.Scenario.N], r.API.MaxOutstanding)
+			}
+		}
+	}
+	fmt.Fprintf(w, "- Accounting: %d invocations answered (warm-up included), %d function errors as asked, %d throttled attempts retried, %d given up when the window closed",
+		total, fe, thr, abandoned)
+	if rep.Config.Target == targetFake {
+		fmt.Fprintf(w, "; every invocation answered exactly once, %d protocol violations", viol)
+	}
+	fmt.Fprintln(w, ".")
+	for _, sr := range rep.Scenarios {
+		for _, r := range sr.Runs {
+			for _, p := range r.Problems {
+				fmt.Fprintf(w, "PROBLEM %s %s rep %d: %s\n", r.Scenario, r.Runtime, r.Rep, p)
+			}
+			for _, p := range r.Warnings {
+				fmt.Fprintf(w, "WARNING %s %s rep %d: %s\n", r.Scenario, r.Runtime, r.Rep, p)
+			}
+		}
+	}
+}
+
+// markdown renders the report for README and issues.
+func markdown(rep *report) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# lmigo load test: %s\n\n", rep.Kind)
+	h := rep.Host
+	fmt.Fprintf(&b, "%s, target `%s`, %s (%d CPUs), Linux %s, %s/%s, %s; %d repetition(s); took %s.\n\n",
+		rep.Started.UTC().Format("2006-01-02 15:04 MST"), rep.Config.Target, h.CPUModel, h.CPUs, h.Kernel, "linux", h.Arch, h.GoVersion,
+		rep.Config.Reps, time.Duration(rep.Elapsed).Round(time.Second))
+	rs := rows(rep)
+	for i, row := range rs {
+		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+		if i == 0 {
+			b.WriteString("|---|---|" + strings.Repeat("---:|", len(row)-2) + "\n")
+		}
+	}
+	b.WriteString("\n")
+	for _, n := range rep.Notes {
+		b.WriteString("- " + n + "\n")
+	}
+	b.WriteString("\n## Runs\n\n| scenario | runtime | rep | invocations | function errors | throttles | abandoned | max polls+in flight | violations | problems, warnings |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, sr := range rep.Scenarios {
+		for _, r := range sr.Runs {
+			maxOut, viol := "-", "-"
+			if r.API != nil {
+				maxOut = fmt.Sprintf("%d / %d", r.API.MaxOutstanding, sr.Scenario.N)
+				viol = fmt.Sprint(r.API.Violations)
+			}
+			probs := "none"
+			if all := append(append([]string(nil), r.Problems...), r.Warnings...); len(all) > 0 {
+				probs = strings.ReplaceAll(strings.Join(all, "; "), "\n", " ")
+				probs = strings.ReplaceAll(probs, "|", "\\|")
+			}
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %s | %s | %s |\n", r.Scenario, r.Runtime, r.Rep,
+				r.Load.OK+r.Load.FuncErrors+r.Load.Wrong, r.Load.FuncErrors, r.Load.Throttles, r.Load.Abandoned, maxOut, viol, probs)
+		}
+	}
+	return b.Bytes()
+}
+
+// writeReports writes name.json, name.md and the plots into cfg.Out and
+// lists them on stdout.
+func writeReports(cfg *config, rep *report, name string) error {
+	if cfg.Out == "" {
+		return nil
+	}
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return err
+	}
+	var files []string
+	var errs []error
+	write := func(file string, data []byte) {
+		p := filepath.Join(cfg.Out, file)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			errs = append(errs, err)
+			return
+		}
+		files = append(files, p)
+	}
+	js, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	write(name+".json", append(js, '\n'))
+	write(name+".md", markdown(rep))
+	pngs, err := writePlots(cfg.Out, name, rep)
+	files = append(files, pngs...)
+	errs = append(errs, err)
+	fmt.Fprintf(cfg.stdout, "\nwritten: %s\n", strings.Join(files, " "))
+	return errors.Join(errs...)
+}
+
+// writePlots draws per scenario the latency percentiles per runtime (the
+// medians of the table) and, where the runtime's memory was sampled and
+// the scenario is grow (or the run is a single one), its RSS over the run
+// of the median repetition.
+func writePlots(dir, name string, rep *report) ([]string, error) {
+	var files []string
+	var errs []error
+	for _, sr := range rep.Scenarios {
+		sc := sr.Scenario
+		title := fmt.Sprintf("%s, N=%d, target %s", sc.Workload, sc.N, rep.Config.Target)
+		if sc.PinCPU >= 0 {
+			title += ", pinned"
+		}
+		var lat []plot.LatencySeries
+		var rss []plot.RSSSeries
+		for _, rt := range rep.Runtimes {
+			med := sr.Medians[rt.Name]
+			s := plot.LatencySeries{Name: rt.Name}
+			for _, q := range []struct {
+				q   float64
+				key string
+			}{{0.5, mP50}, {0.9, mP90}, {0.99, mP99}, {0.999, mP999}, {1, mMax}} {
+				if v, ok := med[q.key]; ok {
+					s.Points = append(s.Points, plot.Percentile{Q: q.q, Value: fromUS(v)})
+				}
+			}
+			lat = append(lat, s)
+			if run := medianRun(sr, rt.Name); run != nil {
+				r := plot.RSSSeries{Name: rt.Name}
+				for _, x := range run.RSS {
+					r.Points = append(r.Points, plot.RSSPoint{T: x.At, Bytes: x.RSS})
+				}
+				rss = append(rss, r)
+			}
+		}
+		p := filepath.Join(dir, fmt.Sprintf("%s-latency-%s.png", name, sc.Name))
+		if err := plot.LatencyPNG(p, "Latency: "+title, lat); err == nil {
+			files = append(files, p)
+		} else if !errors.Is(err, plot.ErrEmpty) {
+			errs = append(errs, err)
+		}
+		if sr.Scenario.w.grow || rep.Kind == "run" {
+			p := filepath.Join(dir, fmt.Sprintf("%s-rss-%s.png", name, sc.Name))
+			if err := plot.RSSPNG(p, "RSS over the run: "+title, rss); err == nil {
+				files = append(files, p)
+			} else if !errors.Is(err, plot.ErrEmpty) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return files, errors.Join(errs...)
+}
+
+// medianRun is the good run of runtime whose peak RSS is the median one.
+func medianRun(sr scenarioReport, runtime string) *runResult {
+	var runs []*runResult
+	for i := range sr.Runs {
+		r := &sr.Runs[i]
+		if r.Runtime == runtime && len(r.Problems) == 0 && len(r.RSS) > 0 {
+			runs = append(runs, r)
+		}
+	}
+	if len(runs) == 0 {
+		return nil
+	}
+	want := sr.Medians[runtime][mPeakRSS]
+	best := runs[0]
+	for _, r := range runs[1:] {
+		if abs(r.Metrics[mPeakRSS]-want) < abs(best.Metrics[mPeakRSS]-want) {
+			best = r
+		}
+	}
+	return best
+}
+
+func abs(v float64) float64 { return max(v, -v) }
+
+// hostInfo describes the machine the figures come from.
+type hostInfo struct {
+	CPUModel  string `json:"cpuModel"`
+	CPUs      int    `json:"cpus"`
+	Arch      string `json:"arch"`
+	Kernel    string `json:"kernel"`
+	GoVersion string `json:"goVersion"`
+}
+
+func host() hostInfo {
+	h := hostInfo{CPUs: runtime.NumCPU(), Arch: runtime.GOARCH, GoVersion: runtime.Version(), CPUModel: "unknown CPU"}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			k, v, ok := strings.Cut(line, ":")
+			k = strings.TrimSpace(k)
+			// x86 says "model name"; arm64 kernels often only "CPU part".
+			if ok && (k == "model name" || k == "Model") {
+				h.CPUModel = strings.TrimSpace(v)
+				break
+			}
+			if ok && k == "CPU part" && h.CPUModel == "unknown CPU" {
+				h.CPUModel = armPart(strings.TrimSpace(v))
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		h.Kernel = strings.TrimSpace(string(b))
+	}
+	return h
+}
+
+// armPart names the Arm cores of Graviton instances.
+func armPart(part string) string {
+	switch part {
+	case "0xd0c":
+		return "Arm Neoverse-N1 (Graviton2)"
+	case "0xd40":
+		return "Arm Neoverse-V1 (Graviton3)"
+	case "0xd4f":
+		return "Arm Neoverse-V2 (Graviton4)"
+	}
+	return "Arm CPU part " + part
+}

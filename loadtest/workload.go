@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/lmigo/lmigo/cmd/bootstrap/demo"
+)
+
+// item is one kind of invocation of a workload and the check of its answer.
+type item struct {
+	name    string
+	payload []byte
+	check   func(outcome) bool
+}
+
+// workload is what a run sends, on the demo contract of cmd/bootstrap/demo.
+//
+//	tiny         {} and its small JSON answer
+//	size:S       a response of exactly S bytes (S: 1KiB, 1MiB, 6MiB, 300, ...; 2 B to 6 MiB)
+//	mix          tiny x3, 1 KiB, 64 KiB, sleep 5 ms, 1 ms of CPU, a function error; cycled
+//	mix-panic    mix and a panic. aws-lambda-go exits after a panic (and so would
+//	             the run), so mix never panics and mix-panic is refused for it
+//	grow         waves of N concurrent invocations (all N held at once by the
+//	             demo's gather barrier when N > 1), one wave per size from 64 KiB
+//	             up to 6 MiB, -rounds times; then -idle and RSS is read again
+type workload struct {
+	name   string
+	items  []item // cycled; nil for grow
+	grow   bool
+	panics bool
+}
+
+// growSizes are the response sizes of a grow round, smallest first.
+var growSizes = []int{64 << 10, 256 << 10, 1 << 20, 2 << 20, 4 << 20, 6 << 20}
+
+func parseWorkload(s string) (workload, error) {
+	switch s {
+	case "tiny":
+		return workload{name: s, items: []item{tinyItem()}}, nil
+	case "mix", "mix-panic":
+		w := workload{name: s, items: mixItems()}
+		if s == "mix-panic" {
+			w.items = append(w.items, item{"panic", []byte(`{"panic":true}`), isFunctionError})
+			w.panics = true
+		}
+		return w, nil
+	case "grow":
+		return workload{name: s, grow: true}, nil
+	}
+	if v, ok := strings.CutPrefix(s, "size:"); ok {
+		n, err := parseSize(v)
+		if err != nil {
+			return workload{}, err
+		}
+		if n < 2 || n > demo.MaxSize {
+			return workload{}, fmt.Errorf("workload %s: size out of range 2 B..6 MiB", s)
+		}
+		return workload{name: s, items: []item{sizeItem(n)}}, nil
+	}
+	return workload{}, fmt.Errorf("unknown workload %q (tiny, size:S, mix, mix-panic, grow)", s)
+}
+
+func tinyItem() item {
+	return item{"tiny", []byte(`{}`), func(o outcome) bool {
+		return o.FunctionError == "" && bytes.HasPrefix(o.Body, []byte(`{"ok":true`))
+	}}
+}
+
+func sizeItem(n int) item {
+	return item{formatSize(n), sizePayload(n, 0), func(o outcome) bool {
+		return o.FunctionError == "" && len(o.Body) == n
+	}}
+}
+
+// sizePayload asks for n bytes; gather > 1 holds the invocation until
+// gather of them are in the handler at once.
+func sizePayload(n, gather int) []byte {
+	if gather > 1 {
+		return fmt.Appendf(nil, `{"size":%d,"gather":%d}`, n, gather)
+	}
+	return fmt.Appendf(nil, `{"size":%d}`, n)
+}
+
+func isOK(o outcome) bool            { return o.FunctionError == "" }
+func isFunctionError(o outcome) bool { return o.FunctionError != "" }
+
+func mixItems() []item {
+	return []item{
+		tinyItem(), tinyItem(), tinyItem(),
+		sizeItem(1 << 10),
+		sizeItem(64 << 10),
+		{"sleep5ms", []byte(`{"sleep_ms":5}`), isOK},
+		{"cpu1ms", []byte(`{"cpu_ms":1}`), isOK},
+		{"fail", []byte(`{"fail":"demo failure"}`), isFunctionError},
+	}
+}
+
+// parseSize reads 300, 1KiB, 6MiB, 1KB (1000), 2MB.
+func parseSize(s string) (int, error) {
+	units := []struct {
+		suffix string
+		mult   int
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"KB", 1000}, {"MB", 1000 * 1000}, {"B", 1}}
+	num, mult := s, 1
+	for _, u := range units {
+		if v, ok := strings.CutSuffix(s, u.suffix); ok {
+			num, mult = v, u.mult
+			break
+		}
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(num))
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("bad size %q (want e.g. 300, 1KiB, 6MiB)", s)
+	}
+	return n * mult, nil
+}
+
+// formatSize writes n the way parseSize reads it, in the largest exact unit.
+func formatSize(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.Itoa(n>>20) + "MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.Itoa(n>>10) + "KiB"
+	}
+	return strconv.Itoa(n) + "B"
+}
