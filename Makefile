@@ -10,6 +10,7 @@ BENCH_COUNT ?= 6
 
 .PHONY: run test build bench lint tools rie fmt vet loadtest clean
 .PHONY: package test-arm64
+.PHONY: fuzz soak
 
 ## run: build the reference bootstrap, serve it from a local Runtime API, send a short load, report
 run:
@@ -52,6 +53,20 @@ test-arm64: rie
 	@command -v $(QEMU_ARM64) >/dev/null || { echo "test-arm64 needs $(QEMU_ARM64) (apt-get install qemu-user-static)"; exit 1; }
 	PATH="$(GOBIN):$$PATH" GOARCH=arm64 LMIGO_RIE_EXEC=$(QEMU_ARM64) \
 	  $(GO) test -exec $(QEMU_ARM64) -shuffle=on -timeout 10m $(ARM64_PKGS)
+
+## fuzz: every Fuzz target of the module for FUZZTIME each (about a minute in all; CI runs it), seed corpora in testdata/fuzz
+FUZZTIME ?= 2s
+fuzz:
+	@set -e; for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+	  for t in $$(grep -h '^func Fuzz' $$dir/*_test.go | sed 's/^func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
+	    echo "fuzz: $$dir $$t"; \
+	    $(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) $$dir; \
+	  done; \
+	done
+
+## soak: the reference bootstrap at N=64 for 10 minutes, mixed load with errors, panics, late and refused answers: exactly-once answers, flat memory (SOAK_FLAGS adds flags; CI runs 10 s of it, TestSoakShort)
+soak:
+	$(GO) run ./loadtest soak $(SOAK_FLAGS)
 
 ## bench: benchmarks of every package, BENCH_COUNT runs each, into bench.txt (compare with benchstat)
 bench:

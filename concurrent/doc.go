@@ -28,13 +28,43 @@
 // ([TraceID]) and the tenant ID. The process-wide _X_AMZN_TRACE_ID is set
 // only when the runtime serves one invocation at a time.
 //
+// # Streaming
+//
+// A result that aws-lambda-go sends as the bytes of a reader (an io.Reader
+// that does not encode as JSON, or encodes as {}: events'
+// LambdaFunctionURLStreamingResponse and APIGatewayProxyStreamingResponse,
+// a *strings.Reader, an *os.File...) is streamed: posted with
+// Lambda-Runtime-Function-Response-Mode: streaming, chunked, one chunk per
+// Read, while the handler's context is still live, then closed if it is an
+// io.Closer. Other results are buffered. Each slot streams on its own
+// connection, so streams never wait for each other. LMIGO_MAX_RESPONSE_BYTES
+// bounds buffered responses only; the platform's limits bound a stream. A
+// read error (or a panic in Read) before the first byte fails the
+// invocation as a handler error would; after it, the error type and
+// document go in the trailers (the document cut to rapi.MaxStreamErrorBody).
+//
 // # Failures
 //
 // A handler error or panic becomes an /error for that invocation only; the
 // process goes on. 400, 410 and 413 answers of the Runtime API end that
-// invocation only. Transport errors on /next are retried with capped,
-// jittered backoff. A 5xx from the Runtime API means the environment is
-// broken: Run returns an error and Start exits the process.
+// invocation only: logged at WARN with its request ID, its slot freed. A
+// handler that ignores its context (cancelled at the deadline) keeps its
+// slot until it returns, as on LMI, and its late answer gets 410.
+//
+// An answer to /next that cannot be used is never fatal: without a usable
+// request ID there is nothing to answer, and it is skipped (logged);
+// with one, the invocation gets an /error with a clear type
+// (Runtime.InvalidDeadline, Runtime.InvalidClientContext,
+// Runtime.InvalidCognitoIdentity, Runtime.RequestTooLarge,
+// Runtime.InvalidInvocation for headers over rapi's bounds or that do not
+// parse, Runtime.TruncatedInvocation for an answer cut off or stalled
+// midway). Transport errors and malformed answers on /next are retried
+// with capped, jittered exponential backoff (5 ms to 500 ms per poller),
+// and the warning about them is written at most once a second for the
+// whole runtime, with a count, then once more when polling works again. A
+// 5xx from the Runtime API means the environment is broken: Run returns an
+// error wrapping ErrRuntimeAPI after one ERROR line saying why, and Start
+// exits with status 1.
 //
 // # Logs and metrics
 //
@@ -49,7 +79,11 @@
 // # Shutdown
 //
 // Run returns when its context is cancelled: pollers stop, invocations in
-// flight get up to limits.Config.ShutdownTimeout to finish, then Run
-// returns. Start cancels on SIGTERM and SIGINT and exits 0 after a clean
-// shutdown.
+// flight get up to limits.Config.ShutdownTimeout to finish (500 ms by
+// default, inside the ~600 ms Lambda allows before SIGKILL), one INFO line
+// "runtime stopped" gives the cause and what was left in flight, the log
+// is synced, and Run returns. Start cancels on SIGTERM and SIGINT and exits
+// 0 after a clean shutdown. Lambda sends SIGTERM only when an extension is
+// registered: [WithSIGTERM] or LMIGO_SIGTERM=1 registers an internal one
+// during init.
 package concurrent

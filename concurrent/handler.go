@@ -296,15 +296,40 @@ func convertFunc[F any](v reflect.Value) (F, bool) {
 	return f, ok
 }
 
-// call runs the handler for one invocation. It writes the response into
-// out, which must be empty, and returns its content type. On error out is
-// left empty. A panic in the handler is recovered and returned as a
-// *PanicError; it never reaches the worker.
+// call runs the handler for one invocation, as run does, and reads an
+// io.Reader result into out (at most cfg.maxReader bytes) and closes it: the
+// whole response, as aws-lambda-go's Invoke returns it. The runtime streams
+// such a result instead (run).
 func (h *handler) call(ctx context.Context, payload []byte, out *Buffer) (contentType string, err error) {
+	contentType, body, err := h.run(ctx, payload, out)
+	if body == nil {
+		return contentType, err
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			out.Reset()
 			contentType, err = "", newPanicError(v)
+		}
+	}()
+	if err := copyReader(out, body, h.cfg.maxReader); err != nil {
+		out.Reset()
+		return "", err
+	}
+	return contentType, nil
+}
+
+// run runs the handler for one invocation. It writes the response into
+// out, which must be empty, and returns its content type; or, for a result
+// that aws-lambda-go sends as the bytes it reads (an io.Reader, see
+// writeValue), leaves out empty and returns the reader as body, unread, for
+// the caller to stream and close. On error out is left empty and body is
+// nil. A panic in the handler is recovered and returned as a *PanicError;
+// it never reaches the worker.
+func (h *handler) run(ctx context.Context, payload []byte, out *Buffer) (contentType string, body io.Reader, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			out.Reset()
+			contentType, body, err = "", nil, newPanicError(v)
 		}
 	}()
 	switch h.path {
@@ -320,13 +345,13 @@ func (h *handler) call(ctx context.Context, payload []byte, out *Buffer) (conten
 	case pathRawMessage:
 		contentType, err = h.callRawMessage(ctx, payload, out)
 	default:
-		contentType, err = h.callReflect(ctx, payload, out)
+		contentType, body, err = h.callReflect(ctx, payload, out)
 	}
 	if err != nil {
 		out.Reset()
-		contentType = ""
+		contentType, body = "", nil
 	}
-	return contentType, err
+	return contentType, body, err
 }
 
 // maxPanicFrames bounds the stack kept for a panic; the recovering frames
@@ -373,7 +398,8 @@ func (h *handler) callRawMessage(ctx context.Context, payload []byte, out *Buffe
 		out.B = append(out.B, res...)
 		return jsonContentType, nil
 	}
-	return h.writeValue(out, res)
+	contentType, _, err := h.writeValue(out, res) // not a reader
+	return contentType, err
 }
 
 // decodeRawMessage decodes the event of a json.RawMessage handler as
@@ -420,7 +446,7 @@ func isCompactJSON(b []byte) bool {
 	return json.Valid(b)
 }
 
-func (h *handler) callReflect(ctx context.Context, payload []byte, out *Buffer) (string, error) {
+func (h *handler) callReflect(ctx context.Context, payload []byte, out *Buffer) (string, io.Reader, error) {
 	trace := handlertrace.FromContext(ctx)
 	var args [2]reflect.Value
 	n := 0
@@ -431,7 +457,7 @@ func (h *handler) callReflect(ctx context.Context, payload []byte, out *Buffer) 
 	if h.event != nil {
 		event := reflect.New(h.event)
 		if err := h.decode(payload, event.Interface()); err != nil {
-			return "", err
+			return "", nil, err
 		}
 		if trace.RequestEvent != nil {
 			trace.RequestEvent(ctx, event.Elem().Interface())
@@ -444,12 +470,12 @@ func (h *handler) callReflect(ctx context.Context, payload []byte, out *Buffer) 
 	// an error: it is a non-nil error interface.
 	if len(res) > 0 {
 		if err, _ := res[len(res)-1].Interface().(error); err != nil {
-			return "", err
+			return "", nil, err
 		}
 	}
 	if !h.hasOut {
 		out.B = append(out.B, h.null...)
-		return jsonContentType, nil
+		return jsonContentType, nil, nil
 	}
 	val := res[0].Interface()
 	if trace.ResponseEvent != nil {
@@ -493,17 +519,19 @@ func (h *handler) decode(payload []byte, v any) error {
 // writeValue writes the response for the value a handler returned, by
 // aws-lambda-go's rules: JSON, except that an io.Reader that does not
 // encode, or encodes as an empty object, is sent as the bytes it reads.
-func (h *handler) writeValue(out *Buffer, val any) (string, error) {
-	err := h.encode(out, val)
+// Such a reader is returned as body, unread, with out empty; its
+// ContentType method, if any, names the content type.
+func (h *handler) writeValue(out *Buffer, val any) (contentType string, body io.Reader, err error) {
+	err = h.encode(out, val)
 	r, isReader := val.(io.Reader)
 	switch {
 	case err != nil && isReader, err == nil && isReader && bytes.HasPrefix(out.B, []byte("{}")):
 		out.Reset()
-		return copyReader(out, r, h.cfg.maxReader)
+		return readerContentType(r), r, nil
 	case err != nil:
-		return "", err
+		return "", nil, err
 	}
-	return jsonContentType, nil
+	return jsonContentType, nil, nil
 }
 
 // encode appends v as JSON to out, with the encoder's newline only when
@@ -521,22 +549,25 @@ func (h *handler) encode(out *Buffer, v any) error {
 	return nil
 }
 
+// readerContentType is the content type of a response reader: its
+// ContentType method's, else application/octet-stream, as in aws-lambda-go.
+func readerContentType(r io.Reader) string {
+	if ct, ok := r.(interface{ ContentType() string }); ok {
+		return ct.ContentType()
+	}
+	return bytesContentType
+}
+
 // copyReader copies a response reader into out once and closes it if it
-// is an io.Closer. Its ContentType method, if any, names the content type.
-func copyReader(out *Buffer, r io.Reader, limit int64) (string, error) {
+// is an io.Closer.
+func copyReader(out *Buffer, r io.Reader, limit int64) error {
 	if c, ok := r.(io.Closer); ok {
 		defer c.Close() // the response is complete: a close error changes nothing
-	}
-	contentType := bytesContentType
-	if ct, ok := r.(interface{ ContentType() string }); ok {
-		contentType = ct.ContentType()
 	}
 	src := r
 	if limit > 0 {
 		src = io.LimitReader(r, limit)
 	}
-	if _, err := io.Copy(out, src); err != nil {
-		return "", err
-	}
-	return contentType, nil
+	_, err := io.Copy(out, src)
+	return err
 }

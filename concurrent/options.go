@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 
+	"github.com/lmigo/lmigo/rapi"
 	"go.uber.org/zap"
 )
 
@@ -16,6 +17,8 @@ type options struct {
 	handler handlerConfig
 	lookup  func(string) (string, bool)
 	logger  *zap.Logger
+	sigterm bool          // WithSIGTERM
+	rapi    []rapi.Option // tests only: Runtime API client knobs
 }
 
 type ctxValue struct{ key, val any }

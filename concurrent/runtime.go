@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"sync"
@@ -41,6 +42,7 @@ type Runtime struct {
 	stopping atomic.Bool
 	fatal    chan error
 	metrics  *runtimeMetrics // nil unless LMIGO_METRICS=emf
+	outage   outage          // rate-limits the warnings while /next fails
 }
 
 // slot is everything one invocation needs, reused from one invocation to
@@ -76,7 +78,7 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 		}
 		return nil, err
 	}
-	client, err := rapi.New(cfg.RuntimeAPI, rapi.WithMaxRequestBytes(cfg.MaxRequestBytes))
+	client, err := rapi.New(cfg.RuntimeAPI, append([]rapi.Option{rapi.WithMaxRequestBytes(cfg.MaxRequestBytes)}, o.rapi...)...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: AWS_LAMBDA_RUNTIME_API=%q: %w", ErrConfig, cfg.RuntimeAPI, err)
 	}
@@ -129,6 +131,10 @@ func (rt *Runtime) Run(ctx context.Context) error {
 		zap.Int("workerCount", rt.cfg.Workers),
 		zap.Int("executionEnvironmentMaxConcurrency", rt.cfg.MaxConcurrency))
 	stopMetrics := rt.startMetrics()
+	// Before the first /next: registration closes when init ends.
+	stopExtension := rt.enableSIGTERM()
+	defer stopExtension()
+	defer rt.watchStalls()()
 
 	pollCtx, stopPolling := context.WithCancel(ctx)
 	defer stopPolling()
@@ -141,37 +147,46 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 	case err = <-rt.fatal:
+		// The one line that says why the process ends.
+		err = fmt.Errorf("%w: %w", ErrRuntimeAPI, err)
 		rt.log.Error("runtime API failure, stopping", zap.Error(err))
 	}
+	began := time.Now()
 	rt.stopping.Store(true)
 	stopPolling()
 	pollers.Wait()
 	// One budget for the whole shutdown: Lambda kills the process about
 	// 600 ms after SIGTERM.
 	deadline := time.Now().Add(rt.cfg.ShutdownTimeout)
-	rt.drain(deadline)
+	left := rt.drain(deadline)
 	_ = rt.workers.Release(max(time.Until(deadline), time.Millisecond))
 	stopMetrics() // the last document, after the last invocation
 	for _, s := range rt.slots {
 		_ = s.conn.Close()
 	}
+	if err == nil {
+		rt.log.Info("runtime stopped", zap.NamedError("cause", context.Cause(ctx)),
+			zap.Int("inFlightLeft", left), zap.Duration("shutdown", time.Since(began)))
+	}
 	_ = rt.log.Sync()
 	return err
 }
 
-// drain waits for the invocations in flight to give their slots back.
-func (rt *Runtime) drain(deadline time.Time) {
+// drain waits for the invocations in flight to give their slots back, and
+// returns how many are still out at the deadline.
+func (rt *Runtime) drain(deadline time.Time) int {
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
-	for range rt.slots {
+	for i := range rt.slots {
 		select {
 		case <-rt.free:
 		case <-timer.C:
 			rt.log.Warn("shutdown timeout with invocations still in flight",
-				zap.Duration("timeout", rt.cfg.ShutdownTimeout))
-			return
+				zap.Duration("timeout", rt.cfg.ShutdownTimeout), zap.Int("inFlight", len(rt.slots)-i))
+			return len(rt.slots) - i
 		}
 	}
+	return 0
 }
 
 func (rt *Runtime) stop(err error) {
@@ -223,6 +238,7 @@ func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 		s.req.B = s.inv.Payload
 		switch {
 		case err == nil:
+			rt.outage.ok(rt.log)
 			return true
 		case ctx.Err() != nil:
 			return false
@@ -236,9 +252,16 @@ func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 		case errors.Is(err, rapi.ErrRuntimeAPI):
 			rt.stop(err)
 			return false
+		case s.inv.RequestID != "":
+			// The answer broke off after its request ID: the invocation
+			// was handed out, and only this runtime can end it before
+			// its deadline. No backoff: the /error has a poll queued
+			// behind it, which must not wait while an invocation may be
+			// handed to it (if the /error failed, so does that poll).
+			rt.failUnreadable(s, err)
+			continue
 		}
-		rt.log.Warn("polling for the next invocation failed, retrying",
-			zap.Error(err), zap.Duration("backoff", backoff))
+		rt.outage.failed(rt.log, err, backoff)
 		// Full jitter keeps N pollers from retrying in lockstep.
 		wait := backoff/2 + rand.N(backoff/2+1)
 		t := time.NewTimer(wait)
@@ -289,7 +312,12 @@ func (rt *Runtime) serve(s *slot) {
 
 	dctx, cancel := context.WithDeadline(rt.baseCtx, inv.Deadline)
 	ctx := newInvocationContext(dctx, lc, inv.TraceID, rt.log)
-	contentType, err := rt.call(ctx, s)
+	contentType, body, err := rt.call(ctx, s)
+	if body != nil {
+		rt.stream(s, contentType, body) // while ctx lives: body may need it
+		cancel()
+		return
+	}
 	cancel()
 
 	if err == nil && len(s.resp.B) > rt.cfg.MaxResponseBytes {
@@ -315,17 +343,18 @@ func (rt *Runtime) serve(s *slot) {
 
 // call runs the handler. Panics are recovered by the handler adapter;
 // runtime.Goexit cannot be, so a deferred check answers the invocation
-// before the goroutine ends (the pool still releases the slot).
-func (rt *Runtime) call(ctx context.Context, s *slot) (contentType string, err error) {
+// before the goroutine ends (the pool still releases the slot). A result
+// to stream comes back as body, unread (handler.run).
+func (rt *Runtime) call(ctx context.Context, s *slot) (contentType string, body io.Reader, err error) {
 	returned := false
 	defer func() {
 		if !returned {
 			rt.failInvocation(s, "Runtime.HandlerExited", errors.New("the handler called runtime.Goexit"))
 		}
 	}()
-	contentType, err = rt.h.call(ctx, s.inv.Payload, s.resp)
+	contentType, body, err = rt.h.run(ctx, s.inv.Payload, s.resp)
 	returned = true
-	return contentType, err
+	return contentType, body, err
 }
 
 // failInvocation answers the invocation in s with an error the runtime

@@ -460,6 +460,8 @@ func TestShutdownWaitsForInFlight(t *testing.T) {
 // TestGoexitAndEndlessReaderStayLocal: a handler that calls
 // runtime.Goexit, and one that returns a reader that never ends, each get
 // a function error; neither loses its slot nor grows memory without bound.
+// The reader is streamed (LMIGO_MAX_RESPONSE_BYTES does not bound it) until
+// the Runtime API's own limit ends it.
 func TestGoexitAndEndlessReaderStayLocal(t *testing.T) {
 	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true})
 	serve(t, api, env{"LMIGO_MAX_RESPONSE_BYTES": "64KiB"}, func(ev struct{ Mode string }) (io.Reader, error) {

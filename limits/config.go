@@ -28,6 +28,7 @@ type Config struct {
 	ShutdownTimeout   time.Duration // LMIGO_SHUTDOWN_TIMEOUT
 	Metrics           Metrics       // LMIGO_METRICS
 	MetricsInterval   time.Duration // LMIGO_METRICS_INTERVAL: how often metrics are written
+	SIGTERM           bool          // LMIGO_SIGTERM: register an extension so that Lambda sends SIGTERM
 }
 
 // Defaults and bounds.
@@ -87,6 +88,7 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	c.ShutdownTimeout = r.duration(envShutdownTimeout, defaultShutdownTimeout, 0, maxShutdownTimeout)
 	c.Metrics = r.metrics(envMetrics)
 	c.MetricsInterval = r.duration(envMetricsInterval, defaultMetricsInterval, minMetricsInterval, maxMetricsInterval)
+	c.SIGTERM = r.flag(envSIGTERM)
 	c.FunctionName = r.str(envFunctionName)
 	c.FunctionVersion = r.str(envFunctionVersion)
 	c.LogGroupName = r.str(envLogGroupName)

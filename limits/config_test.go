@@ -132,6 +132,12 @@ func TestFromEnvGood(t *testing.T) {
 		{"metrics interval min", map[string]string{envMetricsInterval: "1s"}, func(c *Config) { c.MetricsInterval = time.Second }},
 		{"metrics interval max", map[string]string{envMetricsInterval: "1h"}, func(c *Config) { c.MetricsInterval = time.Hour }},
 		{"metrics interval minutes", map[string]string{envMetricsInterval: "5m"}, func(c *Config) { c.MetricsInterval = 5 * time.Minute }},
+		{"sigterm 1", map[string]string{envSIGTERM: "1"}, func(c *Config) { c.SIGTERM = true }},
+		{"sigterm TRUE", map[string]string{envSIGTERM: " TRUE "}, func(c *Config) { c.SIGTERM = true }},
+		{"sigterm on", map[string]string{envSIGTERM: "on"}, func(c *Config) { c.SIGTERM = true }},
+		{"sigterm off", map[string]string{envSIGTERM: "Off"}, func(c *Config) {}},
+		{"sigterm 0", map[string]string{envSIGTERM: "0"}, func(c *Config) {}},
+		{"sigterm empty", map[string]string{envSIGTERM: ""}, func(c *Config) {}},
 
 		{"strings", map[string]string{
 			envFunctionName:    " fn ",
@@ -234,6 +240,8 @@ func TestFromEnvBad(t *testing.T) {
 		{"metrics interval negative", map[string]string{envMetricsInterval: "-1m"}, envMetricsInterval, "-1m", "out of range"},
 		{"metrics interval too long", map[string]string{envMetricsInterval: "61m"}, envMetricsInterval, "61m", "out of range (1s..1h0m0s)"},
 		{"metrics interval bad while off", map[string]string{envMetrics: "off", envMetricsInterval: "often"}, envMetricsInterval, "often", "not a Go duration"},
+		{"sigterm yes", map[string]string{envSIGTERM: "yes"}, envSIGTERM, "yes", "not on or off"},
+		{"sigterm 2", map[string]string{envSIGTERM: "2"}, envSIGTERM, "2", "not on or off"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -288,6 +296,7 @@ func TestFromEnvAllErrors(t *testing.T) {
 		envShutdownTimeout: "forever",
 		envMetrics:         "statsd",
 		envMetricsInterval: "1ms",
+		envSIGTERM:         "maybe",
 		envFunctionName:    "fn",
 	}
 	_, err := FromEnv(mapEnv(env))
@@ -300,7 +309,7 @@ func TestFromEnvAllErrors(t *testing.T) {
 	}
 	want := []string{envRuntimeAPI, envMaxConcurrency, envBufferRetain, envMaxRequest,
 		envMaxResponse, envMemorySize, envLogLevel, envLogFormat, envShutdownTimeout,
-		envMetrics, envMetricsInterval}
+		envMetrics, envMetricsInterval, envSIGTERM}
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Errorf("reported %v\nwant     %v", names, want)
 	}

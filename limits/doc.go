@@ -54,6 +54,9 @@
 // turns them on; a second is CloudWatch's finest resolution, and an hour
 // bounds how much a crash can lose.
 //
+// LMIGO_SIGTERM is a switch: 1, true or on turn it on; 0, false or off (and
+// unset) leave it off; anything else is an error rather than a guess.
+//
 // The plain strings (function name and version, log group and stream,
 // region, handler) are taken as they are, trimmed, and never fail.
 package limits

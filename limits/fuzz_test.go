@@ -2,6 +2,7 @@ package limits
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,10 +21,11 @@ func FuzzFromEnv(f *testing.F) {
 		{"host", "1601", "99999999999999999999", "99999999999999999999MiB", "1.5KiB", " 1 kib ", "-1", "", "", "500"},
 	}
 	metrics := [][2]string{{"", ""}, {"emf", "10s"}, {"EMF", "1h"}, {"off", "1s"}, {"x", "0s"}, {"", "999ms"}}
+	sigterm := []string{"", "1", "TRUE", "off", "yes", " on "}
 	for i, s := range seeds {
-		f.Add(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], "lambda-managed-instances", metrics[i][0], metrics[i][1])
+		f.Add(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], "lambda-managed-instances", metrics[i][0], metrics[i][1], sigterm[i])
 	}
-	f.Fuzz(func(t *testing.T, api, n, workers, retain, req, resp, mem, level, format, shutdown, initType, metrics, interval string) {
+	f.Fuzz(func(t *testing.T, api, n, workers, retain, req, resp, mem, level, format, shutdown, initType, metrics, interval, sigterm string) {
 		env := map[string]string{
 			envRuntimeAPI:      api,
 			envMaxConcurrency:  n,
@@ -38,6 +40,7 @@ func FuzzFromEnv(f *testing.F) {
 			envInitType:        initType,
 			envMetrics:         metrics,
 			envMetricsInterval: interval,
+			envSIGTERM:         sigterm,
 			envFunctionName:    api,
 		}
 		c, err := FromEnv(mapEnv(env))
@@ -79,6 +82,8 @@ func FuzzFromEnv(f *testing.F) {
 			t.Fatalf("Metrics %d", c.Metrics)
 		case c.MetricsInterval < time.Second || c.MetricsInterval > time.Hour:
 			t.Fatalf("MetricsInterval %v", c.MetricsInterval)
+		case c.SIGTERM != slices.Contains([]string{"1", "true", "on"}, strings.ToLower(strings.TrimSpace(sigterm))):
+			t.Fatalf("SIGTERM %v for %q", c.SIGTERM, sigterm)
 		case c.ManagedInstances != (strings.TrimSpace(initType) == initTypeLMI):
 			t.Fatalf("ManagedInstances %v for %q", c.ManagedInstances, initType)
 		}

@@ -273,3 +273,16 @@ func (r *reader) metrics(name string) Metrics {
 	r.fail(name, raw, "not a metrics output (OFF, EMF)")
 	return MetricsOff
 }
+
+// flag parses an on/off switch: 1, true, on or 0, false, off, any case.
+func (r *reader) flag(name string) bool {
+	raw, v := r.get(name)
+	switch strings.ToLower(v) {
+	case "", "0", "false", "off":
+		return false
+	case "1", "true", "on":
+		return true
+	}
+	r.fail(name, raw, "not on or off (1, true, on, 0, false, off)")
+	return false
+}

@@ -15,6 +15,7 @@ const (
 	envShutdownTimeout = "LMIGO_SHUTDOWN_TIMEOUT"
 	envMetrics         = "LMIGO_METRICS"
 	envMetricsInterval = "LMIGO_METRICS_INTERVAL"
+	envSIGTERM         = "LMIGO_SIGTERM"
 	envFunctionName    = "AWS_LAMBDA_FUNCTION_NAME"
 	envFunctionVersion = "AWS_LAMBDA_FUNCTION_VERSION"
 	envLogGroupName    = "AWS_LAMBDA_LOG_GROUP_NAME"
@@ -49,6 +50,7 @@ func Vars() []Var {
 		{envShutdownTimeout, "500ms", "How long shutdown waits for running invocations: a Go duration, above 0 and at most 10s."},
 		{envMetrics, "off", "Runtime metrics: off, or emf for one CloudWatch Embedded Metric Format line on stdout per interval and one at shutdown; any case."},
 		{envMetricsInterval, "60s", "How often metrics are written: a Go duration, 1s..1h."},
+		{envSIGTERM, "off", "on (1, true, on): register an internal extension at start, so that Lambda sends SIGTERM before it shuts the execution environment down; off (0, false, off): do not. Any case."},
 		{envFunctionName, "", "Function name, set by Lambda."},
 		{envFunctionVersion, "", "Function version, set by Lambda."},
 		{envLogGroupName, "", "CloudWatch log group, set by Lambda."},

@@ -54,6 +54,8 @@ func main() {
 		err = compareMain(ctx, os.Args[2:])
 	case "build":
 		err = buildMain(ctx, os.Args[2:])
+	case "soak":
+		err = soakMain(ctx, os.Args[2:])
 	case "-h", "--help", "help":
 		usage()
 		return

@@ -13,6 +13,7 @@ const (
 	DefaultMaxRequestBytes = 6<<20 + 100 // what the Runtime API itself accepts
 	DefaultDialTimeout     = 5 * time.Second
 	DefaultReadBufferSize  = 4 << 10
+	DefaultStallTimeout    = 10 * time.Second
 )
 
 // Options configure a Client. The zero value of a field means its default.
@@ -26,6 +27,11 @@ type Options struct {
 	// ReadBufferSize is the bufio.Reader size of each Conn (256 B to 1 MiB).
 	// Lines longer than it still parse, up to the 64 KiB header cap.
 	ReadBufferSize int
+	// StallTimeout bounds the rest of a /next answer once its first byte
+	// has arrived: Conn.CutIfStalled cuts off a peer that stopped
+	// mid-answer for longer (the wait for the first byte, the long poll
+	// itself, is never bounded).
+	StallTimeout time.Duration
 }
 
 // Option changes Options.
@@ -41,6 +47,9 @@ func WithDialTimeout(d time.Duration) Option { return func(o *Options) { o.DialT
 func WithDialer(dial func(ctx context.Context, network, addr string) (net.Conn, error)) Option {
 	return func(o *Options) { o.Dial = dial }
 }
+
+// WithStallTimeout sets Options.StallTimeout (d > 0).
+func WithStallTimeout(d time.Duration) Option { return func(o *Options) { o.StallTimeout = d } }
 
 // WithReadBufferSize sets Options.ReadBufferSize.
 func WithReadBufferSize(n int) Option { return func(o *Options) { o.ReadBufferSize = n } }
@@ -68,6 +77,8 @@ func New(addr string, opts ...Option) (*Client, error) {
 		return nil, fmt.Errorf("rapi: %w: MaxRequestBytes %d", ErrInvalid, o.MaxRequestBytes)
 	case o.DialTimeout < 0:
 		return nil, fmt.Errorf("rapi: %w: DialTimeout %v", ErrInvalid, o.DialTimeout)
+	case o.StallTimeout < 0:
+		return nil, fmt.Errorf("rapi: %w: StallTimeout %v", ErrInvalid, o.StallTimeout)
 	case o.ReadBufferSize != 0 && (o.ReadBufferSize < 256 || o.ReadBufferSize > 1<<20):
 		return nil, fmt.Errorf("rapi: %w: ReadBufferSize %d not in [256, 1 MiB]", ErrInvalid, o.ReadBufferSize)
 	}
@@ -79,6 +90,9 @@ func New(addr string, opts ...Option) (*Client, error) {
 	}
 	if o.ReadBufferSize == 0 {
 		o.ReadBufferSize = DefaultReadBufferSize
+	}
+	if o.StallTimeout == 0 {
+		o.StallTimeout = DefaultStallTimeout
 	}
 	if o.Dial == nil {
 		o.Dial = (&net.Dialer{}).DialContext
@@ -100,6 +114,10 @@ func checkAddr(addr string) error {
 	}
 	return nil
 }
+
+// StallTimeout returns Options.StallTimeout, for the caller that runs
+// Conn.CutIfStalled.
+func (c *Client) StallTimeout() time.Duration { return c.opts.StallTimeout }
 
 // Conn returns a new connection, dialed lazily on its first call. Each
 // poller or worker should own one.

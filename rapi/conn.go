@@ -52,6 +52,7 @@ type Conn struct {
 	bufs  net.Buffers
 	parts [5][]byte
 	spill []byte
+	sbuf  []byte // Stream's chunk buffer, made on the first Stream and kept
 	body  body
 	sink  invSink
 	in    intern
@@ -71,6 +72,7 @@ type Conn struct {
 	watchStop   func() bool
 	interrupted atomic.Bool // a context fired: nc has a past deadline
 	closed      atomic.Bool
+	answerSince time.Time // under mu: first byte of the /next answer being read, else zero
 }
 
 func newConn(c *Client) *Conn {
@@ -88,6 +90,10 @@ func newConn(c *Client) *Conn {
 // When a GET /next is queued behind the last post (QueueNext), Next writes
 // nothing: it reads that poll's answer, and never sends the GET again on a
 // new connection when the queued one fails (see the package doc).
+//
+// An answer that breaks off after its request ID leaves inv.RequestID set
+// (and nothing else) with the error, so that the invocation can be failed;
+// an answer that stalls midway is cut off by CutIfStalled.
 func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 	if inv == nil {
 		return fmt.Errorf("rapi: %s: %w: nil Invocation", opNext, ErrInvalid)
@@ -120,10 +126,13 @@ func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 		}
 		c.drop()
 	}
+	// The answer has begun: the rest of it must not stall (see broken.go).
+	c.beginAnswer()
+	defer c.endAnswer()
 	c.sink.start(inv, &c.in)
 	h, err := readHead(c.br, &c.spill, &defaultLimits, &c.sink)
 	if err != nil {
-		inv.reset()
+		c.resetKeepingID(inv)
 		return c.fail(ctx, opNext, err)
 	}
 	c.body.init(c.br, &c.spill, h, &defaultLimits)
@@ -142,7 +151,7 @@ func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 		return c.skip(h, maxDiscardPayload, fmt.Errorf("rapi: %s: %w: request %s: body over %d bytes",
 			opNext, ErrPayloadTooLarge, inv.RequestID, c.c.opts.MaxRequestBytes))
 	case err != nil:
-		inv.reset()
+		c.resetKeepingID(inv)
 		return c.fail(ctx, opNext, err)
 	}
 	inv.Payload = p

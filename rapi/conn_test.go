@@ -312,8 +312,10 @@ func TestResetMidBody(t *testing.T) {
 	if !errors.Is(err, ErrTransport) {
 		t.Fatalf("err = %v", err)
 	}
-	if inv.RequestID != "" || len(inv.Payload) != 0 {
-		t.Fatalf("inv not reset: %+v", inv)
+	// The request ID had been read: it is kept so that the invocation can
+	// be failed; nothing else is.
+	if inv.RequestID != "a" || len(inv.Payload) != 0 || inv.DeadlineErr == nil {
+		t.Fatalf("inv not reset to its request ID: %+v", inv)
 	}
 	mustNext(t, cn, &inv)
 	if inv.RequestID != "b" {

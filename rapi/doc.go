@@ -9,8 +9,9 @@
 // its own and closes it.
 //
 // What blocks: Next blocks until the Runtime API hands out an invocation;
-// Respond and Fail until the Runtime API has accepted the answer (in LMI,
-// until the caller received it). A done context unblocks the call at once by
+// Respond, Fail and Stream until the Runtime API has accepted the answer (in
+// LMI, until the caller received it), Stream also while its body's Read
+// blocks. A done context unblocks the call at once by
 // putting a past deadline on the connection, which is then dropped (unless
 // it broke no I/O and a poll is queued, below); the error wraps ctx.Err().
 // Close, from any goroutine, does the same and ends the Conn.
@@ -19,8 +20,18 @@
 // caller's Invocation and reads the body into inv.Payload[:0], growing that
 // slice only when it is too small; the caller keeps the slice and may reuse
 // it. Respond and Fail read the caller's body while they run and keep no
-// reference to it afterwards. Invocation strings are immutable and may be
-// kept.
+// reference to it afterwards, and so does Stream with its io.Reader.
+// Invocation strings are immutable and may be kept.
+//
+// Streaming (Conn.Stream): a response read from an io.Reader is posted with
+// Lambda-Runtime-Function-Response-Mode: streaming and chunked framing, one
+// chunk per Read, from a 32 KiB buffer the Conn makes once and reuses. A
+// read error after the first byte ends the body with the declared trailers
+// Lambda-Runtime-Function-Error-Type and Lambda-Runtime-Function-Error-Body
+// (base64, at most MaxStreamErrorBody bytes of document: the Runtime API
+// reads all trailers into 4 KiB); one before the first byte becomes an
+// ordinary /error, as nothing was sent. No size limit applies on this side:
+// the platform's streaming limits do.
 //
 // Bounds: the status line and headers are capped at 64 KiB and 100 fields;
 // chunk framing and trailers at 64 KiB; the /next body at MaxRequestBytes,
@@ -43,12 +54,13 @@
 // the runtime's next /next is registered, and an invoke that finds no
 // pending poll is throttled. With QueueNext on, Respond and Fail write GET
 // /next right behind the POST on the same keep-alive connection (in the same
-// write for small posts, as one more writev part for large ones), so the
+// write for small posts, as one more writev part for large ones; Stream in
+// the write that ends the body), so the
 // Runtime API sees the poll the moment it has read the answer. The Conn
 // remembers the queued poll, and the next Next only reads its answer. A Conn
 // holds at most that one poll, after its post, so a runtime with one Conn per
 // slot never holds more polls than free slots. While a poll is queued,
-// Respond and Fail refuse with ErrInvalid and write nothing.
+// Respond, Fail and Stream refuse with ErrInvalid and write nothing.
 //
 // A server answers pipelined requests in order and reads the GET only after
 // it has answered the POST, unless it closes the connection first. What the
@@ -79,6 +91,31 @@
 // Next interrupted or closed while it reads the queued answer abandons that
 // poll, as an interrupted Next always does; a call made with a context that
 // is already done returns its error and leaves the poll queued.
+//
+// Broken answers: once the first byte of a /next answer has arrived, the
+// rest of it (head and body) should arrive within StallTimeout (10 s by
+// default); Conn.CutIfStalled, which the caller runs periodically from any
+// goroutine (the package starts none), cuts off an answer that has not, and
+// Next fails with ErrTransport. The wait for that first byte, the long poll
+// itself, is never bounded. When an answer breaks off (reset, EOF, stall, a
+// bound exceeded, a malformed header) after its request ID was read, Next
+// returns the error with inv.RequestID set and every other field empty: the
+// Runtime API handed the invocation out, so the caller should Fail it
+// rather than leave its caller to the deadline. An answer without a usable
+// request ID can only be skipped (ErrMalformed, RequestID empty). Posts have
+// no such bound: the Runtime API answers a post only once the caller has
+// the body, which a slow caller may legitimately delay.
+//
+// Extensions (Client.RegisterExtension, Client.AwaitExtensionEvent): Lambda
+// sends the runtime SIGTERM before shutdown only when an extension is
+// registered. An internal extension that subscribes to no event is enough,
+// but registering alone is not: the Runtime API counts init complete only
+// once every registered extension has also called GET
+// /2020-01-01/extension/event/next, which for such an extension never
+// returns (the emulator fails init with Extension.ReadyFailed at the init
+// timeout otherwise). So register before the first Next, and keep
+// AwaitExtensionEvent running on a goroutine of its own for the life of the
+// process (see extension.go for the contract).
 //
 // Shut down by closing each Conn; a Client holds no resources of its own.
 //

@@ -86,11 +86,19 @@ func trimEOL(b []byte) []byte {
 	return b
 }
 
+// headerSink receives the headers of a 2xx response other than the
+// framing ones (Content-Length, Transfer-Encoding, Connection): *invSink for
+// /next, *extSink for the Extensions API. name and value are valid only
+// during the call.
+type headerSink interface {
+	header(name, value []byte) error
+}
+
 // readHead reads the status line and headers of the final response, skipping
 // interim 1xx responses. Headers of a 2xx response go to sink when it is not
 // nil. Errors wrap ErrMalformed for bad framing; anything else comes from
 // the reader (transport).
-func readHead(br *bufio.Reader, spill *[]byte, lim *limits, sink *invSink) (head, error) {
+func readHead(br *bufio.Reader, spill *[]byte, lim *limits, sink headerSink) (head, error) {
 	budget := lim.head
 	defer func() {
 		if cap(*spill) > maxSpillKept {

@@ -29,7 +29,14 @@ type srvReq struct {
 	method []byte
 	path   []byte
 	header []byte // raw header lines
-	body   []byte
+	body   []byte // the body; for a chunked one, its data
+	// A chunked body (see readChunked): raw is the body as it came, framing
+	// and trailers included; chunks the sizes of its chunks; trailer the
+	// raw trailer lines.
+	chunked bool
+	raw     []byte
+	chunks  []int
+	trailer []byte
 }
 
 func (r *srvReq) is(method, path string) bool {
@@ -184,6 +191,7 @@ func readRequest(br *bufio.Reader, r *srvReq) bool {
 	r.method, r.path = r.line[:sp1], r.line[sp1+1:sp2]
 	r.header = r.header[:0]
 	n := 0
+	r.chunked = false
 	for {
 		line, err := br.ReadSlice('\n')
 		if err != nil {
@@ -196,6 +204,12 @@ func readRequest(br *bufio.Reader, r *srvReq) bool {
 		if name, v, ok := bytes.Cut(line, []byte(":")); ok && equalFold(name, hdrContentLength) {
 			n, _ = strconv.Atoi(string(bytes.TrimSpace(v)))
 		}
+		if name, v, ok := bytes.Cut(line, []byte(":")); ok && equalFold(name, hdrTransferEnc) {
+			r.chunked = equalFold(bytes.TrimSpace(v), "chunked")
+		}
+	}
+	if r.chunked {
+		return readChunked(br, r)
 	}
 	if cap(r.body) < n {
 		r.body = make([]byte, n)

@@ -16,14 +16,48 @@
 //
 // An invocation is held by the runtime from hand-out until the runtime posts
 // /response or /error for it, whatever the outcome (accepted, 410 after its
-// deadline, 400 after its caller gave up, 413). A /next whose client has gone
-// away stays registered, as on the platform: the invocation handed to it is
-// lost and ends by its deadline.
+// deadline, 400 after its caller gave up, 413), except one whose request ID
+// the runtime cannot have read (a fault cut or replaced that part of its
+// /next reply, or Request.Headers removed the ID or made it unusable in a
+// URL path): the runtime does not hold that one. A /next whose client has gone away stays registered, as
+// on the platform: the invocation handed to it is lost and ends by its
+// deadline.
 //
 // Each invocation ends exactly once, counted in exactly one of
 // Responses, Errors, Oversized, Truncated, Timeouts, Canceled and Aborted
 // ([Stats.Ended]); a later post for it is answered 410 (the first one after a
 // timeout) or 400.
+//
+// # Faults
+//
+// A [Fault] scripts a misbehaving Runtime API: a status code, a malformed
+// status line or header, a reply cut off mid-body, a dropped or reset
+// connection, a peer that stalls before or in the middle of its reply. It is
+// injected by call index ([Options].Faults, which sees every request and
+// may pick by path, so by request ID for posts) or by invocation
+// ([Request].Fault for the /next reply that hands it out, [Request].PostFault
+// for the reply to the post that ends it). [Options].Addr fixes the port, so
+// that a runtime can be started before its Runtime API exists. Every
+// injected fault is counted in [Stats].Faults, and the accounting above
+// holds under faults: an invocation whose /next reply was faulted ends by
+// its deadline, or by the runtime's post if it could read the request ID.
+//
+// # Streaming
+//
+// A /response with Lambda-Runtime-Function-Response-Mode: streaming and a
+// chunked body is read as the emulator reads it ([Result].ResponseMode);
+// error trailers after its last chunk end the invocation as a function
+// error ([FunctionError].Trailer), and any other response mode ends it
+// with [ErrorTypeInvalidResponseMode].
+//
+// # Extensions
+//
+// The Extensions API serves internal extensions as the platform does for a
+// runtime that only wants SIGTERM: POST /2020-01-01/extension/register with
+// a name and no events, before the first /next (later it is refused, as
+// registration closes with init), then GET /2020-01-01/extension/event/next,
+// held open until Close ([Stats].Extensions, [Stats].ExtensionPolls,
+// [Stats].ExtRefused).
 //
 // # Blocking
 //

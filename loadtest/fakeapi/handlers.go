@@ -44,7 +44,7 @@ var (
 	valContentType = []string{contentTypeJSON} // shared, read only
 )
 
-func (s *Server) handleNext(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) handleNext(w http.ResponseWriter, r *http.Request) {
 	if s.isClosed() {
 		reply(w, http.StatusInternalServerError, bodyClosed)
 		return
@@ -88,6 +88,24 @@ func (s *Server) handleNext(w http.ResponseWriter, _ *http.Request) {
 		inv = <-p.ch // claimed just before: Invoke sends at once
 	}
 	pollPool.Put(p)
+	if inv.unanswerable {
+		s.release(inv) // the runtime cannot post for it: its slot is free
+	}
+	if rec, ok := w.(*recorder); ok {
+		rec.inv = inv // a fault given by call index will cut this reply
+	}
+	if f := inv.req.Fault; f != nil {
+		// The reply is made first, so that Invoke does not wait for the
+		// fault's stall to have its Payload back.
+		rec := newRecorder()
+		s.writeInvocation(rec, inv)
+		inv.written.Done()
+		if !f.carries(rec.bytes(), inv.id) {
+			s.release(inv)
+		}
+		s.inject(w, r, f, rec.writeTo)
+		return
+	}
 	s.writeInvocation(w, inv)
 	inv.written.Done()
 }
@@ -170,7 +188,7 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request, isError bool
 	inv := v.(*invocation)
 	if !inv.state.CompareAndSwap(stateAssigned, stateAnswered) {
 		// Ended by its deadline or its caller; the runtime's slot is free now.
-		s.c.outstanding.Add(-1)
+		s.release(inv)
 		if inv.state.Load() == stateTimedOut {
 			s.c.late.Add(1)
 			reply(w, http.StatusGone, bodyTimeout)
@@ -182,6 +200,8 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request, isError bool
 	}
 
 	res := Result{RequestID: inv.id, Status: http.StatusOK, Latency: end.Sub(inv.start)}
+	mode, modeOK := responseMode(r)
+	modeOK = modeOK || isError
 	status, rbody := http.StatusAccepted, bodyAccepted
 	switch {
 	case rerr != nil:
@@ -194,6 +214,11 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request, isError bool
 		s.c.tooLarge.Add(1)
 		res.Err = &FunctionError{Type: ErrorTypeTooLarge, Body: append([]byte(nil), errTooLarge...)}
 		status, rbody = http.StatusRequestEntityTooLarge, bodyTooLarge
+	case !modeOK:
+		s.c.errors.Add(1)
+		s.c.badRequests.Add(1)
+		res.Err = &FunctionError{Type: ErrorTypeInvalidResponseMode, Body: append([]byte(nil), errInvalidMode...)}
+		status, rbody = http.StatusBadRequest, bodyInvalidMode
 	case isError:
 		s.c.errors.Add(1)
 		res.Err = &FunctionError{Type: r.Header.Get(hdrErrorType), Body: body}
@@ -201,12 +226,22 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request, isError bool
 			res.Err.Cause = []byte(c[0])
 		}
 	default:
-		s.c.responses.Add(1)
 		res.Body = body
 		res.ContentType = r.Header.Get(hdrContentType)
+		res.ResponseMode = mode
+		if res.Err = trailerError(r); res.Err != nil { // see stream.go
+			s.c.errors.Add(1)
+		} else {
+			s.c.responses.Add(1)
+		}
 	}
-	inv.done <- res // cap 1, and only the CAS winner sends
-	s.c.outstanding.Add(-1)
+	fault := inv.req.PostFault // read before Invoke may return
+	inv.done <- res            // cap 1, and only the CAS winner sends
+	s.release(inv)
+	if fault != nil {
+		s.inject(w, r, fault, func(w http.ResponseWriter) { reply(w, status, rbody) })
+		return
+	}
 	reply(w, status, rbody)
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/textproto"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,18 +34,27 @@ type Request struct {
 	// invocation's request ID (it must be unique among invocations in
 	// flight). Values pass through net/http, which writes CR and LF as spaces.
 	Headers map[string]string
+	// Fault, when set, replaces the /next reply that hands this invocation
+	// out; PostFault the reply to the runtime's post that ends it. See Fault.
+	Fault, PostFault *Fault
 }
 
 // Result is how an invocation ended.
 type Result struct {
 	RequestID string
-	// Body is the /response body (a new slice); nil when Err is set.
+	// Body is the /response body (a new slice); nil when Err is set,
+	// except for a streamed response that ended in error trailers: then it
+	// holds what was streamed before the error (the emulator drops it).
 	Body []byte
 	// ContentType is the Content-Type of the /response.
 	ContentType string
-	// Err is set when the runtime posted /error, or when the platform
-	// ended the invocation (ErrorTypeTimeout, ErrorTypeTooLarge,
-	// ErrorTypeTruncated).
+	// ResponseMode is the /response's Lambda-Runtime-Function-Response-Mode:
+	// ResponseModeStreaming, or "" for a buffered response.
+	ResponseMode string
+	// Err is set when the runtime posted /error or a /response ending in
+	// error trailers, or when the platform ended the invocation
+	// (ErrorTypeTimeout, ErrorTypeTooLarge, ErrorTypeTruncated,
+	// ErrorTypeInvalidResponseMode).
 	Err *FunctionError
 	// Status is http.StatusOK for every ended invocation: the emulator's
 	// invoke endpoint, like Lambda's Invoke API, reports function errors
@@ -58,8 +68,10 @@ type Result struct {
 // FunctionError is an error that ended an invocation.
 type FunctionError struct {
 	Type  string // Lambda-Runtime-Function-Error-Type, or one of the ErrorType constants
-	Body  []byte // the /error body (JSON), a new slice
+	Body  []byte // the /error body (JSON), a new slice; or the decoded error body trailer
 	Cause []byte // Lambda-Runtime-Function-XRay-Error-Cause, if sent
+	// Trailer: the error came in the trailers of a streamed /response.
+	Trailer bool
 }
 
 func (e *FunctionError) Error() string { return "function error " + e.Type + ": " + string(e.Body) }
@@ -80,8 +92,15 @@ type invocation struct {
 	req                       *Request
 	start, deadline           time.Time
 	state                     atomic.Int32
-	done                      chan Result    // cap 1: the post handler never blocks
-	written                   sync.WaitGroup // the /next reply no longer reads req.Payload
+	done                      chan Result // cap 1: the post handler never blocks
+	// held: the runtime's slot is counted in Outstanding for it, from
+	// hand-out until its first post, unless its /next reply, as a fault
+	// left it, did not carry its request ID.
+	held atomic.Bool
+	// unanswerable: Request.Headers removed its request ID or made it
+	// unusable in a URL path. Set before hand-out.
+	unanswerable bool
+	written      sync.WaitGroup // the /next reply no longer reads req.Payload
 }
 
 // poll is one pending /next.
@@ -205,15 +224,26 @@ func (s *Server) assign(p *poll, req *Request) *invocation {
 		inv.traceID = s.ids.traceID(now, seq)
 	}
 	for k, v := range req.Headers {
-		if v != "" && textproto.CanonicalMIMEHeaderKey(k) == hdrRequestID {
-			inv.id = v
+		if textproto.CanonicalMIMEHeaderKey(k) == hdrRequestID {
+			if v != "" {
+				inv.id = v
+			}
+			inv.unanswerable = v == "" || strings.ContainsAny(v, "/?#% \t\r\n")
 		}
 	}
+	inv.held.Store(true)
 	s.c.invocations.Add(1)
 	s.inflight.Store(inv.id, inv)
 	inv.written.Add(1)
 	p.ch <- inv // cap 1 and p is ours: never blocks
 	return inv
+}
+
+// release frees the runtime's slot counted for inv, once.
+func (s *Server) release(inv *invocation) {
+	if inv.held.CompareAndSwap(true, false) {
+		s.c.outstanding.Add(-1)
+	}
 }
 
 func timeoutResult(inv *invocation) Result {

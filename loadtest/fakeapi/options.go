@@ -38,11 +38,16 @@ type Options struct {
 	// FunctionARN is sent on every /next. "" means DefaultFunctionARN.
 	FunctionARN string
 	// Faults, when set, is asked about every Runtime API request before it
-	// is served; call counts requests from 1. ok = true replaces the normal
-	// handling: status (200 or more) is replied with a JSON error body, status <= 0
-	// drops the connection without a reply. A faulted /next registers no
-	// poll and a faulted post ends no invocation. It is called concurrently.
-	Faults func(call int, r *http.Request) (status int, ok bool)
+	// is served; call counts requests from 1. A nil Fault serves the request
+	// normally; otherwise the Fault replaces its handling (see Fault: a
+	// faulted /next registers no poll and a faulted post ends no invocation,
+	// unless the Fault lets the request be served). It is called
+	// concurrently.
+	Faults func(call int, r *http.Request) *Fault
+	// Addr is the address to listen on; "" means 127.0.0.1:0, a free port.
+	// A fixed port lets a test start a runtime before its Runtime API
+	// exists (its connections are refused until then).
+	Addr string
 }
 
 // withDefaults validates o and fills in its defaults.

@@ -37,15 +37,21 @@ type Server struct {
 		body []byte
 		ok   bool
 	}
+	extensions map[string]string // identifier -> name of registered extensions
 }
 
-// New validates opts and starts a server on 127.0.0.1:0.
+// New validates opts and starts a server on Options.Addr (by default a free
+// port of 127.0.0.1).
 func New(opts Options) (*Server, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr := opts.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
@@ -65,6 +71,8 @@ func New(opts Options) (*Server, error) {
 	s.mux.HandleFunc("POST "+pathInvocation+"{id}/response", s.handleResponse)
 	s.mux.HandleFunc("POST "+pathInvocation+"{id}/error", s.handleError)
 	s.mux.HandleFunc("POST "+pathInitError, s.handleInitError)
+	s.mux.HandleFunc("POST "+pathExtRegister, s.handleExtRegister)
+	s.mux.HandleFunc("GET "+pathExtEventNext, s.handleExtNext)
 	s.srv = &http.Server{
 		Handler:           http.HandlerFunc(s.serve),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -155,13 +163,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.active.Add(1)
 	defer s.active.Add(-1)
 	call := s.c.calls.Add(1)
-	if f := s.opts.Faults; f != nil {
-		if status, ok := f(int(call), r); ok {
-			s.c.faults.Add(1)
-			if status <= 0 {
-				panic(http.ErrAbortHandler) // net/http drops the connection, silently
-			}
-			reply(w, status, bodyFault)
+	if faults := s.opts.Faults; faults != nil {
+		if f := faults(int(call), r); f != nil {
+			s.inject(w, r, f, func(w http.ResponseWriter) { s.mux.ServeHTTP(w, r) })
 			return
 		}
 	}

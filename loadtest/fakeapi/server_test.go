@@ -672,14 +672,14 @@ func TestInitError(t *testing.T) {
 }
 
 func TestFaults(t *testing.T) {
-	s := newServer(t, Options{Faults: func(call int, r *http.Request) (int, bool) {
+	s := newServer(t, Options{Faults: func(call int, r *http.Request) *Fault {
 		switch call {
 		case 1:
-			return http.StatusInternalServerError, true
+			return &Fault{Status: http.StatusInternalServerError}
 		case 2:
-			return 0, true // drop the connection
+			return &Fault{Drop: true}
 		}
-		return 0, false
+		return nil
 	}})
 	rt := newTestRuntime(t, s)
 	ctx := testCtx(t)

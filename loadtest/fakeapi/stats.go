@@ -10,7 +10,7 @@ type Stats struct {
 
 	// How invocations ended; each ends in exactly one of these (see Ended).
 	Responses int64 // /response accepted (202)
-	Errors    int64 // /error accepted (202)
+	Errors    int64 // /error, or /response ending in error trailers, accepted (202); bad response mode (400)
 	Oversized int64 // /response above MaxResponseBytes (413)
 	Truncated int64 // /response or /error body could not be read (400)
 	Timeouts  int64 // deadline passed first
@@ -20,13 +20,18 @@ type Stats struct {
 	Throttles  int64 // Invoke refused with ErrThrottled (Runtime.Unavailable)
 	InitErrors int64 // /runtime/init/error accepted
 
+	// The Extensions API (internal extensions only).
+	Extensions     int64 // extensions registered (200)
+	ExtensionPolls int64 // extension event/next calls held open (the extension is ready)
+	ExtRefused     int64 // registrations or event polls refused (403), late ones included
+
 	// Replies to the runtime that are not 202.
 	Late        int64 // 410: post for an invocation that timed out
 	TooLarge    int64 // 413: response, error or init error body too large
 	BadRequests int64 // 400: all of them, Unknown and Duplicates included
 	Unknown     int64 // 400: request ID this server never handed out
 	Duplicates  int64 // 400: invocation already answered
-	Faults      int64 // replies forced by Options.Faults
+	Faults      int64 // faults injected (Options.Faults, Request.Fault, Request.PostFault)
 
 	NewConns int64 // TCP connections accepted
 
@@ -50,6 +55,7 @@ type counters struct {
 	polls, invocations                                                   atomic.Int64
 	responses, errors, oversized, truncated, timeouts, canceled, aborted atomic.Int64
 	throttles, initErrors                                                atomic.Int64
+	extensions, extPolls, extRefused                                     atomic.Int64
 	late, tooLarge, badRequests, unknown, duplicates, faults             atomic.Int64
 	newConns                                                             atomic.Int64
 
@@ -71,6 +77,9 @@ func (c *counters) snapshot() Stats {
 		Aborted:        c.aborted.Load(),
 		Throttles:      c.throttles.Load(),
 		InitErrors:     c.initErrors.Load(),
+		Extensions:     c.extensions.Load(),
+		ExtensionPolls: c.extPolls.Load(),
+		ExtRefused:     c.extRefused.Load(),
 		Late:           c.late.Load(),
 		TooLarge:       c.tooLarge.Load(),
 		BadRequests:    c.badRequests.Load(),

@@ -106,6 +106,15 @@
 //     The request payload limit it advertises is 6 MiB + 100 B.
 //   - Success: 200 with the runtime's body, its Content-Type, and
 //     Lambda-Runtime-Function-Response-Mode: buffered.
+//   - A streamed response (Lambda-Runtime-Function-Response-Mode:
+//     streaming, chunked; any other mode is refused with 400 and the invoke
+//     fails with Runtime.InvalidResponseModeHeader) is read whole, up to
+//     6 MiB + 100 B, before the invoke is answered, with the mode echoed;
+//     the 2 MiB/s rate after a 6 MiB burst is configured but not applied.
+//     Error trailers (Lambda-Runtime-Function-Error-Type, -Body in base64;
+//     the trailer section must fit in 4 KiB) turn it into a function error
+//     as below, with the decoded body and without the bytes streamed before
+//     it; the runtime's post gets 202.
 //   - Errors are reported in an Error-Type header, never in
 //     X-Amz-Function-Error. A function error is status 200, Content-Type
 //     text/plain, with the runtime's error document as body; the type is

@@ -14,6 +14,8 @@
 //
 // With none of size, fail and panic it returns a small JSON object:
 // {"ok":true,"id":X,"requestId":"...","gathered":K}.
+//
+// Stream serves the streaming part of the contract (see StreamEvent).
 package demo
 
 import (

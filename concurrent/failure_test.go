@@ -1,0 +1,546 @@
+package concurrent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lmigo/lmigo/loadtest/fakeapi"
+	"github.com/lmigo/lmigo/rapi"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+// withRAPIOptions passes options to the Runtime API client (tests only).
+func withRAPIOptions(opts ...rapi.Option) Option {
+	return func(o *options) { o.rapi = append(o.rapi, opts...) }
+}
+
+// observe returns a logger that records every line at DEBUG and above.
+func observe() (*zap.Logger, *observer.ObservedLogs) {
+	core, logs := observer.New(zap.DebugLevel)
+	return zap.New(core), logs
+}
+
+// waitUntil polls cond for up to 10 s.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// answeredOnce checks the fake's accounting once every Invoke has
+// returned: each invocation ended exactly once, nothing was posted twice or
+// for an unknown request, and N was never exceeded.
+func answeredOnce(t *testing.T, api *fakeapi.Server) fakeapi.Stats {
+	t.Helper()
+	st := api.Stats()
+	if st.Ended() != st.Invocations || st.Duplicates != 0 || st.Unknown != 0 || st.Violations != 0 {
+		t.Fatalf("not answered exactly once: %+v", st)
+	}
+	return st
+}
+
+// refusal finds the runtime's warning that the Runtime API refused the
+// answer of invocation id.
+func refusal(logs *observer.ObservedLogs, id string) (observer.LoggedEntry, bool) {
+	for _, e := range logs.FilterMessage("the Runtime API did not accept the answer").All() {
+		if e.ContextMap()["requestId"] == id {
+			return e, true
+		}
+	}
+	return observer.LoggedEntry{}, false
+}
+
+// sleepy answers {"Size":n,"SleepMS":m} with n bytes after m ms, ignoring
+// its context, as a handler that does not watch its deadline does.
+var sleepy = RawHandler(func(_ context.Context, payload []byte, out *Buffer) error {
+	var ev struct{ Size, SleepMS int }
+	_ = json.Unmarshal(payload, &ev)
+	time.Sleep(time.Duration(ev.SleepMS) * time.Millisecond)
+	_, _ = out.Write(bytes.Repeat([]byte("x"), max(ev.Size, 1)))
+	return nil
+})
+
+// TestRefusedAnswersStayLocal: a /response answered 400, 410 or 413, by
+// the fake's own rules or injected, is logged with the request ID, the
+// slot is freed and the runtime goes on serving.
+func TestRefusedAnswersStayLocal(t *testing.T) {
+	const n = 2
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: n, Queue: true, MaxResponseBytes: 1000})
+	log, logs := observe()
+	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": strconv.Itoa(n), "LMIGO_MAX_RESPONSE_BYTES": "4KiB"}, sleepy, WithLogger(log))
+	tests := []struct {
+		name     string
+		req      fakeapi.Request
+		giveUp   time.Duration // the caller leaves after this (the post then gets 400)
+		wantCode int
+	}{
+		{"400 injected", fakeapi.Request{Payload: []byte(`{}`), PostFault: &fakeapi.Fault{Status: 400}}, 0, 400},
+		{"410 injected", fakeapi.Request{Payload: []byte(`{}`), PostFault: &fakeapi.Fault{Status: 410}}, 0, 410},
+		{"413 injected", fakeapi.Request{Payload: []byte(`{}`), PostFault: &fakeapi.Fault{Status: 413}}, 0, 413},
+		{"413 over the API's cap", fakeapi.Request{Payload: []byte(`{"Size":1500}`)}, 0, 413},
+		{"410 after the deadline", fakeapi.Request{Payload: []byte(`{"SleepMS":300}`), Timeout: 100 * time.Millisecond}, 0, 410},
+		{"400 after the caller left", fakeapi.Request{Payload: []byte(`{"SleepMS":200}`)}, 50 * time.Millisecond, 400},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			ictx := ctx
+			if tt.giveUp > 0 {
+				var c context.CancelFunc
+				ictx, c = context.WithTimeout(ctx, tt.giveUp)
+				defer c()
+			}
+			res, err := api.Invoke(ictx, tt.req)
+			if err != nil && tt.giveUp == 0 {
+				t.Fatal(err)
+			}
+			var entry observer.LoggedEntry
+			waitUntil(t, "the refusal logged", func() (ok bool) { entry, ok = refusal(logs, res.RequestID); return ok })
+			if msg := entry.ContextMap()["error"]; entry.Level != zapcore.WarnLevel ||
+				!strings.Contains(fmt.Sprint(msg), "status "+strconv.Itoa(tt.wantCode)) {
+				t.Fatalf("logged %v %q, want WARN with status %d", entry.Level, msg, tt.wantCode)
+			}
+			// The slot is free again and the runtime serves.
+			if err := api.WaitPolls(ctx, n); err != nil {
+				t.Fatal(err)
+			}
+			if r := invoke(t, api, `{"Size":3}`); r.Err != nil || string(r.Body) != "xxx" {
+				t.Fatalf("after the refusal: %s %+v", r.Body, r.Err)
+			}
+		})
+	}
+	st := answeredOnce(t, api)
+	if st.Late != 1 || st.Oversized != 1 || st.Canceled != 1 || st.Faults != 3 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestIgnoredDeadline: the context is cancelled at the deadline, but a
+// handler that ignores it keeps its slot until it returns (the runtime
+// polls no more than N, so an invoke meanwhile is throttled), then its late
+// answer gets 410 and the slot serves again.
+func TestIgnoredDeadline(t *testing.T) {
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1})
+	log, logs := observe()
+	ctxErr := make(chan error, 1)
+	serve(t, api, env{}, func(ctx context.Context, ev struct{ SleepMS int }) (string, error) {
+		time.Sleep(time.Duration(ev.SleepMS) * time.Millisecond)
+		ctxErr <- ctx.Err()
+		return "late", nil
+	}, WithLogger(log))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := api.Invoke(ctx, fakeapi.Request{Payload: []byte(`{"SleepMS":400}`), Timeout: 100 * time.Millisecond})
+	if err != nil || res.Err == nil || res.Err.Type != fakeapi.ErrorTypeTimeout {
+		t.Fatalf("Invoke = %+v, %v; want a timeout", res, err)
+	}
+	if _, err := api.Invoke(ctx, fakeapi.Request{Payload: []byte(`{}`)}); !errors.Is(err, fakeapi.ErrThrottled) {
+		t.Fatalf("invoke while the handler overruns: %v, want ErrThrottled (the slot is still held)", err)
+	}
+	if err := <-ctxErr; !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("handler's context at return: %v, want DeadlineExceeded", err)
+	}
+	waitUntil(t, "the late answer refused", func() bool { _, ok := refusal(logs, res.RequestID); return ok })
+	if err := api.WaitPolls(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	r, err := api.Invoke(ctx, fakeapi.Request{Payload: []byte(`{}`)})
+	if err != nil || string(r.Body) != `"late"` {
+		t.Fatalf("after the late answer: %s %v %+v", r.Body, err, r.Err)
+	}
+	<-ctxErr
+	if st := answeredOnce(t, api); st.Late != 1 || st.Timeouts != 1 || st.Responses != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// cpuTime is the CPU time (user + system) this process has used.
+func cpuTime(t *testing.T) time.Duration {
+	t.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// freeAddr returns a loopback address nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// outageWindow measures a runtime whose polls all fail for a second: the CPU
+// it burns and the warnings it writes.
+type outageWindow struct {
+	cpu, wall time.Duration
+	warnings  int
+}
+
+const outageWarning = "polling for the next invocation failed, retrying"
+
+func measureOutage(t *testing.T, logs *observer.ObservedLogs) outageWindow {
+	t.Helper()
+	time.Sleep(300 * time.Millisecond) // past the first, short backoff steps
+	cpu0, w0, start := cpuTime(t), logs.FilterMessage(outageWarning).Len(), time.Now()
+	time.Sleep(time.Second)
+	o := outageWindow{cpu: cpuTime(t) - cpu0, wall: time.Since(start), warnings: logs.FilterMessage(outageWarning).Len() - w0}
+	t.Logf("while the Runtime API was down: %v CPU in %v (%.1f%% of one core), %d warnings",
+		o.cpu, o.wall.Round(time.Millisecond), 100*o.cpu.Seconds()/o.wall.Seconds(), o.warnings)
+	// Generous bounds: a spinning poller burns a whole core, and writes
+	// thousands of lines.
+	if o.cpu > o.wall/5 {
+		t.Errorf("CPU %v in %v while the Runtime API was down: polls are spinning", o.cpu, o.wall)
+	}
+	if o.warnings > 3 {
+		t.Errorf("%d warnings in %v: not rate-limited", o.warnings, o.wall)
+	}
+	return o
+}
+
+// startRun runs rt until the test ends; done is closed when Run has
+// returned, and *result holds what it returned.
+func startRun(t *testing.T, rt *Runtime) (done <-chan struct{}, result *error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan struct{})
+	var err error
+	go func() {
+		err = rt.Run(ctx)
+		close(ch)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Error("Run did not return")
+		}
+	})
+	return ch, &err
+}
+
+// TestRuntimeAPIRefusedRecovers: a runtime started before its Runtime API
+// listens (every dial refused) backs off without spinning, logs a few
+// lines, and serves once the API is up.
+func TestRuntimeAPIRefusedRecovers(t *testing.T) {
+	const n = 4
+	addr := freeAddr(t)
+	log, logs := observe()
+	e := env{"AWS_LAMBDA_RUNTIME_API": addr, "AWS_LAMBDA_MAX_CONCURRENCY": strconv.Itoa(n)}
+	rt, err := New(sleepy, WithLookupEnv(e.lookup), WithLogger(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	startRun(t, rt)
+	measureOutage(t, logs)
+
+	api := newAPI(t, fakeapi.Options{Addr: addr, MaxConcurrency: n, Queue: true})
+	up := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := api.WaitPolls(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("all %d slots polling %v after the API came up", n, time.Since(up).Round(time.Millisecond))
+	if r := invoke(t, api, `{"Size":2}`); r.Err != nil || string(r.Body) != "xx" {
+		t.Fatalf("after recovery: %s %+v", r.Body, r.Err)
+	}
+	waitUntil(t, "the recovery logged", func() bool { return logs.FilterMessage("polling for the next invocation works again").Len() == 1 })
+	answeredOnce(t, api)
+}
+
+// TestRuntimeAPIFaultsRecover: while every /next meets a fault (reset,
+// dropped connection, malformed status line or header, a 404, a peer that
+// stalls mid-answer), the pollers back off without spinning; when the
+// faults stop, every slot polls again and serves.
+func TestRuntimeAPIFaultsRecover(t *testing.T) {
+	const n = 4
+	faults := []*fakeapi.Fault{
+		{Reset: true},
+		{Drop: true},
+		{Raw: []byte("HTTP/1.1 2OO OK\r\n\r\n")},
+		{Raw: []byte("HTTP/1.1 200 OK\r\nLambda-Runtime-Aws-Request-Id abc\r\n\r\n")},
+		{Raw: []byte("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n")},
+		{Raw: []byte("HTTP/1.1 200 OK\r\nContent-Le"), Reset: true},
+		{Raw: []byte("HTTP/1.1 200 OK\r\nLambda-Runtime-Trace-Id: x\r\n"), Stall: time.Hour},
+		{Status: http.StatusNotFound},
+	}
+	var down atomic.Bool
+	down.Store(true)
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: n, Queue: true, Faults: func(call int, r *http.Request) *fakeapi.Fault {
+		if !down.Load() || !strings.HasSuffix(r.URL.Path, "/next") {
+			return nil
+		}
+		return faults[call%len(faults)]
+	}})
+	log, logs := observe()
+	e := env{"AWS_LAMBDA_RUNTIME_API": api.Addr(), "AWS_LAMBDA_MAX_CONCURRENCY": strconv.Itoa(n)}
+	rt, err := New(sleepy, WithLookupEnv(e.lookup), WithLogger(log), withRAPIOptions(rapi.WithStallTimeout(150*time.Millisecond)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	startRun(t, rt)
+	measureOutage(t, logs)
+	faulted := api.Stats().Faults
+
+	down.Store(false)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := api.WaitPolls(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if r := invoke(t, api, fmt.Sprintf(`{"Size":%d}`, i+1)); r.Err != nil || len(r.Body) != i+1 {
+				t.Errorf("after the faults: %s %+v", r.Body, r.Err)
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("%d faults injected in the first 1.3 s", faulted)
+	if faulted < int64(n) {
+		t.Fatalf("only %d faults injected", faulted)
+	}
+	answeredOnce(t, api)
+}
+
+// TestRuntimeAPI500EndsRun: a 500 on /next or on /response ends Run
+// promptly with an error wrapping ErrRuntimeAPI and one ERROR line saying
+// why.
+func TestRuntimeAPI500EndsRun(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		on   string // "next" or "response"
+	}{{"next", "next"}, {"response", "response"}} {
+		t.Run(tt.name, func(t *testing.T) {
+			var broken atomic.Bool
+			api := newAPI(t, fakeapi.Options{MaxConcurrency: 2, Queue: true, Faults: func(_ int, r *http.Request) *fakeapi.Fault {
+				if broken.Load() && strings.HasSuffix(r.URL.Path, "/next") {
+					return &fakeapi.Fault{Status: http.StatusInternalServerError}
+				}
+				return nil
+			}})
+			log, logs := observe()
+			e := env{"AWS_LAMBDA_RUNTIME_API": api.Addr(), "AWS_LAMBDA_MAX_CONCURRENCY": "2"}
+			rt, err := New(sleepy, WithLookupEnv(e.lookup), WithLogger(log))
+			if err != nil {
+				t.Fatal(err)
+			}
+			done, result := startRun(t, rt)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := api.WaitPolls(ctx, 2); err != nil {
+				t.Fatal(err)
+			}
+			req := fakeapi.Request{Payload: []byte(`{}`)}
+			if tt.on == "next" {
+				broken.Store(true) // the poll queued behind this answer gets 500
+			} else {
+				req.PostFault = &fakeapi.Fault{Status: http.StatusInternalServerError}
+			}
+			if _, err := api.Invoke(ctx, req); err != nil {
+				t.Fatal(err)
+			}
+			at := time.Now()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatal("Run goes on after a 500")
+			}
+			runErr := *result
+			took := time.Since(at)
+			t.Logf("Run returned %v after the 500: %v", took.Round(time.Millisecond), runErr)
+			if !errors.Is(runErr, ErrRuntimeAPI) || !errors.Is(runErr, rapi.ErrRuntimeAPI) || !strings.Contains(runErr.Error(), "500") {
+				t.Fatalf("Run = %v, want ErrRuntimeAPI with the status", runErr)
+			}
+			if took > time.Second {
+				t.Fatalf("Run took %v to stop", took)
+			}
+			errs := logs.FilterLevelExact(zapcore.ErrorLevel).All()
+			if len(errs) != 1 || errs[0].Message != "runtime API failure, stopping" ||
+				!strings.Contains(fmt.Sprint(errs[0].ContextMap()["error"]), "status 500") {
+				t.Fatalf("want one ERROR line saying why, got %v", errs)
+			}
+		})
+	}
+}
+
+// TestStartExitsOneOnRuntimeAPIFailure: Start's exit status after a 500.
+func TestStartExitsOneOnRuntimeAPIFailure(t *testing.T) {
+	api := newAPI(t, fakeapi.Options{Faults: func(int, *http.Request) *fakeapi.Fault {
+		return &fakeapi.Fault{Status: http.StatusInternalServerError}
+	}})
+	log, logs := observe()
+	e := env{"AWS_LAMBDA_RUNTIME_API": api.Addr()}
+	if code := start(sleepy, WithLookupEnv(e.lookup), WithLogger(log)); code != 1 {
+		t.Fatalf("exit status %d, want 1", code)
+	}
+	if n := logs.FilterMessage("runtime API failure, stopping").Len(); n != 1 {
+		t.Fatalf("%d lines saying why, want 1: %v", n, logs.All())
+	}
+}
+
+// TestMalformedInvocations: answers to /next that the runtime cannot use
+// never crash it. Without a request ID there is nothing to answer (the
+// invocation ends by its deadline, logged); with one, the invocation gets
+// an /error with a clear type; either way the runtime keeps polling.
+func TestMalformedInvocations(t *testing.T) {
+	const n = 2
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: n, Queue: true, Timeout: 300 * time.Millisecond})
+	log, logs := observe()
+	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": strconv.Itoa(n)}, sleepy, WithLogger(log),
+		withRAPIOptions(rapi.WithStallTimeout(150*time.Millisecond)))
+	payload := []byte(`{"Size":2,"pad":"` + strings.Repeat("p", 4000) + `"}`)
+	tests := []struct {
+		name     string
+		req      fakeapi.Request
+		wantType string
+	}{
+		{"request ID missing", fakeapi.Request{Payload: payload, Headers: map[string]string{"Lambda-Runtime-Aws-Request-Id": ""}}, fakeapi.ErrorTypeTimeout},
+		{"request ID not URL-safe", fakeapi.Request{Payload: payload, Headers: map[string]string{"Lambda-Runtime-Aws-Request-Id": "a/../b"}}, fakeapi.ErrorTypeTimeout},
+		{"headers of absurd size", fakeapi.Request{Payload: payload, Headers: map[string]string{"X-Absurd": strings.Repeat("a", 100<<10)}}, errTypeInvalidInvocation},
+		{"too many headers", fakeapi.Request{Payload: payload, Headers: manyHeaders(200)}, errTypeInvalidInvocation},
+		{"absurd Content-Length", fakeapi.Request{Payload: payload, Headers: map[string]string{"Content-Length": "99999999999999"}}, "Runtime.RequestTooLarge"},
+		{"closed mid-body", fakeapi.Request{Payload: payload, Fault: &fakeapi.Fault{Cut: 600}}, errTypeTruncatedInvocation},
+		// A reset may discard bytes the runtime had not read yet, the
+		// request ID among them: then nothing can answer it.
+		{"reset mid-body", fakeapi.Request{Payload: payload, Fault: &fakeapi.Fault{Cut: 600, Reset: true}}, errTypeTruncatedInvocation + "|" + fakeapi.ErrorTypeTimeout},
+		{"stalled mid-body", fakeapi.Request{Payload: payload, Fault: &fakeapi.Fault{Cut: 600, Stall: time.Hour}}, errTypeTruncatedInvocation},
+		{"garbage deadline", fakeapi.Request{Payload: payload, Headers: map[string]string{"Lambda-Runtime-Deadline-Ms": "-1"}}, "Runtime.InvalidDeadline"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			res, err := api.Invoke(ctx, tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Err == nil || !slices.Contains(strings.Split(tt.wantType, "|"), res.Err.Type) {
+				for _, e := range logs.All() {
+					t.Logf("%s %s %v", e.Level, e.Message, e.ContextMap())
+				}
+				t.Fatalf("got %s %+v, want error type %s; stats %+v", res.Body, res.Err, tt.wantType, api.Stats())
+			}
+			if err := api.WaitPolls(ctx, n); err != nil {
+				t.Fatal(err)
+			}
+			if r := invoke(t, api, `{"Size":4}`); r.Err != nil || string(r.Body) != "xxxx" {
+				t.Fatalf("still serving: %s %+v", r.Body, r.Err)
+			}
+		})
+	}
+	if logs.FilterMessage(outageWarning).Len() == 0 {
+		t.Error("the skipped invocations were not logged")
+	}
+	answeredOnce(t, api)
+}
+
+func manyHeaders(k int) map[string]string {
+	h := make(map[string]string, k)
+	for i := range k {
+		h["X-Many-"+strconv.Itoa(i)] = "v"
+	}
+	return h
+}
+
+// TestSIGTERMExtension: with LMIGO_SIGTERM=1 (or WithSIGTERM) the runtime
+// registers an internal extension with no events before its first /next,
+// and holds the extension's event poll open, as the Runtime API needs
+// before it counts init complete. A refused registration is a warning.
+func TestSIGTERMExtension(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		env  env
+		opts []Option
+	}{
+		{"LMIGO_SIGTERM", env{"LMIGO_SIGTERM": "1"}, nil},
+		{"WithSIGTERM", env{}, []Option{WithSIGTERM()}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			api := newAPI(t, fakeapi.Options{Queue: true})
+			log, logs := observe()
+			serve(t, api, tt.env, sleepy, append(tt.opts, WithLogger(log))...)
+			waitUntil(t, "the extension's event poll", func() bool { return api.Stats().ExtensionPolls == 1 })
+			if st := api.Stats(); st.Extensions != 1 || st.ExtRefused != 0 {
+				t.Fatalf("stats %+v", st)
+			}
+			if r := invoke(t, api, `{}`); r.Err != nil {
+				t.Fatal(r.Err)
+			}
+			if logs.FilterLevelExact(zapcore.WarnLevel).Len() != 0 {
+				t.Fatalf("warnings: %v", logs.All())
+			}
+		})
+	}
+	t.Run("refused", func(t *testing.T) {
+		api := newAPI(t, fakeapi.Options{Queue: true, Faults: func(_ int, r *http.Request) *fakeapi.Fault {
+			if strings.Contains(r.URL.Path, "/extension/") {
+				return &fakeapi.Fault{Status: http.StatusForbidden}
+			}
+			return nil
+		}})
+		log, logs := observe()
+		serve(t, api, env{"LMIGO_SIGTERM": "on"}, sleepy, WithLogger(log))
+		if r := invoke(t, api, `{}`); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		if logs.FilterMessage("cannot register the internal extension: Lambda will not send SIGTERM").Len() != 1 {
+			t.Fatalf("no warning: %v", logs.All())
+		}
+	})
+}
+
+// TestRunLogsWhyItStopped: a clean shutdown ends with one INFO line naming
+// its cause and what was left in flight.
+func TestRunLogsWhyItStopped(t *testing.T) {
+	api := newAPI(t, fakeapi.Options{Queue: true})
+	log, logs := observe()
+	e := env{"AWS_LAMBDA_RUNTIME_API": api.Addr()}
+	rt, err := New(sleepy, WithLookupEnv(e.lookup), WithLogger(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- rt.Run(ctx) }()
+	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer wcancel()
+	if err := api.WaitPolls(wctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	cancel(errors.New("terminated signal received"))
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	lines := logs.FilterMessage("runtime stopped").All()
+	if len(lines) != 1 || lines[0].ContextMap()["cause"] != "terminated signal received" || lines[0].ContextMap()["inFlightLeft"] != int64(0) {
+		t.Fatalf("stop line %v", lines)
+	}
+}

@@ -1,0 +1,34 @@
+package concurrent
+
+import "time"
+
+// watchStalls is the watchdog of the slots' connections: four times per
+// rapi.Client.StallTimeout it cuts off a /next answer that stopped midway
+// (rapi.Conn.CutIfStalled), so that a Runtime API that stalls in the middle
+// of an answer costs the slot that time, then a retry, never the slot for
+// good. rapi keeps no goroutine of its own, and watching from here costs
+// the hot path a clock read instead of a read deadline per invocation.
+func (rt *Runtime) watchStalls() (stop func()) {
+	every := max(rt.client.StallTimeout()/4, time.Millisecond)
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				for _, s := range rt.slots {
+					s.conn.CutIfStalled()
+				}
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
+}

@@ -1,0 +1,183 @@
+package concurrent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"sort"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/lambda/messages"
+	"github.com/lmigo/lmigo/rapi"
+	"go.uber.org/zap"
+)
+
+// Streaming. A handler result that aws-lambda-go sends as the bytes it
+// reads (an io.Reader that does not encode as JSON or encodes as {}: see
+// writeValue) is streamed, as aws-lambda-go streams it: it reads such a
+// reader as it posts it, chunked, with the error trailers declared. That
+// includes the
+// events package's LambdaFunctionURLStreamingResponse and
+// APIGatewayProxyStreamingResponse. Every other result is buffered, as
+// before. A stream is read on the worker, on the slot's own connection,
+// while the handler's context is still live, so concurrent streams never
+// wait for each other, and LMIGO_MAX_RESPONSE_BYTES does not apply: the
+// platform's streaming limits do.
+
+// stream answers the invocation in s with body, a reader the handler
+// returned, and then closes it if it is an io.Closer. A read error before
+// the first byte is posted as an ordinary /error, one after it in the
+// stream's trailers; a panic in Read is such an error. s.resp holds the
+// error document.
+func (rt *Runtime) stream(s *slot, contentType string, body io.Reader) {
+	inv := &s.inv
+	g := &guardedReader{r: body}
+	var (
+		failure     error
+		failureType string
+		early       bool // failure came before the first byte: an /error
+	)
+	onError := func(err error, sent int64) (string, []byte) {
+		failure, early = err, sent == 0
+		s.resp.Reset()
+		if early {
+			failureType = writeErrorBody(s.resp, err)
+		} else {
+			failureType = writeStreamErrorBody(s.resp, err)
+		}
+		return failureType, s.resp.B
+	}
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		// runtime.Goexit in Read (a panic is recovered by g). After the first
+		// byte the connection was dropped, which the Runtime API reports as a
+		// truncated response; before it nothing was sent.
+		err := errors.New("the response reader called runtime.Goexit")
+		if g.n == 0 {
+			rt.failInvocation(s, "Runtime.HandlerExited", err)
+			return
+		}
+		rt.metrics.failed(nil)
+		logFailure(rt.log, inv, "Runtime.HandlerExited", err)
+	}()
+
+	s.conn.QueueNext(!rt.stopping.Load())
+	ctx := context.Background()
+	err := s.conn.Stream(ctx, inv.RequestID, contentType, g, onError)
+	if err != nil && errors.Is(err, rapi.ErrTransport) {
+		// One more try on a fresh connection, as post does, when it cannot
+		// send anything twice: nothing was read yet, or the answer is an
+		// /error (a repeated one gets a harmless 400).
+		switch {
+		case g.reads == 0:
+			err = s.conn.Stream(ctx, inv.RequestID, contentType, g, onError)
+		case early:
+			err = s.conn.Fail(ctx, inv.RequestID, failureType, s.resp.B, nil)
+		}
+	}
+	returned = true
+	rt.closeReader(inv, body)
+	if failure != nil {
+		rt.metrics.failed(failure)
+		logFailure(rt.log, inv, failureType, failure)
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, rapi.ErrRuntimeAPI):
+		rt.stop(err)
+	default:
+		logInvocation(rt.log, zap.WarnLevel, inv, "the Runtime API did not accept the streamed answer", zap.Error(err))
+	}
+}
+
+// closeReader closes a streamed reader that is an io.Closer, as
+// aws-lambda-go does after its post. The answer is out by then: a close
+// error changes nothing, a panic is logged and counted.
+func (rt *Runtime) closeReader(inv *rapi.Invocation, body io.Reader) {
+	c, ok := body.(io.Closer)
+	if !ok {
+		return
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			pe := newPanicError(v)
+			rt.metrics.failed(pe)
+			logFailure(rt.log, inv, typeName(pe.Value), pe)
+		}
+	}()
+	_ = c.Close()
+}
+
+// guardedReader turns a panic in the handler's Read into a *PanicError
+// returned by Read, so that it fails the stream, not the process.
+type guardedReader struct {
+	r     io.Reader
+	n     int64 // bytes read
+	reads int
+}
+
+func (g *guardedReader) Read(p []byte) (n int, err error) {
+	g.reads++
+	defer func() {
+		if v := recover(); v != nil {
+			n, err = 0, newPanicError(v)
+		}
+		if n > 0 {
+			g.n += int64(n)
+		}
+	}()
+	return g.r.Read(p)
+}
+
+// writeStreamErrorBody writes the error document of a stream that failed
+// after its first byte into out, which must be empty, and returns the error
+// type. It is writeErrorBody's document when that fits the trailer
+// (rapi.MaxStreamErrorBody); otherwise the same without the stack trace,
+// and with the message cut (marked "...") as little as needed to fit.
+func writeStreamErrorBody(out *Buffer, err error) string {
+	errorType := writeErrorBody(out, err)
+	if len(out.B) <= rapi.MaxStreamErrorBody {
+		return errorType
+	}
+	var doc messages.InvokeResponse_Error
+	_ = json.Unmarshal(out.B, &doc) // the document writeErrorBody wrote
+	doc.StackTrace = nil
+	doc.Type = cutUTF8(doc.Type, maxDocErrorType)
+	msg := doc.Message
+	fits := func(n int) bool { // the message cut to n bytes fits
+		doc.Message = msg
+		if n < len(msg) {
+			doc.Message = cutUTF8(msg, n) + "..."
+		}
+		out.Reset()
+		encodeErrorBody(out, &doc)
+		return len(out.B) <= rapi.MaxStreamErrorBody
+	}
+	if fits(len(msg)) {
+		return errorType
+	}
+	// The longest cut that fits; escaping makes the encoded length grow
+	// unevenly, so search rather than compute.
+	n := sort.Search(len(msg), func(n int) bool { return !fits(n) }) - 1
+	fits(max(n, 0))
+	return errorType
+}
+
+// maxDocErrorType bounds the error type inside a trailer's document, so
+// that a document with an empty message always fits.
+const maxDocErrorType = 256
+
+// cutUTF8 returns s cut to at most n bytes, on a rune boundary.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,524 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/lmigo/lmigo/loadtest/fakeapi"
+	"github.com/lmigo/lmigo/loadtest/measure"
+)
+
+// The soak: one bootstrap under a long, bounded, mixed load against the
+// fake Runtime API, with failures among the invocations (handler errors,
+// panics, deadlines ignored, answers refused), checking at the end that
+// every invocation was answered exactly once and that memory stayed flat.
+//
+//	go run ./loadtest soak                  # make soak: N=64, 10 minutes
+//	go run ./loadtest soak -duration 10s    # what CI runs (TestSoakShort)
+
+// soakConfig is one soak run.
+type soakConfig struct {
+	N         int           // AWS_LAMBDA_MAX_CONCURRENCY, and closed-loop callers
+	Duration  time.Duration // how long the load runs
+	Bootstrap string        // the binary; "" builds ./cmd/bootstrap
+	Sample    time.Duration // memory sampling period (also LMIGO_METRICS_INTERVAL)
+	Log       io.Writer     // progress lines; nil for none
+}
+
+// soakKind is one kind of invocation of the mix.
+type soakKind int
+
+const (
+	kindSmall   soakKind = iota // {"id":i}: a small JSON answer
+	kindSize                    // {"size":S}: exactly S bytes
+	kindFail                    // {"fail":...}: a handler error
+	kindPanic                   // {"panic":true}
+	kindSleep                   // {"sleep_ms":5}
+	kindLate                    // {"cpu_ms":30} with a 5 ms timeout: timed out, then a late answer (410)
+	kindRefused                 // a small answer the fake refuses with 410 (PostFault)
+	nKinds
+)
+
+var kindNames = [nKinds]string{"small", "size", "fail", "panic", "sleep", "late", "refused"}
+
+// soakMix is the order kinds come in, per 100 invocations.
+var soakMix = func() []soakKind {
+	weights := [nKinds]int{kindSmall: 68, kindSize: 12, kindFail: 8, kindPanic: 4, kindSleep: 4, kindLate: 2, kindRefused: 2}
+	var m []soakKind
+	for k, w := range weights {
+		for range w {
+			m = append(m, soakKind(k))
+		}
+	}
+	// Spread each kind over the cycle rather than in runs.
+	out := make([]soakKind, len(m))
+	for i := range m {
+		out[(i*37)%len(m)] = m[i]
+	}
+	return out
+}()
+
+// soakSizes are the response sizes of kindSize; the 4 MiB one is above the
+// buffer retain cap, so it tests that memory goes back.
+var soakSizes = []int{1 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20}
+
+// soakSample is one reading of the bootstrap's memory.
+type soakSample struct {
+	At        time.Duration
+	RSS       int64 // VmRSS
+	HeapInUse int64 // from the EMF document, 0 when not read at this point
+}
+
+// soakReport is what a soak measured.
+type soakReport struct {
+	Duration     time.Duration
+	Invocations  int64
+	PerSecond    float64
+	ByKind       [nKinds]int64
+	Wrong        int64    // answers that did not match their request
+	WrongSamples []string // the first few of them
+	API          fakeapi.Stats
+	EMF          struct{ Invocations, Errors, Panics int64 }
+	RSS          []soakSample
+	Heap         []soakSample // HeapInUse at the end of each metrics interval
+	Live         []soakSample // live heap after each GC (gctrace), in HeapInUse
+	ExitStatus   int
+	ExitAfter    time.Duration // from SIGTERM
+	Problems     []string
+}
+
+// ok reports whether the soak found nothing wrong.
+func (r *soakReport) ok() bool { return len(r.Problems) == 0 }
+
+func soakMain(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
+	cfg := soakConfig{Log: os.Stderr}
+	fs.IntVar(&cfg.N, "n", 64, "AWS_LAMBDA_MAX_CONCURRENCY, and as many closed-loop callers")
+	fs.DurationVar(&cfg.Duration, "duration", 10*time.Minute, "how long the load runs")
+	fs.StringVar(&cfg.Bootstrap, "bootstrap", "", "bootstrap binary to soak (default: build ./cmd/bootstrap)")
+	fs.DurationVar(&cfg.Sample, "sample", time.Second, "memory sampling period (1s or more)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	rep, err := soak(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	printSoak(os.Stdout, rep)
+	if !rep.ok() {
+		return fmt.Errorf("soak failed: %d problems", len(rep.Problems))
+	}
+	return nil
+}
+
+// soak runs one soak. The error is for a soak that could not run; what it
+// found wrong is in the report's Problems.
+func soak(ctx context.Context, cfg soakConfig) (*soakReport, error) {
+	if cfg.N < 1 || cfg.Duration <= 0 || cfg.Sample < time.Second {
+		return nil, fmt.Errorf("soak: need n >= 1, duration > 0, sample >= 1s")
+	}
+	logf := func(format string, a ...any) {
+		if cfg.Log != nil {
+			fmt.Fprintf(cfg.Log, "soak: "+format+"\n", a...)
+		}
+	}
+	bin := cfg.Bootstrap
+	if bin == "" {
+		root, err := moduleRoot(ctx)
+		if err != nil {
+			return nil, err
+		}
+		dir, err := os.MkdirTemp("", "lmigo-soak-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		bin = filepath.Join(dir, "bootstrap")
+		logf("building ./cmd/bootstrap")
+		if err := goBuild(ctx, root, "./cmd/bootstrap", runtime.GOARCH, bin); err != nil {
+			return nil, err
+		}
+	}
+	api, err := fakeapi.New(fakeapi.Options{MaxConcurrency: cfg.N, Queue: true, Timeout: 30 * time.Second})
+	if err != nil {
+		return nil, err
+	}
+	defer api.Close()
+
+	cmd := exec.Command(bin)
+	cmd.Env = []string{
+		"AWS_LAMBDA_RUNTIME_API=" + api.Addr(),
+		"AWS_LAMBDA_MAX_CONCURRENCY=" + strconv.Itoa(cfg.N),
+		"AWS_LAMBDA_INITIALIZATION_TYPE=lambda-managed-instances",
+		"AWS_LAMBDA_FUNCTION_NAME=soak",
+		"AWS_LAMBDA_LOG_LEVEL=FATAL", // the failures are on purpose: keep stderr quiet
+		"LMIGO_METRICS=emf",
+		"LMIGO_METRICS_INTERVAL=" + cfg.Sample.String(),
+		"LMIGO_SIGTERM=1",
+		"GODEBUG=gctrace=1", // the live heap after each GC, on stderr
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	rep := &soakReport{}
+	exited := make(chan struct{})
+	var emfMu sync.Mutex
+	t0 := time.Now()
+	go func() {
+		defer close(exited)
+		var wg sync.WaitGroup
+		wg.Go(func() { rep.readEMF(stdout, t0, &emfMu) })
+		wg.Go(func() { rep.readGCTrace(stderr, t0, &emfMu) })
+		wg.Wait() // both pipes at EOF before Wait closes them
+		_ = cmd.Wait()
+	}()
+	defer func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	}()
+
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	err = api.WaitPolls(wctx, cfg.N)
+	wcancel()
+	if err != nil {
+		return nil, fmt.Errorf("soak: the bootstrap never polled %d times: %w", cfg.N, err)
+	}
+	logf("N=%d, %v of load, pid %d", cfg.N, cfg.Duration, cmd.Process.Pid)
+
+	// RSS, sampled from outside.
+	stopRSS := make(chan struct{})
+	rssDone := make(chan struct{})
+	go func() {
+		defer close(rssDone)
+		tick := time.NewTicker(cfg.Sample / 4)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				if st, err := measure.ReadStatus(cmd.Process.Pid); err == nil {
+					rep.RSS = append(rep.RSS, soakSample{At: time.Since(t0), RSS: st.RSS})
+				}
+			case <-stopRSS:
+				return
+			}
+		}
+	}()
+
+	loadStart := time.Now()
+	end := loadStart.Add(cfg.Duration)
+	var (
+		next  atomic.Int64
+		wg    sync.WaitGroup
+		wrong sync.Mutex
+	)
+	progress := time.NewTicker(10 * time.Second)
+	loaded := make(chan struct{})
+	progressDone := make(chan struct{})
+	go func() {
+		defer close(progressDone)
+		for {
+			select {
+			case <-progress.C:
+				logf("%v: %d invocations", time.Since(loadStart).Round(time.Second), next.Load())
+			case <-loaded:
+				return
+			}
+		}
+	}()
+	for range cfg.N {
+		wg.Go(func() {
+			for time.Now().Before(end) && ctx.Err() == nil {
+				i := next.Add(1) - 1
+				kind := soakMix[i%int64(len(soakMix))]
+				if msg := soakInvoke(ctx, api, i, kind); msg != "" {
+					wrong.Lock()
+					rep.Wrong++
+					if len(rep.WrongSamples) < 5 {
+						rep.WrongSamples = append(rep.WrongSamples, msg)
+					}
+					wrong.Unlock()
+				}
+				atomic.AddInt64(&rep.ByKind[kind], 1)
+			}
+		})
+	}
+	wg.Wait()
+	progress.Stop()
+	close(loaded)
+	<-progressDone
+	rep.Duration = time.Since(loadStart)
+	rep.Invocations = next.Load()
+	rep.PerSecond = float64(rep.Invocations) / rep.Duration.Seconds()
+
+	// Every slot polls again once the late answers are in.
+	wctx, wcancel = context.WithTimeout(ctx, 30*time.Second)
+	err = api.WaitPolls(wctx, cfg.N)
+	wcancel()
+	rep.API = api.Stats()
+	close(stopRSS)
+	<-rssDone
+	if err != nil {
+		rep.problem("not every slot polls again after the load: %v", err)
+	}
+
+	// A graceful stop flushes the last metrics document.
+	sent := time.Now()
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+		rep.ExitAfter = time.Since(sent)
+		rep.ExitStatus = cmd.ProcessState.ExitCode()
+	case <-time.After(5 * time.Second):
+		rep.problem("no exit within 5 s of SIGTERM")
+	}
+	emfMu.Lock()
+	defer emfMu.Unlock()
+	rep.check()
+	return rep, ctx.Err()
+}
+
+// soakInvoke sends invocation i of kind and checks its answer; it returns
+// what was wrong, or "".
+func soakInvoke(ctx context.Context, api *fakeapi.Server, i int64, kind soakKind) string {
+	req := fakeapi.Request{}
+	size := 0
+	switch kind {
+	case kindSmall, kindRefused:
+		req.Payload = fmt.Appendf(nil, `{"id":%d}`, i)
+		if kind == kindRefused {
+			req.PostFault = &fakeapi.Fault{Status: 410}
+		}
+	case kindSize:
+		size = soakSizes[(i/int64(len(soakMix)))%int64(len(soakSizes))]
+		req.Payload = fmt.Appendf(nil, `{"size":%d}`, size)
+	case kindFail:
+		req.Payload = fmt.Appendf(nil, `{"fail":"soak %d"}`, i)
+	case kindPanic:
+		req.Payload = []byte(`{"panic":true}`)
+	case kindSleep:
+		req.Payload = fmt.Appendf(nil, `{"sleep_ms":5,"id":%d}`, i)
+	case kindLate:
+		req.Payload = []byte(`{"cpu_ms":30}`)
+		req.Timeout = 5 * time.Millisecond
+	}
+	ictx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	r, err := api.Invoke(ictx, req)
+	if err != nil {
+		return fmt.Sprintf("invocation %d (%s): %v", i, kindNames[kind], err)
+	}
+	var errType string
+	if r.Err != nil {
+		errType = r.Err.Type
+	}
+	bad := func(what string) string {
+		return fmt.Sprintf("invocation %d (%s): %s: error %q, body %.80q", i, kindNames[kind], what, errType, r.Body)
+	}
+	switch kind {
+	case kindSmall, kindSleep, kindRefused:
+		var rep struct {
+			OK bool            `json:"ok"`
+			ID json.RawMessage `json:"id"`
+		}
+		if r.Err != nil || json.Unmarshal(r.Body, &rep) != nil || !rep.OK || string(rep.ID) != strconv.FormatInt(i, 10) {
+			return bad("not its answer")
+		}
+	case kindSize:
+		if r.Err != nil || len(r.Body) != size {
+			return bad(fmt.Sprintf("want %d bytes, got %d", size, len(r.Body)))
+		}
+	case kindFail:
+		if r.Err == nil || !bytes.Contains(r.Err.Body, fmt.Appendf(nil, `"errorMessage":"soak %d"`, i)) {
+			return bad("not its error")
+		}
+	case kindPanic:
+		if r.Err == nil || !bytes.Contains(r.Err.Body, []byte("demo: panic requested")) || !bytes.Contains(r.Err.Body, []byte("stackTrace")) {
+			return bad("not a panic report")
+		}
+	case kindLate:
+		// Timed out, as a rule; on a loaded machine the fake's timer may
+		// fire after the handler's 30 ms, and then the answer is on time.
+		if r.Err != nil && r.Err.Type != fakeapi.ErrorTypeTimeout || r.Err == nil && !bytes.Contains(r.Body, []byte(`"ok":true`)) {
+			return bad("neither a timeout nor its answer")
+		}
+	}
+	return ""
+}
+
+// readEMF reads the bootstrap's stdout: one EMF document a line.
+func (r *soakReport) readEMF(stdout io.Reader, t0 time.Time, mu *sync.Mutex) {
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var doc struct {
+			Invocations, Errors, Panics int64
+			HeapInUse                   int64
+		}
+		if json.Unmarshal(sc.Bytes(), &doc) != nil {
+			continue
+		}
+		mu.Lock()
+		r.EMF.Invocations += doc.Invocations
+		r.EMF.Errors += doc.Errors
+		r.EMF.Panics += doc.Panics
+		r.Heap = append(r.Heap, soakSample{At: time.Since(t0), HeapInUse: doc.HeapInUse})
+		mu.Unlock()
+	}
+}
+
+// gcLive matches the heap sizes of a gctrace line: before, after and live
+// after marking, "12->14->6 MB".
+var gcLive = regexp.MustCompile(`(\d+)->(\d+)->(\d+) MB`)
+
+// readGCTrace reads the bootstrap's stderr for GODEBUG=gctrace=1 lines.
+func (r *soakReport) readGCTrace(stderr io.Reader, t0 time.Time, mu *sync.Mutex) {
+	sc := bufio.NewScanner(stderr)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		m := gcLive.FindSubmatch(sc.Bytes())
+		if m == nil || !bytes.HasPrefix(sc.Bytes(), []byte("gc ")) {
+			continue
+		}
+		live, _ := strconv.ParseInt(string(m[3]), 10, 64)
+		mu.Lock()
+		r.Live = append(r.Live, soakSample{At: time.Since(t0), HeapInUse: live << 20})
+		mu.Unlock()
+	}
+}
+
+func (r *soakReport) problem(format string, a ...any) {
+	r.Problems = append(r.Problems, fmt.Sprintf(format, a...))
+}
+
+// check turns what was measured into Problems.
+func (r *soakReport) check() {
+	st := r.API
+	if r.Wrong > 0 {
+		r.problem("%d answers did not match their request, e.g. %v", r.Wrong, r.WrongSamples)
+	}
+	if st.Invocations != r.Invocations || st.Ended() != st.Invocations {
+		r.problem("exactly once: %d sent, %d handed out, %d ended", r.Invocations, st.Invocations, st.Ended())
+	}
+	if st.Duplicates != 0 || st.Unknown != 0 || st.Violations != 0 || st.Throttles != 0 {
+		r.problem("accounting: %d duplicate answers, %d unknown, %d polls over N, %d throttles",
+			st.Duplicates, st.Unknown, st.Violations, st.Throttles)
+	}
+	if sent := r.ByKind[kindLate]; st.Late != st.Timeouts || st.Timeouts > sent || st.Timeouts < sent/2 {
+		r.problem("%d deadlines ignored: %d timeouts, %d late answers (410)", sent, st.Timeouts, st.Late)
+	}
+	if want := r.ByKind[kindFail] + r.ByKind[kindPanic]; st.Errors != want {
+		r.problem("%d errors and panics sent, %d /error posted", want, st.Errors)
+	}
+	if r.ExitStatus != 0 {
+		r.problem("exit status %d after SIGTERM", r.ExitStatus)
+	}
+	if r.EMF.Invocations != st.Invocations || r.EMF.Panics != r.ByKind[kindPanic] {
+		r.problem("metrics: %d invocations and %d panics reported, %d and %d made",
+			r.EMF.Invocations, r.EMF.Panics, st.Invocations, r.ByKind[kindPanic])
+	}
+	// Flat memory. The live heap after each GC is what a leak grows; it
+	// also moves with the buffers of the invocations in flight at that GC
+	// (up to N of them, some of 4 MiB), a bounded range that the peak of
+	// the first third covers. After a warm-up, the median of the last third
+	// must stay within 25 % (plus a margin) of that peak; RSS, which the Go
+	// runtime gives back slowly, gets a wider margin. HeapInUse (at the end
+	// of each metrics interval, on the GC's sawtooth) is reported only.
+	heap := func(s soakSample) int64 { return s.HeapInUse }
+	if first, last, ok := soakThirds(r.Live, heap, soakPeak); ok {
+		if last > first+first/4+16<<20 {
+			r.problem("live heap grew: peak %s in the first third, median %s in the last", soakMiB(first), soakMiB(last))
+		}
+	} else {
+		r.problem("too few GCs traced (%d): run longer", len(r.Live))
+	}
+	if first, last, ok := soakThirds(r.RSS, func(s soakSample) int64 { return s.RSS }, soakPeak); ok {
+		if last > first+first/2+32<<20 {
+			r.problem("RSS grew: peak %s in the first third, median %s in the last", soakMiB(first), soakMiB(last))
+		}
+	}
+}
+
+// soakThirds returns firstOf the first third of samples and the median of
+// the last third, leaving out the first 30 % (warm-up) and the last sample
+// (shutdown).
+func soakThirds(samples []soakSample, v func(soakSample) int64, firstOf func([]soakSample, func(soakSample) int64) int64) (first, last int64, ok bool) {
+	if len(samples) > 2 {
+		samples = samples[len(samples)*3/10 : len(samples)-1]
+	}
+	if len(samples) < 6 {
+		return 0, 0, false
+	}
+	k := len(samples) / 3
+	return firstOf(samples[:k], v), soakMedian(samples[len(samples)-k:], v), true
+}
+
+func soakPeak(samples []soakSample, v func(soakSample) int64) int64 {
+	var p int64
+	for _, s := range samples {
+		p = max(p, v(s))
+	}
+	return p
+}
+
+func soakMedian(samples []soakSample, v func(soakSample) int64) int64 {
+	vals := make([]int64, len(samples))
+	for i, s := range samples {
+		vals[i] = v(s)
+	}
+	slices.Sort(vals)
+	return vals[len(vals)/2]
+}
+
+func soakMiB(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+func printSoak(w io.Writer, r *soakReport) {
+	fmt.Fprintf(w, "soak: %d invocations in %v (%.0f/s)\n", r.Invocations, r.Duration.Round(time.Millisecond), r.PerSecond)
+	for k := range nKinds {
+		fmt.Fprintf(w, "  %-8s %d\n", kindNames[k], r.ByKind[k])
+	}
+	st := r.API
+	fmt.Fprintf(w, "  fake API: %d handed out, %d ended (%d responses, %d errors, %d timeouts), %d late (410), %d faults, %d duplicates, max %d outstanding of N\n",
+		st.Invocations, st.Ended(), st.Responses, st.Errors, st.Timeouts, st.Late, st.Faults, st.Duplicates, st.MaxOutstanding)
+	heap := func(s soakSample) int64 { return s.HeapInUse }
+	if f, l, ok := soakThirds(r.Live, heap, soakPeak); ok {
+		fmt.Fprintf(w, "  live heap after GC: peak %s in the first third, median %s in the last (%d GCs)\n", soakMiB(f), soakMiB(l), len(r.Live))
+	}
+	if f, l, ok := soakThirds(r.Heap, heap, soakMedian); ok {
+		fmt.Fprintf(w, "  HeapInUse (EMF): median %s in the first third, %s in the last (%d samples)\n", soakMiB(f), soakMiB(l), len(r.Heap))
+	}
+	if f, l, ok := soakThirds(r.RSS, func(s soakSample) int64 { return s.RSS }, soakPeak); ok {
+		fmt.Fprintf(w, "  RSS: peak %s in the first third, median %s in the last (%d samples)\n", soakMiB(f), soakMiB(l), len(r.RSS))
+	}
+	fmt.Fprintf(w, "  exit status %d, %v after SIGTERM\n", r.ExitStatus, r.ExitAfter.Round(time.Millisecond))
+	if r.ok() {
+		fmt.Fprintln(w, "  OK: every invocation answered exactly once, memory flat")
+		return
+	}
+	for _, p := range r.Problems {
+		fmt.Fprintln(w, "  PROBLEM:", p)
+	}
+}

@@ -1,0 +1,256 @@
+package rapi
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+)
+
+// Header and trailer names and values of a streamed response.
+const (
+	hdrResponseMode = "Lambda-Runtime-Function-Response-Mode"
+	hdrTrailer      = "Trailer"
+	hdrErrorBody    = "Lambda-Runtime-Function-Error-Body"
+	modeStreaming   = "streaming"
+	chunkedValue    = "chunked"
+)
+
+const (
+	// MaxStreamErrorBody bounds the error document of a stream that fails
+	// after its first byte, before base64. The Runtime API (Go's net/http
+	// in the emulator) reads the whole trailer section into its 4 KiB read
+	// buffer and refuses a longer one, failing the invocation as truncated:
+	// 2 KiB of document is 2732 bytes of base64, which leaves room for the
+	// error type and the names.
+	MaxStreamErrorBody = 2 << 10
+	// maxTrailerErrorType bounds the error type sent as a trailer.
+	maxTrailerErrorType = 256
+	// unknownErrorType replaces an error type that is empty or cannot go in
+	// a trailer: a trailer section without a type reads as success. It is
+	// what the Runtime API makes of an error type it does not accept.
+	unknownErrorType = "Runtime.Unknown"
+	// streamChunk is the most data one chunk carries: what one Read of the
+	// body may return. Each Read that returns data becomes one chunk.
+	streamChunk = 32 << 10
+	// chunkPrefix is room for the size line of a chunk ("8000\r\n").
+	chunkPrefix = 6
+	// maxEmptyReads: a body that returns (0, nil) this many times in a row
+	// fails with io.ErrNoProgress, as bufio does.
+	maxEmptyReads = 100
+)
+
+// trailerDecl is the Trailer header of every streamed response.
+const trailerDecl = hdrErrorType + ", " + hdrErrorBody
+
+// lastChunk ends a chunked body without trailers.
+const lastChunk = "0\r\n\r\n"
+
+// ErrorFunc renders a read error of a streamed body as the function error
+// to report: its type (Lambda-Runtime-Function-Error-Type) and its JSON
+// document. sent is the number of body bytes already streamed. When it is
+// 0 nothing has gone out yet and the error is posted as an ordinary /error
+// (as Fail posts it); otherwise it goes in the trailers, base64-encoded,
+// and body should not exceed MaxStreamErrorBody bytes (it is cut there).
+// A type that is empty, longer than 256 bytes or holds a control byte is
+// sent as Runtime.Unknown (what the Runtime API makes of a type it does not
+// accept), so that the invocation is answered whatever ErrorFunc returns.
+// Stream calls it at most once, on its own goroutine, and reads body until
+// it returns.
+type ErrorFunc func(err error, sent int64) (errorType string, body []byte)
+
+// Stream posts the response of invocation requestID in streaming mode:
+// Lambda-Runtime-Function-Response-Mode: streaming, Transfer-Encoding:
+// chunked, and a Trailer header declaring Lambda-Runtime-Function-Error-Type
+// and Lambda-Runtime-Function-Error-Body. It reads body until io.EOF; each
+// Read that returns data (at most 32 KiB) becomes one chunk, written at
+// once, so the reader decides how the response is cut and flushed. The
+// chunk buffer belongs to the Conn and is reused: a stream allocates
+// nothing per chunk. body is not retained after Stream returns. An empty
+// contentType sends no Content-Type (application/octet-stream).
+//
+// A read error (any error but io.EOF) ends the stream. Before the first
+// byte, nothing has been written: Stream posts an ordinary /error instead,
+// so the caller gets a plain function error. After it, the body ends with
+// the declared trailers: the error type and the base64 of the error
+// document, both from onError (see ErrorFunc). Either way Stream returns
+// nil when the Runtime API accepted the answer: the caller learns of the
+// read error through onError. Nothing is sent before the first Read
+// returns, so a reader that blocks holds no request open.
+//
+// Errors are those of Respond. With QueueNext on, GET /next goes out right
+// behind the last chunk (or the trailers, or the /error), in the same
+// write, as with Respond; while a poll is queued Stream refuses with
+// ErrInvalid and reads nothing. A panic or runtime.Goexit in body's Read
+// after the first byte drops the connection, which the Runtime API reports
+// as a truncated response, and goes on up the stack.
+func (c *Conn) Stream(ctx context.Context, requestID, contentType string, body io.Reader, onError ErrorFunc) error {
+	defer c.trim()
+	if body == nil || onError == nil {
+		return fmt.Errorf("rapi: %s: %w: nil body or ErrorFunc", opResponse, ErrInvalid)
+	}
+	if err := buildStreamHead(&c.req, c.c.pre, requestID, contentType); err != nil {
+		return fmt.Errorf("rapi: %s: %w", opResponse, err)
+	}
+	if err := c.begin(ctx, opResponse); err != nil {
+		return err
+	}
+	if c.queued {
+		return fmt.Errorf("rapi: %s: %w: a /next is queued on this Conn: call Next first", opResponse, ErrInvalid)
+	}
+	if c.sbuf == nil {
+		c.sbuf = make([]byte, chunkPrefix+streamChunk+2)
+	}
+	n, rerr := readSome(body, c.sbuf[chunkPrefix:chunkPrefix+streamChunk])
+	if n == 0 && rerr != io.EOF {
+		// Nothing has been written: an ordinary /error says it best.
+		errorType, doc := onError(rerr, 0)
+		return c.Fail(ctx, requestID, streamErrorType(errorType), doc, nil)
+	}
+
+	queue := c.queue
+	finished := false
+	defer func() {
+		if !finished { // a panic or Goexit in Read or onError: the request is cut
+			c.drop()
+		}
+	}()
+	var werr error
+	if n > 0 {
+		c.bufs = append(c.parts[:0], c.req.head, c.chunk(n))
+		_, werr = c.bufs.WriteTo(c.nc)
+		c.parts = [5][]byte{}
+	}
+	sent := int64(n)
+	for werr == nil && rerr == nil {
+		n, rerr = readSome(body, c.sbuf[chunkPrefix:chunkPrefix+streamChunk])
+		if n > 0 {
+			_, werr = c.nc.Write(c.chunk(n))
+			sent += int64(n)
+		}
+	}
+	if werr != nil {
+		finished = true
+		return c.salvage(ctx, opResponse, werr)
+	}
+	// The end of the body: the last chunk with or without trailers, then
+	// the queued GET, in one write (behind the head when nothing was sent).
+	end := c.req.head[:0]
+	if sent == 0 {
+		end = c.req.head
+	}
+	if rerr == io.EOF {
+		end = append(end, lastChunk...)
+	} else {
+		errorType, doc := onError(rerr, sent)
+		end = appendErrorTrailers(end, errorType, doc)
+	}
+	if queue {
+		end = append(end, c.c.pre.next...)
+	}
+	c.req.head = end
+	finished = true
+	if _, err := c.nc.Write(end); err != nil {
+		return c.salvage(ctx, opResponse, err)
+	}
+	c.queued = queue
+	return c.answer(ctx, opResponse)
+}
+
+// answer reads the Runtime API's answer to a post written in full.
+func (c *Conn) answer(ctx context.Context, op string) error {
+	h, err := readHead(c.br, &c.spill, &defaultLimits, nil)
+	if err != nil {
+		return c.fail(ctx, op, err)
+	}
+	c.body.init(c.br, &c.spill, h, &defaultLimits)
+	if h.code/100 != 2 {
+		return c.status(op, h)
+	}
+	return c.skip(h, maxDiscardSmall, nil)
+}
+
+// chunk frames the n bytes read into sbuf as one chunk and returns it.
+func (c *Conn) chunk(n int) []byte {
+	start := putChunkSize(c.sbuf[:chunkPrefix], n)
+	end := chunkPrefix + n
+	c.sbuf[end], c.sbuf[end+1] = '\r', '\n'
+	return c.sbuf[start : end+2]
+}
+
+// putChunkSize writes n in hex and CRLF at the end of prefix and returns
+// where it starts. n is at most streamChunk.
+func putChunkSize(prefix []byte, n int) int {
+	i := len(prefix) - 2
+	prefix[i], prefix[i+1] = '\r', '\n'
+	for {
+		i--
+		prefix[i] = "0123456789abcdef"[n&0xf]
+		n >>= 4
+		if n == 0 {
+			return i
+		}
+	}
+}
+
+// readSome reads once into p, retrying reads that return nothing and no
+// error, up to maxEmptyReads.
+func readSome(r io.Reader, p []byte) (int, error) {
+	for range maxEmptyReads {
+		n, err := r.Read(p)
+		if n < 0 || n > len(p) {
+			return 0, fmt.Errorf("body Read returned %d for a buffer of %d bytes", n, len(p))
+		}
+		if n > 0 || err != nil {
+			return n, err
+		}
+	}
+	return 0, io.ErrNoProgress
+}
+
+// buildStreamHead prepares the header of a streamed POST
+// .../invocation/{id}/response in r.head.
+func buildStreamHead(r *request, p *prefixes, id, contentType string) error {
+	if err := checkRequestID(id); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if err := checkHeaderValue(hdrContentType, contentType, maxHeaderValueLen); err != nil {
+		return err
+	}
+	h := append(r.head[:0], p.postInv...)
+	h = append(h, id...)
+	h = append(h, suffixResponse...)
+	h = append(h, p.afterPath...)
+	if contentType != "" {
+		h = appendHeader(h, hdrContentType, contentType)
+	}
+	h = appendHeader(h, hdrResponseMode, modeStreaming)
+	h = appendHeader(h, hdrTransferEnc, chunkedValue)
+	h = appendHeader(h, hdrTrailer, trailerDecl)
+	r.head = append(h, "\r\n"...)
+	r.split, r.mid, r.body = len(r.head), nil, nil
+	return nil
+}
+
+// streamErrorType returns errorType, or unknownErrorType when it is empty or
+// cannot be sent: a stream answers its invocation whatever onError returns.
+func streamErrorType(errorType string) string {
+	if errorType == "" || checkHeaderValue(hdrErrorType, errorType, maxTrailerErrorType) != nil {
+		return unknownErrorType
+	}
+	return errorType
+}
+
+// appendErrorTrailers appends the last chunk with the error trailers; doc
+// is cut to MaxStreamErrorBody.
+func appendErrorTrailers(h []byte, errorType string, doc []byte) []byte {
+	errorType = streamErrorType(errorType)
+	if len(doc) > MaxStreamErrorBody {
+		doc = doc[:MaxStreamErrorBody]
+	}
+	h = append(h, "0\r\n"...)
+	h = appendHeader(h, hdrErrorType, errorType)
+	h = append(h, hdrErrorBody+": "...)
+	h = base64.StdEncoding.AppendEncode(h, doc)
+	return append(h, "\r\n\r\n"...)
+}
