@@ -28,6 +28,23 @@
 // ([TraceID]) and the tenant ID. The process-wide _X_AMZN_TRACE_ID is set
 // only when the runtime serves one invocation at a time.
 //
+// # Responses
+//
+// A buffered response is posted once, with its Content-Length. A
+// json.RawMessage result that is already compact, valid JSON (checked in
+// one pass; aws-lambda-go's encoder would send it unchanged) is posted from
+// the handler's own bytes, with no copy: the runtime reads a returned
+// json.RawMessage until the answer is posted; do not modify it after
+// returning it (the same contract as for any returned value; returning
+// the same bytes from several invocations at once is fine). Other results
+// are encoded or copied once into the slot's buffer, including the []byte
+// of a lambda.Handler, since aws-lambda-go's own handlers return the bytes
+// of a pooled buffer they reuse as soon as Invoke returns.
+//
+// Once no invocation has been in flight for about idleFreeAfter (2 s), the
+// runtime hands the memory freed since the last burst back to the OS
+// (debug.FreeOSMemory), once per burst.
+//
 // # Streaming
 //
 // A result that aws-lambda-go sends as the bytes of a reader (an io.Reader

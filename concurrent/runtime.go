@@ -42,6 +42,7 @@ type Runtime struct {
 	stopping atomic.Bool
 	fatal    chan error
 	metrics  *runtimeMetrics // nil unless LMIGO_METRICS=emf
+	idle     idleTracker     // for the idle free (startIdleFree)
 	outage   outage          // rate-limits the warnings while /next fails
 }
 
@@ -131,6 +132,7 @@ func (rt *Runtime) Run(ctx context.Context) error {
 		zap.Int("workerCount", rt.cfg.Workers),
 		zap.Int("executionEnvironmentMaxConcurrency", rt.cfg.MaxConcurrency))
 	stopMetrics := rt.startMetrics()
+	defer rt.startIdleFree()()
 	// Before the first /next: registration closes when init ends.
 	stopExtension := rt.enableSIGTERM()
 	defer stopExtension()
@@ -282,6 +284,8 @@ func (rt *Runtime) serve(s *slot) {
 	s.resp = s.bufs.Get()
 	rt.metrics.begin()
 	defer rt.metrics.end()
+	rt.idle.begin()
+	defer func() { rt.idle.end(idleClock()) }()
 
 	if inv.DeadlineErr != nil {
 		rt.failInvocation(s, "Runtime.InvalidDeadline", inv.DeadlineErr)
@@ -312,7 +316,7 @@ func (rt *Runtime) serve(s *slot) {
 
 	dctx, cancel := context.WithDeadline(rt.baseCtx, inv.Deadline)
 	ctx := newInvocationContext(dctx, lc, inv.TraceID, rt.log)
-	contentType, body, err := rt.call(ctx, s)
+	contentType, body, direct, err := rt.call(ctx, s)
 	if body != nil {
 		rt.stream(s, contentType, body) // while ctx lives: body may need it
 		cancel()
@@ -320,9 +324,15 @@ func (rt *Runtime) serve(s *slot) {
 	}
 	cancel()
 
-	if err == nil && len(s.resp.B) > rt.cfg.MaxResponseBytes {
+	// direct is the handler's own result (a json.RawMessage), borrowed
+	// until the post returns; otherwise the response is in s.resp.
+	resp := s.resp.B
+	if direct != nil {
+		resp = direct
+	}
+	if err == nil && len(resp) > rt.cfg.MaxResponseBytes {
 		err = fmt.Errorf("%w: %d bytes, the limit is %d (LMIGO_MAX_RESPONSE_BYTES)",
-			ErrResponseTooLarge, len(s.resp.B), rt.cfg.MaxResponseBytes)
+			ErrResponseTooLarge, len(resp), rt.cfg.MaxResponseBytes)
 		rt.failInvocation(s, "Function.ResponseSizeTooLarge", err)
 		return
 	}
@@ -337,24 +347,25 @@ func (rt *Runtime) serve(s *slot) {
 		return
 	}
 	rt.post(s, func(ctx context.Context) error {
-		return s.conn.Respond(ctx, inv.RequestID, s.resp.B, contentType)
+		return s.conn.Respond(ctx, inv.RequestID, resp, contentType)
 	})
 }
 
 // call runs the handler. Panics are recovered by the handler adapter;
 // runtime.Goexit cannot be, so a deferred check answers the invocation
 // before the goroutine ends (the pool still releases the slot). A result
-// to stream comes back as body, unread (handler.run).
-func (rt *Runtime) call(ctx context.Context, s *slot) (contentType string, body io.Reader, err error) {
+// to stream comes back as body, unread, and one to send from the handler's
+// own bytes as direct (handler.run).
+func (rt *Runtime) call(ctx context.Context, s *slot) (contentType string, body io.Reader, direct []byte, err error) {
 	returned := false
 	defer func() {
 		if !returned {
 			rt.failInvocation(s, "Runtime.HandlerExited", errors.New("the handler called runtime.Goexit"))
 		}
 	}()
-	contentType, body, err = rt.h.run(ctx, s.inv.Payload, s.resp)
+	contentType, body, direct, err = rt.h.run(ctx, s.inv.Payload, s.resp)
 	returned = true
-	return contentType, body, err
+	return contentType, body, direct, err
 }
 
 // failInvocation answers the invocation in s with an error the runtime

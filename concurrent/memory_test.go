@@ -1,0 +1,131 @@
+package concurrent
+
+import (
+	"context"
+	"encoding/json"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lmigo/lmigo/loadtest/fakeapi"
+)
+
+// TestRawMessageResponseNotCopied: a 6 MiB json.RawMessage result is
+// posted from the handler's own bytes. The fake API allocates one body of
+// the response's size per invocation (fakeapi.Result.Body); everything
+// above that is the runtime's, and must stay far below one copy, with a
+// retain cap small enough that a copy would allocate every time.
+func TestRawMessageResponseNotCopied(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	const size = 6 << 20
+	body := json.RawMessage(`"` + strings.Repeat("x", size-2) + `"`)
+	handlers := map[string]any{
+		"rawmessage": func(context.Context, json.RawMessage) (json.RawMessage, error) { return body, nil },
+		"typed":      func(context.Context, struct{}) (json.RawMessage, error) { return body, nil },
+	}
+	for name, handler := range handlers {
+		t.Run(name, func(t *testing.T) {
+			api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true, MaxResponseBytes: 8 << 20})
+			serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "1", "LMIGO_BUFFER_RETAIN_BYTES": "64KiB"}, handler)
+			check := func() {
+				t.Helper()
+				r := invoke(t, api, `{}`)
+				if r.Err != nil || len(r.Body) != size || string(r.Body[:8]) != `"xxxxxxx` {
+					t.Fatalf("got %d bytes, %+v", len(r.Body), r.Err)
+				}
+			}
+			check() // warm up: connections, pools
+			const n = 5
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			for range n {
+				check()
+			}
+			runtime.ReadMemStats(&after)
+			perInv := int64(after.TotalAlloc-before.TotalAlloc)/n - size // less the fake API's body
+			t.Logf("%d bytes allocated per invocation besides the fake API's body", perInv)
+			if perInv > size/8 {
+				t.Fatalf("%d bytes allocated per 6 MiB invocation besides the fake API's body: the response was copied", perInv)
+			}
+		})
+	}
+}
+
+// TestIdleFreeOncePerBurst: memory is handed back once after a burst, not
+// before any invocation, not again while idle, never while an invocation
+// is in flight, and again after the next burst.
+func TestIdleFreeOncePerBurst(t *testing.T) {
+	var frees atomic.Int64
+	saved := []any{idleFreeAfter, idleCheckEvery, freeOSMemory}
+	t.Cleanup(func() {
+		idleFreeAfter, idleCheckEvery, freeOSMemory = saved[0].(time.Duration), saved[1].(time.Duration), saved[2].(func())
+	})
+	idleFreeAfter, idleCheckEvery = 200*time.Millisecond, 10*time.Millisecond
+	freeOSMemory = func() { frees.Add(1) }
+
+	started, release := make(chan struct{}), make(chan struct{})
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: 2, Queue: true})
+	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "2"},
+		func(_ context.Context, ev json.RawMessage) (json.RawMessage, error) {
+			if string(ev) == `"block"` {
+				close(started)
+				<-release
+			}
+			return ev, nil
+		})
+	waitFrees := func(want int64) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for frees.Load() < want && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if got := frees.Load(); got != want {
+			t.Fatalf("%d frees, want %d", got, want)
+		}
+	}
+	time.Sleep(3 * idleFreeAfter)
+	if got := frees.Load(); got != 0 {
+		t.Fatalf("%d frees before any invocation", got)
+	}
+	for range 3 {
+		invoke(t, api, `1`)
+	}
+	waitFrees(1)
+	time.Sleep(3 * idleFreeAfter)
+	waitFrees(1) // not again while idle
+
+	done := make(chan fakeapi.Result, 1)
+	go func() { done <- invoke(t, api, `"block"`) }()
+	<-started
+	invoke(t, api, `2`) // ends while "block" runs
+	time.Sleep(6 * idleFreeAfter)
+	if got := frees.Load(); got != 1 {
+		t.Fatalf("%d frees while an invocation was in flight, want 1 (the first burst's)", got)
+	}
+	close(release)
+	if r := <-done; r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	waitFrees(2)
+}
+
+// TestDirectResponseTooLarge: LMIGO_MAX_RESPONSE_BYTES bounds a response
+// sent from the handler's own bytes too.
+func TestDirectResponseTooLarge(t *testing.T) {
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true})
+	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "1", "LMIGO_MAX_RESPONSE_BYTES": "1KiB"},
+		func(_ context.Context, n int) (json.RawMessage, error) {
+			return json.RawMessage(`"` + strings.Repeat("x", n-2) + `"`), nil
+		})
+	if r := invoke(t, api, `1025`); r.Err == nil || r.Err.Type != "Function.ResponseSizeTooLarge" {
+		t.Fatalf("1025 bytes: got %d bytes, %+v", len(r.Body), r.Err)
+	}
+	if r := invoke(t, api, `1024`); r.Err != nil || len(r.Body) != 1024 {
+		t.Fatalf("1024 bytes: got %d bytes, %+v", len(r.Body), r.Err)
+	}
+}
