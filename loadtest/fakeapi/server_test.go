@@ -520,7 +520,7 @@ func TestExactlyOnce(t *testing.T) {
 		total    = 2000
 		invokers = 8
 	)
-	s := newServer(t, Options{MaxConcurrency: n, Queue: true})
+	s := newServer(t, Options{MaxConcurrency: n, Queue: true, Timeout: 30 * time.Second}) // a loaded CI machine must not time out a queued invocation
 	rt := newTestRuntime(t, s)
 	ctx := testCtx(t)
 	wait := rt.serve(ctx, n, total, rt.echo)
