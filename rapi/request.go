@@ -63,11 +63,22 @@ func (r *request) bytes() []byte {
 // buildResponse prepares POST .../invocation/{id}/response. An empty
 // contentType sends no Content-Type header.
 func buildResponse(r *request, p *prefixes, id, contentType string, body []byte) error {
+	h, err := responseHead(r, p, id, contentType)
+	if err != nil {
+		return err
+	}
+	r.finish(h, body)
+	return nil
+}
+
+// responseHead starts POST .../invocation/{id}/response in r.head, up to and
+// including the Content-Type header; buffered and streamed responses share it.
+func responseHead(r *request, p *prefixes, id, contentType string) ([]byte, error) {
 	if err := checkRequestID(id); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalid, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if err := checkHeaderValue(hdrContentType, contentType, maxHeaderValueLen); err != nil {
-		return err
+		return nil, err
 	}
 	h := append(r.head[:0], p.postInv...)
 	h = append(h, id...)
@@ -76,8 +87,7 @@ func buildResponse(r *request, p *prefixes, id, contentType string, body []byte)
 	if contentType != "" {
 		h = appendHeader(h, hdrContentType, contentType)
 	}
-	r.finish(h, body)
-	return nil
+	return h, nil
 }
 
 // buildError prepares POST .../invocation/{id}/error. xrayCause is sent as a

@@ -211,18 +211,9 @@ func readSome(r io.Reader, p []byte) (int, error) {
 // buildStreamHead prepares the header of a streamed POST
 // .../invocation/{id}/response in r.head.
 func buildStreamHead(r *request, p *prefixes, id, contentType string) error {
-	if err := checkRequestID(id); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalid, err)
-	}
-	if err := checkHeaderValue(hdrContentType, contentType, maxHeaderValueLen); err != nil {
+	h, err := responseHead(r, p, id, contentType)
+	if err != nil {
 		return err
-	}
-	h := append(r.head[:0], p.postInv...)
-	h = append(h, id...)
-	h = append(h, suffixResponse...)
-	h = append(h, p.afterPath...)
-	if contentType != "" {
-		h = appendHeader(h, hdrContentType, contentType)
 	}
 	h = appendHeader(h, hdrResponseMode, modeStreaming)
 	h = appendHeader(h, hdrTransferEnc, chunkedValue)
