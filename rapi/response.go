@@ -505,7 +505,9 @@ func (b *body) readAll(dst []byte, limit int) ([]byte, error) {
 			}
 			dst = slices.Grow(dst, want-len(dst))
 		}
-		n, err := b.read(dst[len(dst):cap(dst)])
+		// slices.Grow may round the capacity up: read no further than one
+		// byte past the limit, which is enough to tell the body too large.
+		n, err := b.read(dst[len(dst):min(cap(dst), limit+1)])
 		dst = dst[:len(dst)+n]
 		if len(dst) > limit {
 			return dst, errBodyTooLarge
