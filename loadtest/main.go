@@ -44,31 +44,37 @@ func main() {
 		usage()
 		os.Exit(2)
 	}
+	os.Exit(run(os.Args[1:]))
+}
+
+// run is main without os.Exit, so that its deferred calls run.
+func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var err error
-	switch os.Args[1] {
+	switch args[0] {
 	case "run":
-		err = runMain(ctx, os.Args[2:])
+		err = runMain(ctx, args[1:])
 	case "compare":
-		err = compareMain(ctx, os.Args[2:])
+		err = compareMain(ctx, args[1:])
 	case "build":
-		err = buildMain(ctx, os.Args[2:])
+		err = buildMain(ctx, args[1:])
 	case "soak":
-		err = soakMain(ctx, os.Args[2:])
+		err = soakMain(ctx, args[1:])
 	case "-h", "--help", "help":
 		usage()
-		return
+		return 0
 	default:
 		usage()
-		os.Exit(2)
+		return 2
 	}
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 	case err != nil:
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
 func usage() {

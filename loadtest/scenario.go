@@ -16,7 +16,9 @@ import (
 // dur is a time.Duration written as "1.5s" in JSON.
 type dur time.Duration
 
-func (d dur) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+func (d dur) MarshalText() ([]byte, error) { //nolint:unparam // encoding.TextMarshaler
+	return []byte(time.Duration(d).String()), nil
+}
 
 // scenario is one load on one runtime configuration.
 type scenario struct {
@@ -289,7 +291,7 @@ func (l *liveRun) finish(ctx context.Context) runResult {
 		if gap := maxGap(l.res.RSS); gap > stallWarning {
 			l.res.Warnings = append(l.res.Warnings, fmt.Sprintf(
 				"this load test was stalled for up to %s (RSS samples every %s): the machine was busy with something else; figures of this run are doubtful",
-				gap.Round(100*time.Millisecond), time.Duration(l.sampler.Every())))
+				gap.Round(100*time.Millisecond), l.sampler.Every()))
 		}
 	}
 	t := l.total

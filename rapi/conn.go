@@ -146,7 +146,7 @@ func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 	}
 	p, err := c.body.readAll(inv.Payload, c.c.opts.MaxRequestBytes)
 	switch {
-	case err == errBodyTooLarge:
+	case errors.Is(err, errBodyTooLarge):
 		inv.Payload = p[:0]
 		return c.skip(h, maxDiscardPayload, fmt.Errorf("rapi: %s: %w: request %s: body over %d bytes",
 			opNext, ErrPayloadTooLarge, inv.RequestID, c.c.opts.MaxRequestBytes))
@@ -167,7 +167,7 @@ func (c *Conn) staleConn(ctx context.Context, err error) bool {
 	if c.closed.Load() || ctx.Err() != nil {
 		return false
 	}
-	return err == io.EOF || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // Respond posts body as the response of invocation requestID. body is only
@@ -372,7 +372,7 @@ func (c *Conn) interrupt(gen uint64) {
 	}
 	c.interrupted.Store(true)
 	if c.nc != nil {
-		c.nc.SetDeadline(aLongTimeAgo)
+		_ = c.nc.SetDeadline(aLongTimeAgo)
 	}
 }
 
@@ -385,7 +385,7 @@ func (c *Conn) interrupt(gen uint64) {
 func (c *Conn) rearm() {
 	c.mu.Lock()
 	if c.interrupted.Load() && c.nc != nil {
-		c.nc.SetDeadline(time.Time{})
+		_ = c.nc.SetDeadline(time.Time{})
 		c.interrupted.Store(false)
 	}
 	c.mu.Unlock()
@@ -454,7 +454,7 @@ func (c *Conn) salvage(ctx context.Context, op string, werr error) error {
 	if c.closed.Load() || ctx.Err() != nil {
 		return c.fail(ctx, op, werr)
 	}
-	c.nc.SetReadDeadline(time.Now().Add(salvageWait))
+	_ = c.nc.SetReadDeadline(time.Now().Add(salvageWait))
 	h, err := readHead(c.br, &c.spill, &defaultLimits, nil)
 	if err != nil || h.code/100 == 2 {
 		return c.fail(ctx, op, werr)

@@ -226,9 +226,10 @@ func TestQueueNextLargePostWritev(t *testing.T) {
 	}
 	for i, r := range got {
 		wantLine := lineNext
-		if i == 1 {
+		switch i {
+		case 1:
 			wantLine = linePost + "id-1/response HTTP/1.1"
-		} else if i == 3 {
+		case 3:
 			wantLine = linePost + "id-3/error HTTP/1.1"
 		}
 		if r.conn != 1 || r.n != i || r.line != wantLine {

@@ -56,7 +56,7 @@ func readLine(br *bufio.Reader, spill *[]byte, budget *int) ([]byte, error) {
 		return trimEOL(line), nil
 	}
 	buf := (*spill)[:0]
-	for err == bufio.ErrBufferFull {
+	for errors.Is(err, bufio.ErrBufferFull) {
 		if len(buf)+len(line) > *budget {
 			return nil, errTooLong
 		}
@@ -178,7 +178,7 @@ func readHead(br *bufio.Reader, spill *[]byte, lim *limits, sink headerSink) (he
 }
 
 func headErr(err error) error {
-	if err == errTooLong {
+	if errors.Is(err, errTooLong) {
 		return errHeadTooLarge
 	}
 	return err
@@ -423,10 +423,10 @@ func (b *body) nextChunk() error {
 }
 
 func (b *body) framingErr(err error) error {
-	if err == errTooLong {
+	if errors.Is(err, errTooLong) {
 		return errFramingTooLarge
 	}
-	if err == io.EOF {
+	if errors.Is(err, io.EOF) {
 		return io.ErrUnexpectedEOF // the body had started
 	}
 	return err
@@ -512,7 +512,7 @@ func (b *body) readAll(dst []byte, limit int) ([]byte, error) {
 		if len(dst) > limit {
 			return dst, errBodyTooLarge
 		}
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return dst, nil
 		}
 		if err != nil {
@@ -566,7 +566,7 @@ func (b *body) capture(keep int, limit int64) ([]byte, error) {
 	for n < keep {
 		m, err := b.read(buf[n:])
 		n += m
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return buf[:n:n], nil
 		}
 		if err != nil {

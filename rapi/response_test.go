@@ -371,7 +371,7 @@ func TestStatusErrorIs(t *testing.T) {
 		err := error(&StatusError{Op: "next", Code: tt.code, Body: []byte("b")})
 		for _, s := range all {
 			if errors.Is(err, s) != (s == tt.want) {
-				t.Errorf("%d: Is(%v) = %v", tt.code, s, !(s == tt.want))
+				t.Errorf("%d: Is(%v) = %v", tt.code, s, s != tt.want)
 			}
 		}
 		if !strings.Contains(err.Error(), "status") {

@@ -3,6 +3,7 @@ package rapi
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 )
@@ -102,7 +103,7 @@ func (c *Conn) Stream(ctx context.Context, requestID, contentType string, body i
 		c.sbuf = make([]byte, chunkPrefix+streamChunk+2)
 	}
 	n, rerr := readSome(body, c.sbuf[chunkPrefix:chunkPrefix+streamChunk])
-	if n == 0 && rerr != io.EOF {
+	if n == 0 && !errors.Is(rerr, io.EOF) {
 		// Nothing has been written: an ordinary /error says it best.
 		errorType, doc := onError(rerr, 0)
 		return c.Fail(ctx, requestID, streamErrorType(errorType), doc, nil)
@@ -139,7 +140,7 @@ func (c *Conn) Stream(ctx context.Context, requestID, contentType string, body i
 	if sent == 0 {
 		end = c.req.head
 	}
-	if rerr == io.EOF {
+	if errors.Is(rerr, io.EOF) {
 		end = append(end, lastChunk...)
 	} else {
 		errorType, doc := onError(rerr, sent)
