@@ -45,6 +45,15 @@
 // runtime hands the memory freed since the last burst back to the OS
 // (debug.FreeOSMemory), once per burst.
 //
+// Run sets the soft memory limit (debug.SetMemoryLimit) to
+// LMIGO_MEMORY_LIMIT_FRACTION of AWS_LAMBDA_FUNCTION_MEMORY_SIZE when
+// GOMEMLIMIT is unset and the size is known. With any limit set, new
+// invocations are admitted by memory: from a live heap of 85 % of the limit
+// until it is below 70 %, slots whose invocation ends do not poll again and
+// free slots wait, so Lambda throttles here and retries elsewhere instead
+// of the environment being killed for memory; invocations in flight and
+// polls already sent are untouched (admission.go).
+//
 // # Streaming
 //
 // A result that aws-lambda-go sends as the bytes of a reader (an io.Reader

@@ -22,8 +22,9 @@ const emfNamespace = "lmigo"
 // handler's error or panic, or one the runtime detected); Panics, those of
 // them that were handler panics; InFlightMax, the most in flight at once;
 // AllSlotsBusyTime, how long every slot held an invocation, so that no
-// /next was outstanding and an invoke arriving then was throttled. At its
-// end: RetainedBufferBytes, what the slots keep between invocations;
+// /next was outstanding and an invoke arriving then was throttled;
+// MemoryHoldTime, how long new invocations were held back because the heap
+// was near the memory limit (admission.go). At its end: RetainedBufferBytes, what the slots keep between invocations;
 // HeapInUse, the heap's in-use spans (objects and the free space within
 // them), as runtime.MemStats.HeapInuse counts.
 var emfMetrics = [...]struct{ name, unit string }{
@@ -32,6 +33,7 @@ var emfMetrics = [...]struct{ name, unit string }{
 	{"Panics", "Count"},
 	{"InFlightMax", "Count"},
 	{"AllSlotsBusyTime", "Milliseconds"},
+	{"MemoryHoldTime", "Milliseconds"},
 	{"RetainedBufferBytes", "Bytes"},
 	{"HeapInUse", "Bytes"},
 }
@@ -204,6 +206,7 @@ func (rt *Runtime) emitMetrics(now time.Time) {
 		// The next interval starts from the invocations still in flight.
 		float64(m.maxInflight.Swap(m.inflight.Load())),
 		float64(m.takeBusyTime()) / float64(time.Millisecond),
+		float64(rt.takeHeldTime()) / float64(time.Millisecond),
 		float64(retained),
 		float64(heap),
 	}

@@ -44,6 +44,7 @@ type Runtime struct {
 	metrics  *runtimeMetrics // nil unless LMIGO_METRICS=emf
 	idle     idleTracker     // for the idle free (startIdleFree)
 	outage   outage          // rate-limits the warnings while /next fails
+	mem      memGuard        // memory-aware admission (admission.go)
 }
 
 // slot is everything one invocation needs, reused from one invocation to
@@ -56,6 +57,9 @@ type slot struct {
 	bufs *pool.Buffers
 	req  *bytebufferpool.ByteBuffer
 	resp *bytebufferpool.ByteBuffer
+	// pollQueued: the last post queued the slot's next /next (post), so
+	// the poller must read it, whatever the memory.
+	pollQueued bool
 }
 
 // New builds a Runtime for handler from the environment. It returns an
@@ -131,6 +135,7 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	rt.log.Debug("runtime_worker_pool_initializing",
 		zap.Int("workerCount", rt.cfg.Workers),
 		zap.Int("executionEnvironmentMaxConcurrency", rt.cfg.MaxConcurrency))
+	rt.applyMemoryLimit()
 	stopMetrics := rt.startMetrics()
 	defer rt.startIdleFree()()
 	// Before the first /next: registration closes when init ends.
@@ -209,6 +214,12 @@ func (rt *Runtime) poll(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
+		// Held back while memory is high, unless the poll is out already.
+		if !s.pollQueued && !rt.admit(ctx) {
+			rt.free <- s
+			return
+		}
+		s.pollQueued = false
 		if !rt.next(ctx, s) {
 			rt.free <- s
 			return
@@ -394,7 +405,8 @@ func (rt *Runtime) failInvocation(s *slot, errorType string, err error) {
 // after a response, and never holds more polls than slots: the poll is
 // the slot's own, and the server only takes it after the answer.
 func (rt *Runtime) post(s *slot, send func(context.Context) error) {
-	s.conn.QueueNext(!rt.stopping.Load())
+	s.pollQueued = !rt.stopping.Load() && !rt.holding()
+	s.conn.QueueNext(s.pollQueued)
 	ctx := context.Background()
 	err := send(ctx)
 	if err != nil && errors.Is(err, rapi.ErrTransport) {

@@ -9,26 +9,31 @@ import (
 // A Config returned without error satisfies the bounds listed in the
 // package documentation; the zero Config is not valid.
 type Config struct {
-	RuntimeAPI        string        // AWS_LAMBDA_RUNTIME_API, host:port
-	MaxConcurrency    int           // N, from AWS_LAMBDA_MAX_CONCURRENCY: 1..1600
-	ManagedInstances  bool          // AWS_LAMBDA_INITIALIZATION_TYPE == "lambda-managed-instances"
-	Workers           int           // LMIGO_WORKERS: 1..MaxConcurrency, one poll or invocation each
-	BufferRetainBytes int           // LMIGO_BUFFER_RETAIN_BYTES: per-worker buffer kept between invocations
-	MaxRequestBytes   int           // LMIGO_MAX_REQUEST_BYTES: bound on the /next body read
-	MaxResponseBytes  int           // LMIGO_MAX_RESPONSE_BYTES: bound on a buffered response
-	MemoryMB          int           // AWS_LAMBDA_FUNCTION_MEMORY_SIZE, 0 if unset
-	LogLevel          Level         // AWS_LAMBDA_LOG_LEVEL
-	LogFormat         Format        // AWS_LAMBDA_LOG_FORMAT
-	FunctionName      string        // AWS_LAMBDA_FUNCTION_NAME
-	FunctionVersion   string        // AWS_LAMBDA_FUNCTION_VERSION
-	LogGroupName      string        // AWS_LAMBDA_LOG_GROUP_NAME
-	LogStreamName     string        // AWS_LAMBDA_LOG_STREAM_NAME
-	Region            string        // AWS_REGION
-	Handler           string        // _HANDLER
-	ShutdownTimeout   time.Duration // LMIGO_SHUTDOWN_TIMEOUT
-	Metrics           Metrics       // LMIGO_METRICS
-	MetricsInterval   time.Duration // LMIGO_METRICS_INTERVAL: how often metrics are written
-	SIGTERM           bool          // LMIGO_SIGTERM: register an extension so that Lambda sends SIGTERM
+	RuntimeAPI        string // AWS_LAMBDA_RUNTIME_API, host:port
+	MaxConcurrency    int    // N, from AWS_LAMBDA_MAX_CONCURRENCY: 1..1600
+	ManagedInstances  bool   // AWS_LAMBDA_INITIALIZATION_TYPE == "lambda-managed-instances"
+	Workers           int    // LMIGO_WORKERS: 1..MaxConcurrency, one poll or invocation each
+	BufferRetainBytes int    // LMIGO_BUFFER_RETAIN_BYTES: per-worker buffer kept between invocations
+	MaxRequestBytes   int    // LMIGO_MAX_REQUEST_BYTES: bound on the /next body read
+	MaxResponseBytes  int    // LMIGO_MAX_RESPONSE_BYTES: bound on a buffered response
+	MemoryMB          int    // AWS_LAMBDA_FUNCTION_MEMORY_SIZE, 0 if unset
+	// MemoryLimitFraction (LMIGO_MEMORY_LIMIT_FRACTION) is the share of
+	// MemoryMB given to the Go runtime as its soft memory limit: 0.1..1,
+	// or 0 for none.
+	MemoryLimitFraction float64
+	GOMEMLIMITSet       bool          // GOMEMLIMIT is set (to anything): the user chose the limit
+	LogLevel            Level         // AWS_LAMBDA_LOG_LEVEL
+	LogFormat           Format        // AWS_LAMBDA_LOG_FORMAT
+	FunctionName        string        // AWS_LAMBDA_FUNCTION_NAME
+	FunctionVersion     string        // AWS_LAMBDA_FUNCTION_VERSION
+	LogGroupName        string        // AWS_LAMBDA_LOG_GROUP_NAME
+	LogStreamName       string        // AWS_LAMBDA_LOG_STREAM_NAME
+	Region              string        // AWS_REGION
+	Handler             string        // _HANDLER
+	ShutdownTimeout     time.Duration // LMIGO_SHUTDOWN_TIMEOUT
+	Metrics             Metrics       // LMIGO_METRICS
+	MetricsInterval     time.Duration // LMIGO_METRICS_INTERVAL: how often metrics are written
+	SIGTERM             bool          // LMIGO_SIGTERM: register an extension so that Lambda sends SIGTERM
 }
 
 // Defaults and bounds.
@@ -50,6 +55,15 @@ const (
 	defaultMaxResponse = 6 * mib
 
 	maxMemoryMB = 1 << 20 // 1 TiB: far above any instance, and MB<<20 still fits int64
+
+	// The Go runtime's soft memory limit counts the heap, goroutine stacks
+	// and its own metadata, but not the binary's text and data, memory
+	// outside Go, nor the kernel's socket buffers, all charged to the
+	// function's memory. A tenth of it is left for those and for the
+	// limit's overshoot (it is soft); below 0.1 the limit would make the
+	// GC run all the time for nothing.
+	defaultMemoryLimitFraction = 0.9
+	minMemoryLimitFraction     = 0.1
 
 	defaultShutdownTimeout = 500 * time.Millisecond
 	maxShutdownTimeout     = 10 * time.Second
@@ -79,6 +93,8 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	c.MaxRequestBytes = r.size(envMaxRequest, defaultMaxRequest, 1, maxPayload)
 	c.MaxResponseBytes = r.size(envMaxResponse, defaultMaxResponse, 1, maxPayload)
 	c.MemoryMB = r.memoryMB(envMemorySize)
+	c.MemoryLimitFraction = r.fraction(envMemoryLimitFraction, defaultMemoryLimitFraction, minMemoryLimitFraction)
+	c.GOMEMLIMITSet = r.present(envGOMEMLIMIT)
 	c.LogLevel = r.level(envLogLevel)
 	defFormat := FormatText
 	if c.ManagedInstances {

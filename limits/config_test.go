@@ -31,16 +31,17 @@ func withAPI(m map[string]string) map[string]string {
 // defaults is the Config of an environment holding only the Runtime API.
 func defaults() Config {
 	return Config{
-		RuntimeAPI:        testAPI,
-		MaxConcurrency:    1,
-		Workers:           1,
-		BufferRetainBytes: 1 << 20,
-		MaxRequestBytes:   6<<20 + 100,
-		MaxResponseBytes:  6 << 20,
-		LogLevel:          LevelInfo,
-		LogFormat:         FormatText,
-		ShutdownTimeout:   500 * time.Millisecond,
-		MetricsInterval:   60 * time.Second,
+		RuntimeAPI:          testAPI,
+		MaxConcurrency:      1,
+		Workers:             1,
+		BufferRetainBytes:   1 << 20,
+		MaxRequestBytes:     6<<20 + 100,
+		MaxResponseBytes:    6 << 20,
+		MemoryLimitFraction: 0.9,
+		LogLevel:            LevelInfo,
+		LogFormat:           FormatText,
+		ShutdownTimeout:     500 * time.Millisecond,
+		MetricsInterval:     60 * time.Second,
 	}
 }
 
@@ -108,6 +109,19 @@ func TestFromEnvGood(t *testing.T) {
 
 		{"memory", map[string]string{envMemorySize: "2048"}, func(c *Config) { c.MemoryMB = 2048 }},
 		{"memory max", map[string]string{envMemorySize: "1048576"}, func(c *Config) { c.MemoryMB = 1 << 20 }},
+
+		{"memory fraction", map[string]string{envMemoryLimitFraction: "0.85"}, func(c *Config) { c.MemoryLimitFraction = 0.85 }},
+		{"memory fraction spaced", map[string]string{envMemoryLimitFraction: " .5 "}, func(c *Config) { c.MemoryLimitFraction = 0.5 }},
+		{"memory fraction min", map[string]string{envMemoryLimitFraction: "0.1"}, func(c *Config) { c.MemoryLimitFraction = 0.1 }},
+		{"memory fraction 1", map[string]string{envMemoryLimitFraction: "1"}, func(c *Config) { c.MemoryLimitFraction = 1 }},
+		{"memory fraction 1.0", map[string]string{envMemoryLimitFraction: "1.0"}, func(c *Config) { c.MemoryLimitFraction = 1 }},
+		{"memory fraction 0 is off", map[string]string{envMemoryLimitFraction: "0"}, func(c *Config) { c.MemoryLimitFraction = 0 }},
+		{"memory fraction 0.0 is off", map[string]string{envMemoryLimitFraction: "0.0"}, func(c *Config) { c.MemoryLimitFraction = 0 }},
+		{"memory fraction off", map[string]string{envMemoryLimitFraction: "OFF"}, func(c *Config) { c.MemoryLimitFraction = 0 }},
+		{"memory fraction empty", map[string]string{envMemoryLimitFraction: " "}, func(c *Config) {}},
+		{"gomemlimit set", map[string]string{envGOMEMLIMIT: "512MiB"}, func(c *Config) { c.GOMEMLIMITSet = true }},
+		{"gomemlimit set empty", map[string]string{envGOMEMLIMIT: ""}, func(c *Config) { c.GOMEMLIMITSet = true }},
+		{"gomemlimit off", map[string]string{envGOMEMLIMIT: "off", envMemorySize: "128"}, func(c *Config) { c.GOMEMLIMITSet, c.MemoryMB = true, 128 }},
 
 		{"level trace", map[string]string{envLogLevel: "TRACE"}, func(c *Config) { c.LogLevel = LevelTrace }},
 		{"level debug lower", map[string]string{envLogLevel: "debug"}, func(c *Config) { c.LogLevel = LevelDebug }},
@@ -222,6 +236,17 @@ func TestFromEnvBad(t *testing.T) {
 		{"memory too big", map[string]string{envMemorySize: "1048577"}, envMemorySize, "1048577", "out of range"},
 		{"memory huge", map[string]string{envMemorySize: "99999999999999999999999"}, envMemorySize, "99999999999999999999999", "out of range"},
 
+		{"memory fraction word", map[string]string{envMemoryLimitFraction: "most"}, envMemoryLimitFraction, "most", "not a decimal fraction (0.1..1, or 0 or off)"},
+		{"memory fraction percent", map[string]string{envMemoryLimitFraction: "90%"}, envMemoryLimitFraction, "90%", "not a decimal fraction"},
+		{"memory fraction negative", map[string]string{envMemoryLimitFraction: "-0.5"}, envMemoryLimitFraction, "-0.5", "not a decimal fraction"},
+		{"memory fraction exponent", map[string]string{envMemoryLimitFraction: "9e-1"}, envMemoryLimitFraction, "9e-1", "not a decimal fraction"},
+		{"memory fraction NaN", map[string]string{envMemoryLimitFraction: "NaN"}, envMemoryLimitFraction, "NaN", "not a decimal fraction"},
+		{"memory fraction two points", map[string]string{envMemoryLimitFraction: "0.9.1"}, envMemoryLimitFraction, "0.9.1", "not a decimal fraction"},
+		{"memory fraction point only", map[string]string{envMemoryLimitFraction: "."}, envMemoryLimitFraction, ".", "not a decimal fraction"},
+		{"memory fraction too small", map[string]string{envMemoryLimitFraction: "0.05"}, envMemoryLimitFraction, "0.05", "out of range (0.1..1, or 0 or off)"},
+		{"memory fraction above 1", map[string]string{envMemoryLimitFraction: "1.01"}, envMemoryLimitFraction, "1.01", "out of range"},
+		{"memory fraction percent number", map[string]string{envMemoryLimitFraction: "90"}, envMemoryLimitFraction, "90", "out of range"},
+
 		{"level unknown", map[string]string{envLogLevel: "VERBOSE"}, envLogLevel, "VERBOSE", "not a log level"},
 		{"level warning", map[string]string{envLogLevel: "warning"}, envLogLevel, "warning", "not a log level"},
 		{"format unknown", map[string]string{envLogFormat: "yaml"}, envLogFormat, "yaml", "not a log format (JSON, TEXT)"},
@@ -285,19 +310,21 @@ func TestFromEnvAllErrors(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{
 		// AWS_LAMBDA_RUNTIME_API unset
-		envMaxConcurrency:  "abc",
-		envWorkers:         "32",
-		envBufferRetain:    "1TiB",
-		envMaxRequest:      "-5",
-		envMaxResponse:     "0",
-		envMemorySize:      "x",
-		envLogLevel:        "LOUD",
-		envLogFormat:       "xml",
-		envShutdownTimeout: "forever",
-		envMetrics:         "statsd",
-		envMetricsInterval: "1ms",
-		envSIGTERM:         "maybe",
-		envFunctionName:    "fn",
+		envMaxConcurrency:      "abc",
+		envWorkers:             "32",
+		envBufferRetain:        "1TiB",
+		envMaxRequest:          "-5",
+		envMaxResponse:         "0",
+		envMemorySize:          "x",
+		envMemoryLimitFraction: "2",
+		envGOMEMLIMIT:          "anything",
+		envLogLevel:            "LOUD",
+		envLogFormat:           "xml",
+		envShutdownTimeout:     "forever",
+		envMetrics:             "statsd",
+		envMetricsInterval:     "1ms",
+		envSIGTERM:             "maybe",
+		envFunctionName:        "fn",
 	}
 	_, err := FromEnv(mapEnv(env))
 	if !errors.Is(err, ErrInvalid) {
@@ -308,7 +335,7 @@ func TestFromEnvAllErrors(t *testing.T) {
 		names = append(names, ve.Name)
 	}
 	want := []string{envRuntimeAPI, envMaxConcurrency, envBufferRetain, envMaxRequest,
-		envMaxResponse, envMemorySize, envLogLevel, envLogFormat, envShutdownTimeout,
+		envMaxResponse, envMemorySize, envMemoryLimitFraction, envLogLevel, envLogFormat, envShutdownTimeout,
 		envMetrics, envMetricsInterval, envSIGTERM}
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Errorf("reported %v\nwant     %v", names, want)

@@ -20,6 +20,7 @@
 //	0 <= BufferRetainBytes <= 64 MiB
 //	1 <= MaxRequestBytes, MaxResponseBytes <= 6 MiB + 100 B
 //	MemoryMB == 0 (unset) or 1 <= MemoryMB <= 1048576
+//	MemoryLimitFraction == 0 (off) or 0.1 <= MemoryLimitFraction <= 1
 //	0 < ShutdownTimeout <= 10s
 //	1s <= MetricsInterval <= 1h
 //
@@ -44,6 +45,18 @@
 // every invocation, and a user who writes 0 most likely means "no limit",
 // which the platform does not offer. The retain cap may be 0 (keep no buffer
 // between invocations) and is bounded by 64 MiB.
+//
+// LMIGO_MEMORY_LIMIT_FRACTION is the share of AWS_LAMBDA_FUNCTION_MEMORY_SIZE
+// the runtime sets as the Go runtime's soft memory limit
+// (debug.SetMemoryLimit) when GOMEMLIMIT is not set. It is written as a
+// plain decimal (0.9, .85, 1): no sign, exponent or percent. The default,
+// 0.9, leaves a tenth of the function's memory for what the limit does not
+// count (the binary's text and data, memory outside Go, the kernel's socket
+// buffers) and for the overshoot of a soft limit; below 0.1 the GC would run
+// nearly all the time. 0 or off sets no limit. GOMEMLIMIT itself is read by
+// the Go runtime at start; FromEnv only records that it is set
+// (Config.GOMEMLIMITSet, even to an empty value or "off"), so that the
+// user's choice always wins.
 //
 // AWS_LAMBDA_LOG_FORMAT defaults to JSON on Lambda Managed Instances, where
 // the platform always uses JSON, and to TEXT elsewhere, as on-demand Lambda

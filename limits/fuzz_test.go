@@ -22,26 +22,28 @@ func FuzzFromEnv(f *testing.F) {
 	}
 	metrics := [][2]string{{"", ""}, {"emf", "10s"}, {"EMF", "1h"}, {"off", "1s"}, {"x", "0s"}, {"", "999ms"}}
 	sigterm := []string{"", "1", "TRUE", "off", "yes", " on "}
+	fraction := []string{"", "0.85", "1", "off", "1e-1", ".09"}
 	for i, s := range seeds {
-		f.Add(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], "lambda-managed-instances", metrics[i][0], metrics[i][1], sigterm[i])
+		f.Add(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], "lambda-managed-instances", metrics[i][0], metrics[i][1], sigterm[i], fraction[i])
 	}
-	f.Fuzz(func(t *testing.T, api, n, workers, retain, req, resp, mem, level, format, shutdown, initType, metrics, interval, sigterm string) {
+	f.Fuzz(func(t *testing.T, api, n, workers, retain, req, resp, mem, level, format, shutdown, initType, metrics, interval, sigterm, fraction string) {
 		env := map[string]string{
-			envRuntimeAPI:      api,
-			envMaxConcurrency:  n,
-			envWorkers:         workers,
-			envBufferRetain:    retain,
-			envMaxRequest:      req,
-			envMaxResponse:     resp,
-			envMemorySize:      mem,
-			envLogLevel:        level,
-			envLogFormat:       format,
-			envShutdownTimeout: shutdown,
-			envInitType:        initType,
-			envMetrics:         metrics,
-			envMetricsInterval: interval,
-			envSIGTERM:         sigterm,
-			envFunctionName:    api,
+			envRuntimeAPI:          api,
+			envMaxConcurrency:      n,
+			envWorkers:             workers,
+			envBufferRetain:        retain,
+			envMaxRequest:          req,
+			envMaxResponse:         resp,
+			envMemorySize:          mem,
+			envLogLevel:            level,
+			envLogFormat:           format,
+			envShutdownTimeout:     shutdown,
+			envInitType:            initType,
+			envMetrics:             metrics,
+			envMetricsInterval:     interval,
+			envSIGTERM:             sigterm,
+			envMemoryLimitFraction: fraction,
+			envFunctionName:        api,
 		}
 		c, err := FromEnv(mapEnv(env))
 		if err != nil {
@@ -72,6 +74,11 @@ func FuzzFromEnv(f *testing.F) {
 			t.Fatalf("MaxResponseBytes %d", c.MaxResponseBytes)
 		case c.MemoryMB < 0 || c.MemoryMB > maxMemoryMB:
 			t.Fatalf("MemoryMB %d", c.MemoryMB)
+		case c.MemoryLimitFraction != 0 && (c.MemoryLimitFraction < 0.1 || c.MemoryLimitFraction > 1) ||
+			c.MemoryLimitFraction != c.MemoryLimitFraction: // NaN
+			t.Fatalf("MemoryLimitFraction %v", c.MemoryLimitFraction)
+		case c.GOMEMLIMITSet:
+			t.Fatal("GOMEMLIMITSet without GOMEMLIMIT")
 		case c.LogLevel < LevelTrace || c.LogLevel > LevelFatal:
 			t.Fatalf("LogLevel %d", c.LogLevel)
 		case c.LogFormat != FormatJSON && c.LogFormat != FormatText:

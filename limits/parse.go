@@ -204,6 +204,49 @@ func (r *reader) memoryMB(name string) int {
 	return m
 }
 
+// fraction parses a decimal share of something in lo..1; 0 or off
+// (any case) turns it off and gives 0.
+func (r *reader) fraction(name string, def, lo float64) float64 {
+	raw, v := r.get(name)
+	if v == "" {
+		return def
+	}
+	if strings.EqualFold(v, "off") {
+		return 0
+	}
+	bounds := "(" + strconv.FormatFloat(lo, 'f', -1, 64) + "..1, or 0 or off)"
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < '0' || c > '9') && c != '.' {
+			// Digits and a point only: no sign, exponent, NaN, Inf or hex.
+			r.fail(name, raw, "not a decimal fraction "+bounds)
+			return def
+		}
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		r.fail(name, raw, "not a decimal fraction "+bounds)
+		return def
+	}
+	if f == 0 {
+		return 0
+	}
+	if f < lo || f > 1 {
+		r.fail(name, raw, "out of range "+bounds)
+		return def
+	}
+	return f
+}
+
+// present reports whether name is set, to anything: the value is for
+// someone else to read.
+func (r *reader) present(name string) bool {
+	if r.lookup == nil {
+		return false
+	}
+	_, ok := r.lookup(name)
+	return ok
+}
+
 func (r *reader) level(name string) Level {
 	raw, v := r.get(name)
 	switch strings.ToUpper(v) {

@@ -2,26 +2,28 @@ package limits
 
 // Names of the variables FromEnv reads.
 const (
-	envRuntimeAPI      = "AWS_LAMBDA_RUNTIME_API"
-	envMaxConcurrency  = "AWS_LAMBDA_MAX_CONCURRENCY"
-	envInitType        = "AWS_LAMBDA_INITIALIZATION_TYPE"
-	envWorkers         = "LMIGO_WORKERS"
-	envBufferRetain    = "LMIGO_BUFFER_RETAIN_BYTES"
-	envMaxRequest      = "LMIGO_MAX_REQUEST_BYTES"
-	envMaxResponse     = "LMIGO_MAX_RESPONSE_BYTES"
-	envMemorySize      = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
-	envLogLevel        = "AWS_LAMBDA_LOG_LEVEL"
-	envLogFormat       = "AWS_LAMBDA_LOG_FORMAT"
-	envShutdownTimeout = "LMIGO_SHUTDOWN_TIMEOUT"
-	envMetrics         = "LMIGO_METRICS"
-	envMetricsInterval = "LMIGO_METRICS_INTERVAL"
-	envSIGTERM         = "LMIGO_SIGTERM"
-	envFunctionName    = "AWS_LAMBDA_FUNCTION_NAME"
-	envFunctionVersion = "AWS_LAMBDA_FUNCTION_VERSION"
-	envLogGroupName    = "AWS_LAMBDA_LOG_GROUP_NAME"
-	envLogStreamName   = "AWS_LAMBDA_LOG_STREAM_NAME"
-	envRegion          = "AWS_REGION"
-	envHandler         = "_HANDLER"
+	envRuntimeAPI          = "AWS_LAMBDA_RUNTIME_API"
+	envMaxConcurrency      = "AWS_LAMBDA_MAX_CONCURRENCY"
+	envInitType            = "AWS_LAMBDA_INITIALIZATION_TYPE"
+	envWorkers             = "LMIGO_WORKERS"
+	envBufferRetain        = "LMIGO_BUFFER_RETAIN_BYTES"
+	envMaxRequest          = "LMIGO_MAX_REQUEST_BYTES"
+	envMaxResponse         = "LMIGO_MAX_RESPONSE_BYTES"
+	envMemorySize          = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
+	envMemoryLimitFraction = "LMIGO_MEMORY_LIMIT_FRACTION"
+	envGOMEMLIMIT          = "GOMEMLIMIT"
+	envLogLevel            = "AWS_LAMBDA_LOG_LEVEL"
+	envLogFormat           = "AWS_LAMBDA_LOG_FORMAT"
+	envShutdownTimeout     = "LMIGO_SHUTDOWN_TIMEOUT"
+	envMetrics             = "LMIGO_METRICS"
+	envMetricsInterval     = "LMIGO_METRICS_INTERVAL"
+	envSIGTERM             = "LMIGO_SIGTERM"
+	envFunctionName        = "AWS_LAMBDA_FUNCTION_NAME"
+	envFunctionVersion     = "AWS_LAMBDA_FUNCTION_VERSION"
+	envLogGroupName        = "AWS_LAMBDA_LOG_GROUP_NAME"
+	envLogStreamName       = "AWS_LAMBDA_LOG_STREAM_NAME"
+	envRegion              = "AWS_REGION"
+	envHandler             = "_HANDLER"
 )
 
 // Var describes one environment variable read by FromEnv, for
@@ -45,6 +47,8 @@ func Vars() []Var {
 		{envMaxRequest, "6291556", "Largest request payload read from /next: 1..6291556 (6 MiB + 100 B); bytes or KiB, MiB, KB, MB."},
 		{envMaxResponse, "6MiB", "Largest buffered response: 1..6291556 (6 MiB + 100 B); bytes or KiB, MiB, KB, MB."},
 		{envMemorySize, "", "Function memory in MB, set by Lambda: 1..1048576 if set, 0 when unset."},
+		{envMemoryLimitFraction, "0.9", "Share of the function memory set as the Go runtime's soft memory limit (GOMEMLIMIT) when GOMEMLIMIT is unset and the memory size is known: 0.1..1, or 0 or off for none."},
+		{envGOMEMLIMIT, "", "Read by the Go runtime itself; when set (to anything), lmigo derives no memory limit."},
 		{envLogLevel, "INFO", "Lowest log level written: TRACE, DEBUG, INFO, WARN, ERROR or FATAL, any case."},
 		{envLogFormat, "JSON on Managed Instances, else TEXT", "Log format: JSON or TEXT, any case."},
 		{envShutdownTimeout, "500ms", "How long shutdown waits for running invocations: a Go duration, above 0 and at most 10s."},

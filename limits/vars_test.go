@@ -45,7 +45,7 @@ func TestVarsDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	concrete := []string{envMaxConcurrency, envBufferRetain, envMaxRequest,
-		envMaxResponse, envLogLevel, envShutdownTimeout, envMetrics, envMetricsInterval}
+		envMaxResponse, envMemoryLimitFraction, envLogLevel, envShutdownTimeout, envMetrics, envMetricsInterval}
 	for _, name := range concrete {
 		if name == envMaxConcurrency {
 			// Its default only shows without the base's value.

@@ -1,0 +1,233 @@
+package concurrent
+
+import (
+	"context"
+	"math"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Memory-aware admission. When the live heap nears the Go runtime's memory
+// limit, the slots stop taking new invocations: a slot whose invocation has
+// ended does not queue its next /next, and a poller holding a free slot
+// waits before it polls. The Runtime API then has fewer polls, so Lambda
+// throttles the invokes it cannot place here and retries them elsewhere,
+// instead of this environment being killed for memory with every
+// invocation in flight lost. Invocations in flight are never touched, and
+// a poll already queued is always read.
+//
+// The signal is the live heap (runtime/metrics /gc/heap/live:bytes: what
+// the last GC found reachable), against the limit (/gc/gomemlimit:bytes).
+// The heap's total (live plus garbage) is not used: with a limit set, the
+// GC lets garbage grow up to the limit on purpose, which is no danger.
+// Without a limit (none derived, GOMEMLIMIT unset) there is nothing to
+// compare with, and admission is off.
+//
+// The live heap changes only when a GC ends, so a runtime holding back
+// with nothing to allocate would wait forever for a figure that cannot
+// move: while it holds back, one poller forces a GC whenever an invocation
+// has ended since the last one, and at least every memCollectEvery
+// (debug.FreeOSMemory when nothing is in flight, also handing the memory
+// back to the OS; runtime.GC otherwise), then reads the figure again.
+var (
+	// Hold back from memHighFraction of the limit and resume below
+	// memLowFraction: with the live heap at 85 % of the limit the GC
+	// already runs after every 15 % of it allocated, and one more large
+	// invocation may not fit; the gap between the two marks keeps the
+	// slots from flapping on every GC. Constants rather than LMIGO_
+	// variables: the variables belong to limits.
+	memHighFraction = 0.85
+	memLowFraction  = 0.70
+	// memCheckEvery bounds how often the hot path reads the metric; in
+	// between it uses the last verdict (an atomic load).
+	memCheckEvery = 2 * time.Millisecond
+	// memRecheckEvery is how often the poller that leads a hold re-reads
+	// it; memWaitEvery how often the others look whether to lead.
+	memRecheckEvery = 10 * time.Millisecond
+	memWaitEvery    = 100 * time.Millisecond
+	// A forced GC at most every memCollectMin, and at least every
+	// memCollectEvery while holding back.
+	memCollectMin   = 20 * time.Millisecond
+	memCollectEvery = time.Second
+	// readHeap and collectGarbage are replaced by tests.
+	readHeap       = readRuntimeHeap
+	collectGarbage = func(idle bool) {
+		if idle {
+			debug.FreeOSMemory()
+		} else {
+			runtime.GC()
+		}
+	}
+	memEpoch = time.Now()
+)
+
+// memClock reads the monotonic clock, never 0.
+func memClock() int64 { return int64(time.Since(memEpoch)) + 1 }
+
+// readRuntimeHeap returns the live heap and the memory limit; it does not
+// allocate. The limit is math.MaxInt64 when none is set.
+func readRuntimeHeap(samples []metrics.Sample) (live, limit uint64) {
+	samples[0].Name = "/gc/heap/live:bytes"
+	samples[1].Name = "/gc/gomemlimit:bytes"
+	metrics.Read(samples[:2])
+	if samples[0].Value.Kind() == metrics.KindUint64 {
+		live = samples[0].Value.Uint64()
+	}
+	limit = math.MaxInt64
+	if samples[1].Value.Kind() == metrics.KindUint64 {
+		limit = samples[1].Value.Uint64()
+	}
+	return live, limit
+}
+
+// memGuard is the admission state of one Runtime.
+type memGuard struct {
+	held atomic.Bool
+	last atomic.Int64 // memClock() of the last read, 0 to force one
+	// resume is closed when the hold in progress ends.
+	resume atomic.Pointer[chan struct{}]
+	leader atomic.Bool // a poller re-reads on memRecheckEvery
+
+	holds     atomic.Uint64 // holds begun
+	heldTotal atomic.Int64  // time held in ended holds, and in the open one up to heldSince
+
+	// mu (TryLock on the hot path) makes one reader at a time; it guards
+	// the rest.
+	mu        sync.Mutex
+	samples   [2]metrics.Sample
+	heldSince int64 // memClock() at the start of the hold, or of the last takeHeldTime
+	holdBegan int64
+	lastGC    int64
+	gcEnded   uint64 // invocations ended at the last forced GC
+	gcHold    uint64 // the hold of the last forced GC
+	live      uint64
+	limit     uint64
+}
+
+// holding reports whether new invocations are held back, reading the heap
+// at most every memCheckEvery. It never blocks and does not allocate.
+func (rt *Runtime) holding() bool {
+	g := &rt.mem
+	if now := memClock(); now-g.last.Load() < int64(memCheckEvery) || !g.mu.TryLock() {
+		return g.held.Load()
+	}
+	defer g.mu.Unlock()
+	return rt.readLocked()
+}
+
+func (rt *Runtime) readLocked() bool {
+	g := &rt.mem
+	now := memClock()
+	g.last.Store(now)
+	live, limit := readHeap(g.samples[:])
+	g.live, g.limit = live, limit
+	held := g.held.Load()
+	off := limit == 0 || limit >= math.MaxInt64
+	switch {
+	case !held && !off && float64(live) >= memHighFraction*float64(limit):
+		ch := make(chan struct{})
+		g.resume.Store(&ch) // before held: a waiter that sees held finds its channel
+		g.heldSince, g.holdBegan = now, now
+		g.holds.Add(1)
+		g.held.Store(true)
+		rt.log.Warn("memory high: holding back new invocations",
+			zap.Uint64("liveHeapBytes", live), zap.Uint64("memoryLimitBytes", limit))
+	case held && (off || float64(live) < memLowFraction*float64(limit)):
+		g.held.Store(false)
+		g.heldTotal.Add(now - g.heldSince)
+		close(*g.resume.Load())
+		rt.log.Info("memory back down: taking invocations again",
+			zap.Uint64("liveHeapBytes", live), zap.Uint64("memoryLimitBytes", limit),
+			zap.Duration("heldBack", time.Duration(now-g.holdBegan)))
+		return false
+	}
+	return g.held.Load()
+}
+
+// collect forces a GC while holding back, when one may change the figure.
+func (rt *Runtime) collect() {
+	g := &rt.mem
+	if !g.mu.TryLock() {
+		return
+	}
+	defer g.mu.Unlock()
+	inflight := rt.idle.inflight.Load()
+	ended := rt.idle.begun.Load() - uint64(max(inflight, 0))
+	now := memClock()
+	since := now - g.lastGC
+	hold := g.holds.Load()
+	if since < int64(memCollectMin) ||
+		(ended == g.gcEnded && hold == g.gcHold && since < int64(memCollectEvery)) {
+		return
+	}
+	collectGarbage(inflight == 0)
+	g.lastGC, g.gcEnded, g.gcHold = memClock(), ended, hold
+	g.last.Store(0) // read the new figure next
+}
+
+// admit returns once new invocations may be taken, or false when ctx is
+// done first.
+func (rt *Runtime) admit(ctx context.Context) bool {
+	g := &rt.mem
+	if !rt.holding() {
+		return true
+	}
+	var t *time.Timer
+	defer func() {
+		if t != nil {
+			t.Stop()
+		}
+	}()
+	for {
+		lead := g.leader.CompareAndSwap(false, true)
+		wait := memWaitEvery
+		if lead {
+			rt.collect()
+			wait = memRecheckEvery
+		}
+		if t == nil {
+			t = time.NewTimer(wait)
+		} else {
+			t.Reset(wait)
+		}
+		var resume <-chan struct{}
+		if p := g.resume.Load(); p != nil {
+			resume = *p
+		}
+		select {
+		case <-t.C:
+		case <-resume:
+		case <-ctx.Done():
+			if lead {
+				g.leader.Store(false)
+			}
+			return false
+		}
+		if lead {
+			g.leader.Store(false)
+		}
+		if !rt.holding() {
+			return true
+		}
+	}
+}
+
+// takeHeldTime returns the time held back since the last call, counting a
+// hold still open up to now.
+func (rt *Runtime) takeHeldTime() time.Duration {
+	g := &rt.mem
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.held.Load() {
+		now := memClock()
+		g.heldTotal.Add(now - g.heldSince)
+		g.heldSince = now
+	}
+	return time.Duration(g.heldTotal.Swap(0))
+}

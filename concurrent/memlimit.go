@@ -1,0 +1,37 @@
+package concurrent
+
+import (
+	"runtime/debug"
+
+	"go.uber.org/zap"
+)
+
+// setMemoryLimit is debug.SetMemoryLimit; tests replace it, so that they
+// see the limit the runtime would set without changing their own.
+var setMemoryLimit = debug.SetMemoryLimit
+
+// derivedMemoryLimit is the soft memory limit the runtime sets from the
+// function's memory size, or 0 when it sets none: the user set GOMEMLIMIT
+// (the Go runtime has read it already), the memory size is unknown, or
+// LMIGO_MEMORY_LIMIT_FRACTION is off.
+func (rt *Runtime) derivedMemoryLimit() int64 {
+	c := rt.cfg
+	if c.GOMEMLIMITSet || c.MemoryMB <= 0 || c.MemoryLimitFraction <= 0 {
+		return 0
+	}
+	// MemoryMB <= 1<<20, so MemoryMB<<20 <= 1<<40: exact in a float64.
+	return int64(float64(int64(c.MemoryMB)<<20) * c.MemoryLimitFraction)
+}
+
+// applyMemoryLimit sets the derived limit, once, at the start of Run.
+func (rt *Runtime) applyMemoryLimit() {
+	limit := rt.derivedMemoryLimit()
+	if limit <= 0 {
+		return
+	}
+	setMemoryLimit(limit)
+	rt.log.Debug("memory limit set",
+		zap.Int64("memoryLimitBytes", limit),
+		zap.Int("functionMemoryMB", rt.cfg.MemoryMB),
+		zap.Float64("fraction", rt.cfg.MemoryLimitFraction))
+}
