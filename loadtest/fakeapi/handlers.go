@@ -236,8 +236,11 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request, isError bool
 		}
 	}
 	fault := inv.req.PostFault // read before Invoke may return
-	inv.done <- res            // cap 1, and only the CAS winner sends
+	// Released before the result is delivered, so the Stats a caller reads
+	// once Invoke returns already count the slot as free; the runtime's
+	// next poll is only read after this handler returns anyway.
 	s.release(inv)
+	inv.done <- res // cap 1, and only the CAS winner sends
 	if fault != nil {
 		s.inject(w, r, fault, func(w http.ResponseWriter) { reply(w, status, rbody) })
 		return
