@@ -251,7 +251,14 @@ func (c *Conn) post(ctx context.Context, op string, r *request, queue bool) erro
 	// Whatever ends the connection from here (error, Connection: close,
 	// interruption) goes through drop, which forgets the poll.
 	c.queued = queue
-	h, err := readHead(c.br, &c.spill, &defaultLimits, nil)
+	return c.answer(ctx, op, nil)
+}
+
+// answer reads the Runtime API's answer to a request written in full
+// (sink, if any, sees its headers). A 2xx means the request succeeded,
+// whatever happens to the rest of the body.
+func (c *Conn) answer(ctx context.Context, op string, sink headerSink) error {
+	h, err := readHead(c.br, &c.spill, &defaultLimits, sink)
 	if err != nil {
 		return c.fail(ctx, op, err)
 	}
@@ -259,7 +266,6 @@ func (c *Conn) post(ctx context.Context, op string, r *request, queue bool) erro
 	if h.code/100 != 2 {
 		return c.status(op, h)
 	}
-	// The post succeeded whatever happens to the rest of the body.
 	return c.skip(h, maxDiscardSmall, nil)
 }
 

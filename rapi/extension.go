@@ -106,15 +106,7 @@ func (c *Conn) exchange(ctx context.Context, op string, r *request, sink headerS
 	if err := c.write(r, false); err != nil {
 		return c.fail(ctx, op, err)
 	}
-	h, err := readHead(c.br, &c.spill, &defaultLimits, sink)
-	if err != nil {
-		return c.fail(ctx, op, err)
-	}
-	c.body.init(c.br, &c.spill, h, &defaultLimits)
-	if h.code/100 != 2 {
-		return c.status(op, h)
-	}
-	return c.skip(h, maxDiscardSmall, nil)
+	return c.answer(ctx, op, sink)
 }
 
 // extSink keeps the Lambda-Extension-Identifier of a registration answer.

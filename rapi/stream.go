@@ -155,20 +155,7 @@ func (c *Conn) Stream(ctx context.Context, requestID, contentType string, body i
 		return c.salvage(ctx, opResponse, err)
 	}
 	c.queued = queue
-	return c.answer(ctx, opResponse)
-}
-
-// answer reads the Runtime API's answer to a post written in full.
-func (c *Conn) answer(ctx context.Context, op string) error {
-	h, err := readHead(c.br, &c.spill, &defaultLimits, nil)
-	if err != nil {
-		return c.fail(ctx, op, err)
-	}
-	c.body.init(c.br, &c.spill, h, &defaultLimits)
-	if h.code/100 != 2 {
-		return c.status(op, h)
-	}
-	return c.skip(h, maxDiscardSmall, nil)
+	return c.answer(ctx, opResponse, nil)
 }
 
 // chunk frames the n bytes read into sbuf as one chunk and returns it.
