@@ -47,6 +47,9 @@ type config struct {
 	Bootstrap string `json:"-"`
 	Lmigo     string `json:"-"`
 	Ref       string `json:"-"`
+	// Extra runtimes of a comparison, NAME=BINARY: variants run
+	// interleaved with the two others (-target fake or rie).
+	Extra []string `json:"extra,omitempty"`
 
 	// Deployed functions and the emulator.
 	Function    string `json:"function,omitempty"`

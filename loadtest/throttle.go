@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -59,17 +60,19 @@ const throttleTarget = 0.25
 func throttleLines(rep *report) []string {
 	var lines []string
 	for _, sr := range rep.Scenarios {
-		lm, okL := sr.Medians[rtLmigo][mRejected]
 		ref, okR := sr.Medians[rtRef][mRejected]
-		if !okL || !okR {
-			continue
+		for _, rt := range rep.Runtimes {
+			lm, okL := sr.Medians[rt.Name][mRejected]
+			if rt.Name == rtRef || !okL || !okR {
+				continue
+			}
+			verdict := "met"
+			if lm > throttleTarget*ref {
+				verdict = "NOT met"
+			}
+			lines = append(lines, fmt.Sprintf("Rejected %s: %s %s vs aws-lambda-go %s, target ≤ ¼ (%s): %s.",
+				scenarioLabel(sr.Scenario), rt.Name, fmtPct(lm), fmtPct(ref), fmtPct(throttleTarget*ref), verdict))
 		}
-		verdict := "met"
-		if lm > throttleTarget*ref {
-			verdict = "NOT met"
-		}
-		lines = append(lines, fmt.Sprintf("Rejected %s: lmigo %s vs aws-lambda-go %s, target ≤ ¼ (%s): %s.",
-			scenarioLabel(sr.Scenario), fmtPct(lm), fmtPct(ref), fmtPct(throttleTarget*ref), verdict))
 	}
 	if len(lines) == 0 {
 		return nil
@@ -88,4 +91,25 @@ func throttleSummary(rep *report) string {
 		b.WriteString("- " + l + "\n")
 	}
 	return b.String()
+}
+
+// extraRuntimes appends cfg.Extra (NAME=BINARY) to rts. Each survives a
+// panic if its name starts with lmigo.
+func extraRuntimes(cfg *config, rts []runtimeSpec) ([]runtimeSpec, error) {
+	if len(cfg.Extra) > 0 && cfg.Target == targetLambda {
+		return nil, errors.New("-extra: fake and rie targets only")
+	}
+	for _, kv := range cfg.Extra {
+		name, bin, ok := strings.Cut(kv, "=")
+		if !ok || name == "" || bin == "" {
+			return nil, fmt.Errorf("-extra %q: want NAME=BINARY", kv)
+		}
+		for _, rt := range rts {
+			if rt.Name == name {
+				return nil, fmt.Errorf("-extra %q: runtime %s exists already", kv, name)
+			}
+		}
+		rts = append(rts, runtimeSpec{Name: name, Binary: bin, SurvivesPanic: strings.HasPrefix(name, rtLmigo)})
+	}
+	return rts, nil
 }

@@ -34,7 +34,7 @@ func TestOnThrottleDefault(t *testing.T) {
 }
 
 func TestThrottleLines(t *testing.T) {
-	rep := &report{Config: &config{OnThrottle: throttleNext}}
+	rep := &report{Config: &config{OnThrottle: throttleNext}, Runtimes: []runtimeSpec{{Name: rtLmigo}, {Name: rtRef}}}
 	for _, c := range []struct {
 		n       int
 		lm, ref float64
@@ -52,5 +52,18 @@ func TestThrottleLines(t *testing.T) {
 	}
 	if rejectedPct(0, 0) != 0 || rejectedPct(3, 1) != 25 {
 		t.Error("rejectedPct")
+	}
+}
+
+func TestExtraRuntimes(t *testing.T) {
+	base := []runtimeSpec{{Name: rtLmigo}, {Name: rtRef}}
+	rts, err := extraRuntimes(&config{Target: targetRIE, Extra: []string{"lmigo-x=/bin/x", "other=/bin/y"}}, base)
+	if err != nil || len(rts) != 4 || rts[2] != (runtimeSpec{Name: "lmigo-x", Binary: "/bin/x", SurvivesPanic: true}) || rts[3].SurvivesPanic {
+		t.Errorf("got %+v, %v", rts, err)
+	}
+	for _, bad := range []string{"x", "=/bin/x", "lmigo=/bin/x"} {
+		if _, err := extraRuntimes(&config{Target: targetRIE, Extra: []string{bad}}, base); err == nil {
+			t.Errorf("-extra %q accepted", bad)
+		}
 	}
 }
