@@ -60,6 +60,9 @@ type slot struct {
 	// pollQueued: the last post queued the slot's next /next (post), so
 	// the poller must read it, whatever the memory.
 	pollQueued bool
+	// Experiment: the Conn the slot polls on (conn unless "second").
+	pollConn *rapi.Conn
+	wantPoll bool
 }
 
 // New builds a Runtime for handler from the environment. It returns an
@@ -115,6 +118,7 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	rt.slots = make([]*slot, cfg.Workers)
 	for i := range rt.slots {
 		s := &slot{conn: client.Conn(), bufs: pool.NewBuffers(cfg.BufferRetainBytes)}
+		rt.experiment(s)
 		rt.slots[i] = s
 		rt.free <- s
 	}
@@ -170,6 +174,7 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	stopMetrics() // the last document, after the last invocation
 	for _, s := range rt.slots {
 		_ = s.conn.Close()
+		_ = s.pollConn.Close()
 	}
 	if err == nil {
 		rt.log.Info("runtime stopped", zap.NamedError("cause", context.Cause(ctx)),
@@ -247,7 +252,7 @@ func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 			s.req = s.bufs.Get()
 		}
 		s.inv.Payload = s.req.B[:0]
-		err := s.conn.Next(ctx, &s.inv)
+		err := s.pollConn.Next(ctx, &s.inv)
 		s.req.B = s.inv.Payload
 		switch {
 		case err == nil:
@@ -406,7 +411,12 @@ func (rt *Runtime) failInvocation(s *slot, errorType string, err error) {
 // the slot's own, and the server only takes it after the answer.
 func (rt *Runtime) post(s *slot, send func(context.Context) error) {
 	s.pollQueued = !rt.stopping.Load() && !rt.holding()
-	s.conn.QueueNext(s.pollQueued)
+	if s.pollConn != s.conn {
+		s.wantPoll, s.pollQueued = s.pollQueued, false
+		s.conn.QueueNext(false)
+	} else {
+		s.conn.QueueNext(s.pollQueued)
+	}
 	ctx := context.Background()
 	err := send(ctx)
 	if err != nil && errors.Is(err, rapi.ErrTransport) {

@@ -63,6 +63,13 @@ type Conn struct {
 	queue  bool
 	queued bool
 
+	// Experiment (exp.go).
+	afterWrite func()
+	deferred   func(error)
+	lowat      int
+	lowatSet   net.Conn
+	pendingOp  string
+
 	// mu guards nc against interrupt and Close. The owner writes nc only
 	// under mu, so it may read it without.
 	mu          sync.Mutex
@@ -108,6 +115,12 @@ func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 		// From here every path reads the queued answer or drops nc.
 		queued := c.queued
 		c.queued = false
+		if queued {
+			c.readDeferred(ctx)
+			if c.nc == nil {
+				return c.fail(ctx, opNext, ErrClosed)
+			}
+		}
 		var err error
 		if !queued {
 			_, err = c.nc.Write(c.c.pre.next)
@@ -251,6 +264,14 @@ func (c *Conn) post(ctx context.Context, op string, r *request, queue bool) erro
 	// Whatever ends the connection from here (error, Connection: close,
 	// interruption) goes through drop, which forgets the poll.
 	c.queued = queue
+	if c.afterWrite != nil {
+		c.afterWrite()
+	}
+	if queue && c.deferred != nil {
+		c.setLowat()
+		c.pendingOp = op
+		return nil
+	}
 	return c.answer(ctx, op, nil)
 }
 
@@ -401,6 +422,7 @@ func (c *Conn) rearm() {
 // call redials.
 func (c *Conn) drop() {
 	c.queued = false
+	c.pendingOp = ""
 	c.mu.Lock()
 	if c.nc != nil {
 		c.nc.Close()
