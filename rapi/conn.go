@@ -63,12 +63,18 @@ type Conn struct {
 	queue  bool
 	queued bool
 
-	// Experiment (exp.go).
-	afterWrite func()
-	deferred   func(error)
-	lowat      int
-	lowatSet   net.Conn
-	pendingOp  string
+	// Owner-only, LazyAnswer (lazy.go): pending names the post whose
+	// answer Next must read first; polled is when the last /next answer
+	// began; lowat is the learned size of an accepted answer plus one.
+	lazy     bool
+	pending  string
+	polled   time.Time
+	lowat    int
+	lowatOn  bool // the connection's SO_RCVLOWAT is above 1
+	lowatArg int
+	lowatFn  func(fd uintptr)
+	raw      syscall.RawConn
+	rawFor   net.Conn
 
 	// mu guards nc against interrupt and Close. The owner writes nc only
 	// under mu, so it may read it without.
@@ -112,15 +118,14 @@ func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 		if err := c.begin(ctx, opNext); err != nil {
 			return err
 		}
+		if c.pending != "" {
+			if err := c.readLeft(ctx); err != nil {
+				return err
+			}
+		}
 		// From here every path reads the queued answer or drops nc.
 		queued := c.queued
 		c.queued = false
-		if queued {
-			c.readDeferred(ctx)
-			if c.nc == nil {
-				return c.fail(ctx, opNext, ErrClosed)
-			}
-		}
 		var err error
 		if !queued {
 			_, err = c.nc.Write(c.c.pre.next)
@@ -264,12 +269,7 @@ func (c *Conn) post(ctx context.Context, op string, r *request, queue bool) erro
 	// Whatever ends the connection from here (error, Connection: close,
 	// interruption) goes through drop, which forgets the poll.
 	c.queued = queue
-	if c.afterWrite != nil {
-		c.afterWrite()
-	}
-	if queue && c.deferred != nil {
-		c.setLowat()
-		c.pendingOp = op
+	if queue && c.leaveAnswer(op) {
 		return nil
 	}
 	return c.answer(ctx, op, nil)
@@ -422,7 +422,7 @@ func (c *Conn) rearm() {
 // call redials.
 func (c *Conn) drop() {
 	c.queued = false
-	c.pendingOp = ""
+	c.pending, c.lowatOn = "", false
 	c.mu.Lock()
 	if c.nc != nil {
 		c.nc.Close()
