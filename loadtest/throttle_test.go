@@ -34,7 +34,7 @@ func TestOnThrottleDefault(t *testing.T) {
 }
 
 func TestThrottleLines(t *testing.T) {
-	rep := &report{Config: &config{OnThrottle: throttleNext}, Runtimes: []runtimeSpec{{Name: rtLmigo}, {Name: rtRef}}}
+	rep := &report{Config: &config{Target: targetRIE, OnThrottle: throttleNext}, Runtimes: []runtimeSpec{{Name: rtLmigo}, {Name: rtRef}}}
 	for _, c := range []struct {
 		n       int
 		lm, ref float64
@@ -49,6 +49,10 @@ func TestThrottleLines(t *testing.T) {
 		!strings.HasSuffix(got[1], "tiny N=1: lmigo 10.0% vs aws-lambda-go 40.0%, target ≤ ¼ (10.0%): met.") ||
 		!strings.HasSuffix(got[2], ": NOT met.") {
 		t.Errorf("lines:\n%s", strings.Join(got, "\n"))
+	}
+	rep.Config.Target = targetFake
+	if got := throttleLines(rep); got != nil {
+		t.Errorf("fake target: %q, want no verdict", got)
 	}
 	if rejectedPct(0, 0) != 0 || rejectedPct(3, 1) != 25 {
 		t.Error("rejectedPct")
