@@ -115,6 +115,7 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	rt.slots = make([]*slot, cfg.Workers)
 	for i := range rt.slots {
 		s := &slot{conn: client.Conn(), bufs: pool.NewBuffers(cfg.BufferRetainBytes)}
+		s.conn.LazyAnswer(true) // see post
 		rt.slots[i] = s
 		rt.free <- s
 	}
@@ -247,6 +248,7 @@ func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 			s.req = s.bufs.Get()
 		}
 		s.inv.Payload = s.req.B[:0]
+		answered := s.inv.RequestID // the slot's last invocation, if any
 		err := s.conn.Next(ctx, &s.inv)
 		s.req.B = s.inv.Payload
 		switch {
@@ -265,6 +267,11 @@ func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 		case errors.Is(err, rapi.ErrRuntimeAPI):
 			rt.stop(err)
 			return false
+		case errors.As(err, new(*rapi.AnswerError)):
+			// The answer to the slot's last post (see post). The queued
+			// poll is read next, or sent again if the connection broke.
+			rt.log.Warn("the Runtime API did not accept the answer", zap.String(keyRequestID, answered), zap.Error(err))
+			continue
 		case s.inv.RequestID != "":
 			// The answer broke off after its request ID: the invocation
 			// was handed out, and only this runtime can end it before
@@ -403,7 +410,11 @@ func (rt *Runtime) failInvocation(s *slot, errorType string, err error) {
 // moment the caller has its response; the slot's next poller only reads
 // it. That closes the gap in which LMI throttles an invoke arriving right
 // after a response, and never holds more polls than slots: the poll is
-// the slot's own, and the server only takes it after the answer.
+// the slot's own, and the server only takes it after the answer. The
+// answer itself (a 202, as a rule) is then read by that poller, with the
+// next invocation (rapi.Conn.LazyAnswer): waking up for it here would take
+// CPU from the Runtime API just when it registers the poll. A refusal is
+// logged from there; a 5xx still stops the runtime.
 func (rt *Runtime) post(s *slot, send func(context.Context) error) {
 	s.pollQueued = !rt.stopping.Load() && !rt.holding()
 	s.conn.QueueNext(s.pollQueued)

@@ -22,6 +22,7 @@ func compareMain(ctx context.Context, args []string) error {
 	fs.IntVar(&cfg.N, "n", 1, "with -workload: AWS_LAMBDA_MAX_CONCURRENCY")
 	fs.StringVar(&cfg.Lmigo, "lmigo", "", "lmigo bootstrap binary (default: build ./cmd/bootstrap)")
 	fs.StringVar(&cfg.Ref, "ref", "", "aws-lambda-go bootstrap binary (default: build ./loadtest/refbootstrap)")
+	fs.Var((*stringList)(&cfg.Extra), "extra", "NAME=BINARY: one more runtime (a variant of lmigo, say) run interleaved with the two others, figures and rejection verdict of its own (repeatable)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: loadtest compare [flags]\n\nRuns each scenario for lmigo and aws-lambda-go, interleaved, -reps times, and reports medians and ratios.")
 		fs.PrintDefaults()
@@ -35,6 +36,10 @@ func compareMain(ctx context.Context, args []string) error {
 	}
 	rts, cleanup, err := compareRuntimes(ctx, cfg)
 	if err != nil {
+		return err
+	}
+	if rts, err = extraRuntimes(cfg, rts); err != nil {
+		cleanup()
 		return err
 	}
 	defer cleanup()

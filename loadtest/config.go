@@ -27,6 +27,7 @@ type config struct {
 	Idle        time.Duration `json:"-"`
 	GrowWindow  time.Duration `json:"-"`
 	Pause       time.Duration `json:"-"`
+	OnThrottle  string        `json:"onThrottle"` // retry or next; "" until validate picks by target
 	Reps        int           `json:"reps"`
 	IdleOverlap int           `json:"idleOverlap"`
 
@@ -46,6 +47,9 @@ type config struct {
 	Bootstrap string `json:"-"`
 	Lmigo     string `json:"-"`
 	Ref       string `json:"-"`
+	// Extra runtimes of a comparison, NAME=BINARY: variants run
+	// interleaved with the two others (-target fake or rie).
+	Extra []string `json:"extra,omitempty"`
 
 	// Deployed functions and the emulator.
 	Function    string `json:"function,omitempty"`
@@ -99,6 +103,7 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.GrowWindow, "grow-window", c.GrowWindow, "grow: send window (its count is fixed: rounds x 6 sizes x N)")
 	fs.DurationVar(&c.Idle, "idle", c.Idle, "grow: idle period after the load before RSS is read again")
 	fs.DurationVar(&c.Pause, "throttle-pause", c.Pause, "wait before a throttled invocation is retried (0: fake target, until a /next is pending; others 1ms)")
+	fs.StringVar(&c.OnThrottle, "on-throttle", c.OnThrottle, "what a caller does with a throttled invocation: retry (after -throttle-pause) or next (count it rejected, send the next one at once: issue #9's protocol); default next for -target rie, retry otherwise")
 	fs.IntVar(&c.Reps, "reps", c.Reps, "repetitions of each run")
 	fs.IntVar(&c.IdleOverlap, "idle-overlap", c.IdleOverlap, "grow: runs of a scenario whose idle periods may overlap the next runs (1: none; each idle runtime keeps its peak memory, lower it on small hosts)")
 	fs.StringVar(&c.Pin, "pin", c.Pin, "pin the runtime and the load test to one CPU: auto (N=1 only), always, never")
@@ -166,6 +171,13 @@ func (c *config) validate() error {
 		}
 	default:
 		bad("-model %q: want closed or open", c.Model)
+	}
+	switch c.OnThrottle {
+	case throttleRetry, throttleNext:
+	case "":
+		c.OnThrottle = defaultOnThrottle(c.Target)
+	default:
+		bad("-on-throttle %q: want retry or next", c.OnThrottle)
 	}
 	switch c.Pin {
 	case "auto", "always", "never":

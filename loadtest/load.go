@@ -30,6 +30,9 @@ type loadSpec struct {
 	window      time.Duration
 	items       []item        // cycled
 	pause       time.Duration // wait before retrying a throttled invocation (0: see retryWait)
+	// next: a throttled invocation is not retried; it counts as rejected
+	// and its caller goes on at once (see onThrottleNext).
+	next bool
 }
 
 // loadStats is what a load observed. Answered = OK + FuncErrors + Wrong.
@@ -39,7 +42,7 @@ type loadStats struct {
 	FuncErrors int64 // function error, as asked
 	Wrong      int64 // an answer that failed its check
 	Failures   int64 // accepted but no answer (transport error, ctx ended)
-	Throttles  int64 // refusals (Runtime.Unavailable), each retried
+	Throttles  int64 // refusals (Runtime.Unavailable): retried, or rejected (loadSpec.next)
 	Abandoned  int64 // never accepted: still throttled when the window closed
 	FirstErr   string
 	MaxLag     time.Duration // open: worst delay of a send behind its intended time
@@ -78,14 +81,18 @@ func newRecorder() *recorder { return &recorder{hist: newHist()} }
 
 // do sends one invocation, retrying throttles after pause until it is
 // accepted, or until the window closes (sendBy; zero means never) or ctx
-// ends. With intended set (open model), latency runs from that time, so a
-// late send counts against the target as a caller would see it; otherwise
-// it is the target's own latency.
-func (r *recorder) do(ctx context.Context, inv invoker, it *item, pause time.Duration, sendBy, intended time.Time) {
+// ends; with next set, a throttle is not retried: do returns at once and
+// the caller sends its next invocation. With intended set (open model),
+// latency runs from that time, so a late send counts against the target as
+// a caller would see it; otherwise it is the target's own latency.
+func (r *recorder) do(ctx context.Context, inv invoker, it *item, pause time.Duration, next bool, sendBy, intended time.Time) {
 	for {
 		o, err := inv.Invoke(ctx, it.payload)
 		if err == nil && o.Throttled {
 			r.throttles.Add(1)
+			if next {
+				return
+			}
 			if ctx.Err() != nil || (!sendBy.IsZero() && time.Now().After(sendBy)) {
 				r.abandoned.Add(1)
 				return
@@ -161,7 +168,7 @@ func closedLoop(ctx context.Context, inv invoker, spec loadSpec) loadStats {
 				if i >= int64(spec.count) {
 					return
 				}
-				rec.do(ctx, inv, &spec.items[i%int64(len(spec.items))], spec.pause, sendBy, time.Time{})
+				rec.do(ctx, inv, &spec.items[i%int64(len(spec.items))], spec.pause, spec.next, sendBy, time.Time{})
 			}
 		})
 	}
@@ -190,7 +197,7 @@ func openLoop(ctx context.Context, inv invoker, spec loadSpec) loadStats {
 	for range max(spec.outstanding, 1) {
 		wg.Go(func() {
 			for s := range work {
-				rec.do(ctx, inv, &spec.items[s.i%len(spec.items)], spec.pause, sendBy, s.intended)
+				rec.do(ctx, inv, &spec.items[s.i%len(spec.items)], spec.pause, spec.next, sendBy, s.intended)
 			}
 		})
 	}
@@ -273,7 +280,8 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // gather n invocations before answering, so the n responses of a wave are
 // all held at once. A throttled invocation of a wave is retried until ctx
 // ends even after the window (the others of its wave wait for it in the
-// handler); the window only stops new waves.
+// handler), whatever loadSpec.next says elsewhere; the window only stops
+// new waves.
 func growLoad(ctx context.Context, inv invoker, n, rounds int, window, pause time.Duration) loadStats {
 	rec := newRecorder()
 	start := time.Now()
@@ -287,7 +295,7 @@ func growLoad(ctx context.Context, inv invoker, n, rounds int, window, pause tim
 			it.payload = sizePayload(size, n)
 			var wg sync.WaitGroup
 			for range n {
-				wg.Go(func() { rec.do(ctx, inv, &it, pause, time.Time{}, time.Time{}) })
+				wg.Go(func() { rec.do(ctx, inv, &it, pause, false, time.Time{}, time.Time{}) })
 			}
 			wg.Wait()
 		}

@@ -137,6 +137,22 @@ func TestLoadBounds(t *testing.T) {
 			within: 5 * time.Second,
 		},
 		{
+			// A pause of an hour would fail within: next never waits.
+			name: "throttles rejected, next sent at once",
+			spec: loadSpec{model: modelClosed, callers: 2, count: 40, window: time.Minute, pause: time.Hour, next: true},
+			inv:  &scripted{throttle: true},
+			check: func(t *testing.T, st loadStats, inv *scripted) {
+				if inv.calls.Load() != 40 || st.OK != 20 || st.Throttles != 20 || st.Abandoned != 0 {
+					t.Errorf("calls %d, ok %d, throttles %d, abandoned %d; want 40 attempts, 20 ok, 20 rejected, 0 abandoned",
+						inv.calls.Load(), st.OK, st.Throttles, st.Abandoned)
+				}
+				if got := rejectedPct(st.answered(), st.Throttles); got != 50 {
+					t.Errorf("rejected %.1f%%, want 50%%", got)
+				}
+			},
+			within: 5 * time.Second,
+		},
+		{
 			name: "failures",
 			spec: loadSpec{model: modelClosed, callers: 2, count: 10, window: time.Minute},
 			inv:  &scripted{fail: true},

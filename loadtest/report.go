@@ -36,6 +36,7 @@ var columns = []column{
 	{mConnsPer1k, "conns/1k", fmtOne},
 	{mReady, "ready", fmtMS},
 	{mThrottles, "thr/1k", fmtOne},
+	{mRejected, "rej %", fmtPct},
 }
 
 // fmtLatency writes microseconds in a unit that suits them.
@@ -135,6 +136,7 @@ func printTable(w io.Writer, rep *report) {
 	for _, n := range rep.Notes {
 		fmt.Fprintln(w, "- "+n)
 	}
+	fmt.Fprint(w, throttleSummary(rep))
 	printAccounting(w, rep)
 }
 
@@ -184,8 +186,12 @@ func printAccounting(w io.Writer, rep *report) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "- Accounting: %d invocations answered (warm-up included), %d function errors as asked, %d throttled attempts retried, %d given up when the window closed",
-		total, fe, thr, abandoned)
+	handled := "retried"
+	if rep.Config.OnThrottle == throttleNext {
+		handled = "rejected, not retried"
+	}
+	fmt.Fprintf(w, "- Accounting: %d invocations answered (warm-up included), %d function errors as asked, %d throttled attempts %s, %d given up when the window closed",
+		total, fe, thr, handled, abandoned)
 	if rep.Config.Target == targetFake {
 		fmt.Fprintf(w, "; every invocation answered exactly once, %d protocol violations", viol)
 	}
@@ -221,6 +227,7 @@ func markdown(rep *report) []byte {
 	for _, n := range rep.Notes {
 		b.WriteString("- " + n + "\n")
 	}
+	b.WriteString(throttleSummary(rep))
 	b.WriteString("\n## Runs\n\n| scenario | runtime | rep | invocations | function errors | throttles | abandoned | max polls+in flight | violations | problems, warnings |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, sr := range rep.Scenarios {
 		for _, r := range sr.Runs {

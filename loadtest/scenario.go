@@ -210,6 +210,7 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 	spec := loadSpec{
 		model: sc.Model, callers: sc.Callers, rate: sc.Rate, outstanding: sc.Outstanding,
 		count: sc.Warmup, window: time.Duration(sc.Window), items: sc.w.items, pause: cfg.Pause,
+		next: cfg.OnThrottle == throttleNext,
 	}
 	if sc.Warmup > 0 {
 		l.total.add(runLoad(lctx, in.inv, spec))
@@ -239,6 +240,7 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 		m[mThroughput] = float64(answered) / st.Elapsed.Seconds()
 		latencyMetrics(st.Hist, m)
 		m[mThrottles] = per1k(st.Throttles)
+		m[mRejected] = rejectedPct(answered, st.Throttles)
 		if in.pid > 0 {
 			if cpu1, err := readCPU(in.pid); err == nil {
 				m[mCPU] = us(int64(cpu1-cpu0)) / float64(answered)

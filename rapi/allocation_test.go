@@ -104,3 +104,29 @@ func TestAllocsBuildRequests(t *testing.T) {
 		t.Fatalf("request building allocates %.1f times", a)
 	}
 }
+
+// LazyAnswer costs no allocation: the low-water mark is set through a
+// raw connection and a function kept per Conn.
+func TestAllocsNextRespondLazy(t *testing.T) {
+	var inv Invocation
+	cn := lazyConn(t, newTestServer(t, apiHandler([]byte(`{"key":"value"}`))), &inv)
+	ctx := t.Context()
+	marked := false
+	round := func() {
+		if err := cn.Respond(ctx, inv.RequestID, inv.Payload, "application/json"); err != nil {
+			t.Fatal(err)
+		}
+		marked = cn.lowatOn
+		if err := cn.Next(ctx, &inv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	round() // learns the size of the 202
+	a := testing.AllocsPerRun(2000, round)
+	if !marked {
+		t.Fatal("the low-water mark is not set while the answer waits")
+	}
+	if a > 1 {
+		t.Fatalf("Respond+Next with LazyAnswer: %.2f allocs, want at most 1", a)
+	}
+}

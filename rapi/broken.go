@@ -16,6 +16,7 @@ import "time"
 // beginAnswer records that the first byte of an answer has arrived.
 func (c *Conn) beginAnswer() {
 	now := time.Now()
+	c.polled = now
 	c.mu.Lock()
 	c.answerSince = now
 	c.mu.Unlock()

@@ -63,6 +63,19 @@ type Conn struct {
 	queue  bool
 	queued bool
 
+	// Owner-only, LazyAnswer (lazy.go): pending names the post whose
+	// answer Next must read first; polled is when the last /next answer
+	// began; lowat is the learned size of an accepted answer plus one.
+	lazy     bool
+	pending  string
+	polled   time.Time
+	lowat    int
+	lowatOn  bool // the connection's SO_RCVLOWAT is above 1
+	lowatArg int
+	lowatFn  func(fd uintptr)
+	raw      syscall.RawConn
+	rawFor   net.Conn
+
 	// mu guards nc against interrupt and Close. The owner writes nc only
 	// under mu, so it may read it without.
 	mu          sync.Mutex
@@ -104,6 +117,11 @@ func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 		reused := c.nc != nil && !c.interrupted.Load()
 		if err := c.begin(ctx, opNext); err != nil {
 			return err
+		}
+		if c.pending != "" {
+			if err := c.readLeft(ctx); err != nil {
+				return err
+			}
 		}
 		// From here every path reads the queued answer or drops nc.
 		queued := c.queued
@@ -251,6 +269,9 @@ func (c *Conn) post(ctx context.Context, op string, r *request, queue bool) erro
 	// Whatever ends the connection from here (error, Connection: close,
 	// interruption) goes through drop, which forgets the poll.
 	c.queued = queue
+	if queue && c.leaveAnswer(op) {
+		return nil
+	}
 	return c.answer(ctx, op, nil)
 }
 
@@ -401,6 +422,7 @@ func (c *Conn) rearm() {
 // call redials.
 func (c *Conn) drop() {
 	c.queued = false
+	c.pending, c.lowatOn = "", false
 	c.mu.Lock()
 	if c.nc != nil {
 		c.nc.Close()

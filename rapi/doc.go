@@ -92,6 +92,17 @@
 // poll, as an interrupted Next always does; a call made with a context that
 // is already done returns its error and leaves the poll queued.
 //
+// Lazy answers (Conn.LazyAnswer, with QueueNext): Respond and Fail return
+// once written, and the next Next reads their answer before the poll's; a
+// refusal or a broken answer comes back from that Next as an *AnswerError
+// (which unwraps to the error the post would have returned), the rows of
+// the table above apply unchanged, and a Next after it reads the poll if it
+// is still queued. While the answer waits, SO_RCVLOWAT (Linux) is set one
+// byte above the size of the last accepted answer, so that a 202 alone does
+// not wake the process; any other answer does, and after 10 ms the mark is
+// lowered anyway. A post more than a second after the last /next answer
+// began reads its answer at once, as does Stream.
+//
 // Broken answers: once the first byte of a /next answer has arrived, the
 // rest of it (head and body) should arrive within StallTimeout (10 s by
 // default); Conn.CutIfStalled, which the caller runs periodically from any

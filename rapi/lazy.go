@@ -1,0 +1,117 @@
+package rapi
+
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+)
+
+// lazyFresh: an answer is left for the next Next only when the poll it
+// follows was answered this recently, so that the connection cannot have
+// been closed by the server while idle (a post on a stale connection is
+// retried by the caller, which needs its answer now). A variable for tests.
+var lazyFresh = time.Second
+
+const (
+	// lazyWake bounds how long the answer may sit unread behind the
+	// receive low-water mark when no invocation follows it.
+	lazyWake = 10 * time.Millisecond
+	// maxLowat bounds the learned size of an accepted answer.
+	maxLowat = 1 << 10
+)
+
+// AnswerError is the error Next returns when the answer to the post
+// before it, left to Next by LazyAnswer, was not a success, or could not
+// be read. Err is what Respond or Fail would have returned. When the
+// connection is intact, the poll queued behind the post is still there:
+// the next Next reads it.
+type AnswerError struct {
+	Op  string // response or error
+	Err error
+}
+
+func (e *AnswerError) Error() string {
+	return "rapi: the answer to the last " + e.Op + ", read with the next poll: " + e.Err.Error()
+}
+
+func (e *AnswerError) Unwrap() error { return e.Err }
+
+// LazyAnswer turns on (or off) leaving the answer to a post with a queued
+// poll (QueueNext) to the next Next: Respond and Fail then return once the
+// request is written, and Next reads their answer before the poll's,
+// returning an *AnswerError when it is not a success. Meanwhile the
+// connection's receive low-water mark is set just above the size of the
+// last accepted answer, so that a plain 202 does not wake the process: it
+// is read with the next invocation, or after 10 ms without one. Any other
+// answer is read at once. On the emulator, that wake-up of the runtime is
+// what delays its registration of the queued poll (the server registers it
+// right after sending the 202): with it gone, fewer invocations that
+// callers send at once are throttled.
+//
+// A post is answered at once as before when the poll before it was
+// answered more than a second ago, and always by Stream. Default off.
+func (c *Conn) LazyAnswer(on bool) { c.lazy = on }
+
+// leaveAnswer reports whether the answer to the post just written (with a
+// poll queued behind it) is left to Next, and prepares for it.
+func (c *Conn) leaveAnswer(op string) bool {
+	if !c.lazy || time.Since(c.polled) > lazyFresh {
+		return false
+	}
+	c.pending = op
+	c.setLowat(c.lowat)
+	return true
+}
+
+// readLeft reads the answer that a post left to this Next.
+func (c *Conn) readLeft(ctx context.Context) error {
+	op := c.pending
+	c.pending = ""
+	_, err := c.peekWithin(lazyWake)
+	c.setLowat(0)
+	if err == nil {
+		n := c.br.Buffered()
+		err = c.answer(ctx, op, nil)
+		if err == nil && c.nc != nil {
+			c.lowat = min(n-c.br.Buffered()+1, maxLowat)
+		}
+		if err == nil {
+			return nil
+		}
+	} else {
+		err = c.fail(ctx, op, err)
+	}
+	return &AnswerError{Op: op, Err: err}
+}
+
+// peekWithin waits for the first byte of the answer, and once d has passed
+// without it, lowers the low-water mark and waits on.
+func (c *Conn) peekWithin(d time.Duration) ([]byte, error) {
+	if c.br.Buffered() > 0 || !c.lowatOn {
+		return c.br.Peek(1)
+	}
+	c.mu.Lock()
+	if !c.interrupted.Load() {
+		_ = c.nc.SetReadDeadline(time.Now().Add(d))
+	}
+	c.mu.Unlock()
+	b, err := c.br.Peek(1)
+	if err == nil || c.interrupted.Load() || !errors.Is(err, os.ErrDeadlineExceeded) {
+		c.clearDeadline()
+		return b, err
+	}
+	c.setLowat(0)
+	c.clearDeadline()
+	return c.br.Peek(1)
+}
+
+// clearDeadline removes peekWithin's deadline, unless an interruption has
+// set its own since.
+func (c *Conn) clearDeadline() {
+	c.mu.Lock()
+	if !c.interrupted.Load() {
+		_ = c.nc.SetReadDeadline(time.Time{})
+	}
+	c.mu.Unlock()
+}
