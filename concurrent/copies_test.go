@@ -8,9 +8,11 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/lmigo/lmigo/loadtest/fakeapi"
 )
@@ -148,6 +150,36 @@ func TestRetainedBufferReused(t *testing.T) {
 	if n := countBuffers(t, raw, len(body), "8MiB"); n != 0 {
 		t.Fatalf("%d body-sized buffers per invocation with an 8 MiB retain cap, want 0", n)
 	}
+}
+
+// TestRetainedBuffersKeepTheirUse: a response buffer that fills the
+// retain cap is not kept at the expense of the request buffer, which
+// would leave the slot lending it to every request after: after a 1 MiB
+// response under a 1 MiB cap and a 6 MiB one, the slot keeps only its
+// small request buffer.
+func TestRetainedBuffersKeepTheirUse(t *testing.T) {
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true, MaxResponseBytes: 8 << 20})
+	rt := serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "1", "LMIGO_BUFFER_RETAIN_BYTES": "1MiB"},
+		RawHandler(func(_ context.Context, p []byte, out *Buffer) error {
+			n, _ := strconv.Atoi(string(p))
+			out.B = append(out.B, '"')
+			out.B = append(out.B, bytes.Repeat([]byte("x"), n-2)...)
+			out.B = append(out.B, '"')
+			return nil
+		}))
+	for _, n := range []int{1 << 20, 6 << 20, 1 << 10} {
+		if r := invoke(t, api, strconv.Itoa(n)); r.Err != nil || len(r.Body) != n {
+			t.Fatalf("%d: got %d bytes, %+v", n, len(r.Body), r.Err)
+		}
+	}
+	// The slot is put back just after the answer is accepted.
+	var kept int
+	for start := time.Now(); time.Since(start) < 2*time.Second; time.Sleep(time.Millisecond) {
+		if kept = rt.slots[0].bufs.Retained(); kept > 0 && kept < 64<<10 {
+			return
+		}
+	}
+	t.Fatalf("the slot keeps %d bytes of buffer, want its small request buffer only", kept)
 }
 
 // countBuffers serves handler with the retain cap given and returns the

@@ -431,10 +431,14 @@ func (rt *Runtime) release(s *slot) {
 // out the last one put back first, and the request buffer is taken first
 // (next, then serve), so each comes back to the same use. The other way
 // round a large response buffer would hold the next request, and the
-// response would grow a new one every time.
+// response would grow a new one every time. For the same reason, when the
+// two do not fit in the retain cap together, the response buffer is the
+// one dropped: kept alone, it would be lent to the next request.
 func (rt *Runtime) putBuffers(s *slot) {
 	if s.resp != nil {
-		s.bufs.Put(s.resp)
+		if s.req == nil || cap(s.req.B)+cap(s.resp.B) <= rt.cfg.BufferRetainBytes {
+			s.bufs.Put(s.resp)
+		}
 		s.resp = nil
 	}
 	if s.req != nil {
