@@ -325,6 +325,9 @@ func summarize(sr *scenarioReport, rts []runtimeSpec) {
 		}
 		rs := map[string]float64{}
 		for k, va := range sr.Medians[rt.Name] {
+			if k == mRSSGrowth {
+				continue // a difference, often near 0 or below: no ratio
+			}
 			if vb, ok := b[k]; ok {
 				if r, ok := ratio(va, vb); ok {
 					rs[k] = r

@@ -228,13 +228,16 @@ func TestSummarize(t *testing.T) {
 
 func TestSummarizeThreeRuntimes(t *testing.T) {
 	sr := scenarioReport{Runs: []runResult{
-		{Runtime: rtLmigo, Metrics: map[string]float64{mCPU: 40}},
-		{Runtime: rtRaw, Metrics: map[string]float64{mCPU: 20}},
-		{Runtime: rtRef, Metrics: map[string]float64{mCPU: 80}},
+		{Runtime: rtLmigo, Metrics: map[string]float64{mCPU: 40, mRSSGrowth: -1}},
+		{Runtime: rtRaw, Metrics: map[string]float64{mCPU: 20, mRSSGrowth: 2}},
+		{Runtime: rtRef, Metrics: map[string]float64{mCPU: 80, mRSSGrowth: 100}},
 	}}
 	summarize(&sr, []runtimeSpec{{Name: rtLmigo}, {Name: rtRaw}, {Name: rtRef}})
 	if got, raw := sr.Ratios[mCPU], sr.MoreRatios[rtRaw][mCPU]; got != 0.5 || raw != 0.25 {
 		t.Errorf("ratios lmigo %v, lmigo-raw %v; want 0.5, 0.25 (against aws-lambda-go)", got, raw)
+	}
+	if _, ok := sr.Ratios[mRSSGrowth]; ok {
+		t.Errorf("a ratio of RSS differences")
 	}
 }
 
