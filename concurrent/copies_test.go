@@ -58,7 +58,7 @@ func TestResponseCopies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			buffers := countBuffers(t, tt.handler, tt.size, "64KiB")
+			buffers := countBuffers(t, tt.handler, `{}`, tt.size, tt.size, "64KiB")
 			if got := buffers - tt.written; got != tt.copies {
 				t.Fatalf("the body was copied %d times in user space (%d body-sized buffers, %d filled by the handler); the package doc says %d",
 					got, buffers, tt.written, tt.copies)
@@ -147,7 +147,7 @@ func TestRetainedBufferReused(t *testing.T) {
 		out.B = append(out.B, body...)
 		return nil
 	})
-	if n := countBuffers(t, raw, len(body), "8MiB"); n != 0 {
+	if n := countBuffers(t, raw, `{}`, len(body), len(body), "8MiB"); n != 0 {
 		t.Fatalf("%d body-sized buffers per invocation with an 8 MiB retain cap, want 0", n)
 	}
 }
@@ -182,18 +182,58 @@ func TestRetainedBuffersKeepTheirUse(t *testing.T) {
 	t.Fatalf("the slot keeps %d bytes of buffer, want its small request buffer only", kept)
 }
 
-// countBuffers serves handler with the retain cap given and returns the
-// body-sized buffers the runtime allocates per invocation, rounded,
-// besides the fake API's.
-func countBuffers(t *testing.T, handler any, size int, retain string) int {
+// TestRequestCopies: a request payload is read once into the slot's
+// buffer and decoded from there, as the package doc says: a raw handler
+// and a lambda.Handler get that buffer, a json.RawMessage event is one
+// copy (the handler may keep it), a typed event is decoded by
+// json.Unmarshal over the buffer (its one string of the payload's size is
+// the decoding). The retain cap keeps the 6 MiB request buffer, so the
+// read itself allocates nothing.
+func TestRequestCopies(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	payload := `{"data":"` + strings.Repeat("x", copyTestSize-11) + `"}`
+	type event struct {
+		Data string `json:"data"`
+	}
+	tests := []struct {
+		name    string
+		handler any
+		copies  int
+	}{
+		{"raw handler", RawHandler(func(_ context.Context, p []byte, out *Buffer) error {
+			out.B = strconv.AppendInt(out.B, int64(len(p)), 10)
+			return nil
+		}), 0},
+		{"lambda.Handler", invokerFunc(func(_ context.Context, p []byte) ([]byte, error) {
+			return strconv.AppendInt(nil, int64(len(p)), 10), nil
+		}), 0},
+		{"json.RawMessage event", func(_ context.Context, ev json.RawMessage) (int, error) { return len(ev), nil }, 1},
+		{"typed event", func(_ context.Context, ev event) (int, error) { return len(ev.Data) + 11, nil }, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := countBuffers(t, tt.handler, payload, len(strconv.Itoa(copyTestSize)), copyTestSize, "16MiB"); got != tt.copies {
+				t.Fatalf("%d payload-sized buffers per invocation, the package doc says %d", got, tt.copies)
+			}
+		})
+	}
+}
+
+// countBuffers serves handler with the retain cap given, invokes it with
+// payload, and returns the buffers of size unit the runtime allocates per
+// invocation, rounded, besides the test's own: the fake API's body of the
+// response (respSize bytes) and the payload as []byte.
+func countBuffers(t *testing.T, handler any, payload string, respSize, unit int, retain string) int {
 	t.Helper()
 	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true, MaxResponseBytes: 8 << 20})
 	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "1", "LMIGO_BUFFER_RETAIN_BYTES": retain}, handler)
 	check := func() {
 		t.Helper()
-		r := invoke(t, api, `{}`)
-		if r.Err != nil || len(r.Body) != size {
-			t.Fatalf("got %d bytes, want %d; %+v", len(r.Body), size, r.Err)
+		r := invoke(t, api, payload)
+		if r.Err != nil || len(r.Body) != respSize {
+			t.Fatalf("got %d bytes, want %d; %+v", len(r.Body), respSize, r.Err)
 		}
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
@@ -208,7 +248,9 @@ func countBuffers(t *testing.T, handler any, size int, retain string) int {
 		check()
 	}
 	runtime.ReadMemStats(&after)
-	perInv := float64(after.TotalAlloc-before.TotalAlloc)/n - float64(size) // less the fake API's body
-	t.Logf("%.0f bytes allocated per invocation besides the fake API's body (%.2f bodies)", perInv, perInv/float64(size))
-	return int(math.Round(perInv / float64(size)))
+	// Less the fake API's body of the response and invoke's []byte of the
+	// payload.
+	perInv := float64(after.TotalAlloc-before.TotalAlloc)/n - float64(respSize) - float64(len(payload))
+	t.Logf("%.0f bytes allocated per invocation besides the test's (%.2f units of %d)", perInv, perInv/float64(unit), unit)
+	return int(math.Round(perInv / float64(unit)))
 }
