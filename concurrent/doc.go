@@ -30,16 +30,50 @@
 //
 // # Responses
 //
-// A buffered response is posted once, with its Content-Length. A
-// json.RawMessage result that is already compact, valid JSON (checked in
-// one pass; aws-lambda-go's encoder would send it unchanged) is posted from
-// the handler's own bytes, with no copy: the runtime reads a returned
-// json.RawMessage until the answer is posted; do not modify it after
-// returning it (the same contract as for any returned value; returning
-// the same bytes from several invocations at once is fine). Other results
-// are encoded or copied once into the slot's buffer, including the []byte
-// of a lambda.Handler, since aws-lambda-go's own handlers return the bytes
-// of a pooled buffer they reuse as soon as Invoke returns.
+// A buffered response is posted once, with its Content-Length: a body over
+// 4 KiB is written to the socket from where it lies (writev), a smaller
+// one is copied behind its headers so that both go in one write. Before
+// that write, a response body is copied in user space, per path
+// (TestResponseCopies and TestStreamedResponseCopies fail on one copy
+// more):
+//
+//	path                                 copies  why
+//	json.RawMessage result, compact (1)  0       posted from the handler's own bytes
+//	RawHandler                           0       it writes into the slot's buffer, posted from there
+//	io.Reader result, io.WriterTo (2)    0       streamed: it writes itself out, one chunk per Write (writev)
+//	io.Reader result, other              1       streamed: each Read fills the slot's 32 KiB chunk buffer
+//	typed result (3)                     1       encoding/json encodes into its own pooled buffer, then
+//	                                             json.Encoder copies that into the slot's buffer
+//	lambda.Handler                       1       on purpose: aws-lambda-go's own Invoke returns a pooled
+//	                                             buffer that it reuses as soon as Invoke returns
+//
+// (1) With the default options (no WithSetEscapeHTML, no WithSetIndent),
+// a json.RawMessage that is already compact, valid JSON is what
+// aws-lambda-go's encoder would send unchanged; it is checked in one pass
+// (what json.Valid accepts, without whitespace; faster than json.Valid
+// over the long strings large bodies are made of) and never copied.
+// Otherwise it is a typed result. The runtime reads a returned
+// json.RawMessage until the answer is posted: do not modify it after
+// returning it (returning the same bytes from several invocations at once
+// is fine). (2) One that writes from its own bytes, as *bytes.Reader and
+// *bytes.Buffer do; *strings.Reader (a socket takes only []byte) and
+// *os.File write through the chunk buffer: one copy. (3) Any other value, a []byte too: it encodes as a
+// base64 JSON string, as aws-lambda-go sends it. The encoding is the one
+// pass a typed result cannot avoid; the copy after it is encoding/json's
+// (no API of it encodes into a caller's buffer).
+//
+// A request payload is read once, into the slot's request buffer (from
+// the socket; only the bytes that arrived with the headers are copied out
+// of the connection's read buffer), and decoded from there: a typed event
+// by json.Unmarshal over that buffer (json.Decoder, which copies, only for
+// WithUseNumber, WithDisallowUnknownFields or a payload that is not one
+// valid JSON value); a RawHandler and a lambda.Handler get the buffer
+// itself, valid until they return; a json.RawMessage event is copied
+// once, since the handler may keep it and the buffer is reused.
+//
+// Each slot keeps at most LMIGO_BUFFER_RETAIN_BYTES of request and
+// response buffer between invocations (limits.Config.BufferRetainBytes);
+// a buffer that grew past it is dropped when its invocation ends.
 //
 // Once no invocation has been in flight for about idleFreeAfter (2 s), the
 // runtime hands the memory freed since the last burst back to the OS
@@ -61,7 +95,7 @@
 // LambdaFunctionURLStreamingResponse and APIGatewayProxyStreamingResponse,
 // a *strings.Reader, an *os.File...) is streamed: posted with
 // Lambda-Runtime-Function-Response-Mode: streaming, chunked, one chunk per
-// Read, while the handler's context is still live, then closed if it is an
+// Read (per Write for an io.WriterTo, which writes itself out), while the handler's context is still live, then closed if it is an
 // io.Closer. Other results are buffered. Each slot streams on its own
 // connection, so streams never wait for each other. LMIGO_MAX_RESPONSE_BYTES
 // bounds buffered responses only; the platform's limits bound a stream. A

@@ -3,7 +3,6 @@ package concurrent
 import (
 	"context"
 	"encoding/json"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -11,50 +10,6 @@ import (
 
 	"github.com/lmigo/lmigo/loadtest/fakeapi"
 )
-
-// TestRawMessageResponseNotCopied: a 6 MiB json.RawMessage result is
-// posted from the handler's own bytes. The fake API allocates one body of
-// the response's size per invocation (fakeapi.Result.Body); everything
-// above that is the runtime's, and must stay far below one copy, with a
-// retain cap small enough that a copy would allocate every time.
-func TestRawMessageResponseNotCopied(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector allocates")
-	}
-	const size = 6 << 20
-	body := json.RawMessage(`"` + strings.Repeat("x", size-2) + `"`)
-	handlers := map[string]any{
-		"rawmessage": func(context.Context, json.RawMessage) (json.RawMessage, error) { return body, nil },
-		"typed":      func(context.Context, struct{}) (json.RawMessage, error) { return body, nil },
-	}
-	for name, handler := range handlers {
-		t.Run(name, func(t *testing.T) {
-			api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true, MaxResponseBytes: 8 << 20})
-			serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "1", "LMIGO_BUFFER_RETAIN_BYTES": "64KiB"}, handler)
-			check := func() {
-				t.Helper()
-				r := invoke(t, api, `{}`)
-				if r.Err != nil || len(r.Body) != size || string(r.Body[:8]) != `"xxxxxxx` {
-					t.Fatalf("got %d bytes, %+v", len(r.Body), r.Err)
-				}
-			}
-			check() // warm up: connections, pools
-			const n = 5
-			var before, after runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&before)
-			for range n {
-				check()
-			}
-			runtime.ReadMemStats(&after)
-			perInv := int64(after.TotalAlloc-before.TotalAlloc)/n - size // less the fake API's body
-			t.Logf("%d bytes allocated per invocation besides the fake API's body", perInv)
-			if perInv > size/8 {
-				t.Fatalf("%d bytes allocated per 6 MiB invocation besides the fake API's body: the response was copied", perInv)
-			}
-		})
-	}
-}
 
 // TestIdleFreeOncePerBurst: memory is handed back once after a burst, not
 // before any invocation, not again while idle, never while an invocation

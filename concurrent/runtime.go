@@ -438,15 +438,23 @@ func (rt *Runtime) release(s *slot) {
 }
 
 // putBuffers gives the slot's buffers back; one that grew past the retain
-// cap is dropped there.
+// cap is dropped there. The response buffer goes back first: Buffers hands
+// out the last one put back first, and the request buffer is taken first
+// (next, then serve), so each comes back to the same use. The other way
+// round a large response buffer would hold the next request, and the
+// response would grow a new one every time. For the same reason, when the
+// two do not fit in the retain cap together, the response buffer is the
+// one dropped: kept alone, it would be lent to the next request.
 func (rt *Runtime) putBuffers(s *slot) {
+	if s.resp != nil {
+		if s.req == nil || cap(s.req.B)+cap(s.resp.B) <= rt.cfg.BufferRetainBytes {
+			s.bufs.Put(s.resp)
+		}
+		s.resp = nil
+	}
 	if s.req != nil {
 		s.bufs.Put(s.req)
 		s.req = nil
-	}
-	if s.resp != nil {
-		s.bufs.Put(s.resp)
-		s.resp = nil
 	}
 	s.inv.Payload = nil
 }

@@ -33,6 +33,12 @@ import (
 func (rt *Runtime) stream(s *slot, contentType string, body io.Reader) {
 	inv := &s.inv
 	g := &guardedReader{r: body}
+	var src io.Reader = g
+	if wt, ok := body.(io.WriterTo); ok {
+		// Written out from its own bytes (rapi.Conn.Stream): a
+		// *bytes.Reader is not copied.
+		src = &guardedWriterTo{guardedReader: g, wt: wt}
+	}
 	var (
 		failure     error
 		failureType string
@@ -67,14 +73,14 @@ func (rt *Runtime) stream(s *slot, contentType string, body io.Reader) {
 
 	s.conn.QueueNext(!rt.stopping.Load())
 	ctx := context.Background()
-	err := s.conn.Stream(ctx, inv.RequestID, contentType, g, onError)
+	err := s.conn.Stream(ctx, inv.RequestID, contentType, src, onError)
 	if err != nil && errors.Is(err, rapi.ErrTransport) {
 		// One more try on a fresh connection, as post does, when it cannot
 		// send anything twice: nothing was read yet, or the answer is an
 		// /error (a repeated one gets a harmless 400).
 		switch {
 		case g.reads == 0:
-			err = s.conn.Stream(ctx, inv.RequestID, contentType, g, onError)
+			err = s.conn.Stream(ctx, inv.RequestID, contentType, src, onError)
 		case early:
 			err = s.conn.Fail(ctx, inv.RequestID, failureType, s.resp.B, nil)
 		}
@@ -131,6 +137,57 @@ func (g *guardedReader) Read(p []byte) (n int, err error) {
 		}
 	}()
 	return g.r.Read(p)
+}
+
+// guardedWriterTo is guardedReader for a reader that writes itself out
+// (io.WriterTo): a panic in WriteTo is returned as a *PanicError, and what
+// it writes is counted in n.
+type guardedWriterTo struct {
+	*guardedReader
+	wt io.WriterTo
+	cw countingWriter
+}
+
+func (g *guardedWriterTo) WriteTo(w io.Writer) (n int64, err error) {
+	g.reads++
+	g.cw = countingWriter{w: w, n: &g.n}
+	defer func() {
+		if v := recover(); v != nil {
+			n, err = g.n, newPanicError(v)
+		}
+	}()
+	return g.wt.WriteTo(&g.cw)
+}
+
+// countingWriter counts what goes through it, and keeps w's WriteString
+// and ReadFrom, which spare a copy or an allocation.
+type countingWriter struct {
+	w io.Writer
+	n *int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	*c.n += int64(n)
+	return n, err
+}
+
+func (c *countingWriter) WriteString(s string) (int, error) {
+	n, err := io.WriteString(c.w, s)
+	*c.n += int64(n)
+	return n, err
+}
+
+func (c *countingWriter) ReadFrom(r io.Reader) (int64, error) {
+	var n int64
+	var err error
+	if rf, ok := c.w.(io.ReaderFrom); ok {
+		n, err = rf.ReadFrom(r)
+	} else {
+		n, err = io.Copy(struct{ io.Writer }{c.w}, r)
+	}
+	*c.n += n
+	return n, err
 }
 
 // writeStreamErrorBody writes the error document of a stream that failed

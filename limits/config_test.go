@@ -34,7 +34,7 @@ func defaults() Config {
 		RuntimeAPI:          testAPI,
 		MaxConcurrency:      1,
 		Workers:             1,
-		BufferRetainBytes:   1 << 20,
+		BufferRetainBytes:   2 << 20,
 		MaxRequestBytes:     6<<20 + 100,
 		MaxResponseBytes:    6 << 20,
 		MemoryLimitFraction: 0.9,

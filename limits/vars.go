@@ -43,7 +43,7 @@ func Vars() []Var {
 		{envMaxConcurrency, "1", "N, invocations served at once, set by Lambda on Managed Instances; an integer below 1 means 1, above 1600 is an error."},
 		{envInitType, "", `"lambda-managed-instances" marks Lambda Managed Instances, set by Lambda.`},
 		{envWorkers, "N", "Workers, each holding one /next poll or one invocation: 1..N, never more than N."},
-		{envBufferRetain, "1MiB", "Bytes of buffer each worker keeps between invocations: 0..64MiB; bytes or KiB, MiB, KB, MB."},
+		{envBufferRetain, "2MiB", "Bytes of buffer each worker keeps between invocations: 0..64MiB; bytes or KiB, MiB, KB, MB."},
 		{envMaxRequest, "6291556", "Largest request payload read from /next: 1..6291556 (6 MiB + 100 B); bytes or KiB, MiB, KB, MB."},
 		{envMaxResponse, "6MiB", "Largest buffered response: 1..6291556 (6 MiB + 100 B); bytes or KiB, MiB, KB, MB."},
 		{envMemorySize, "", "Function memory in MB, set by Lambda: 1..1048576 if set, 0 when unset."},

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -17,14 +18,16 @@ func compareMain(ctx context.Context, args []string) error {
 	cfg := defaultConfig()
 	fs := flag.NewFlagSet("loadtest compare", flag.ContinueOnError)
 	cfg.register(fs)
-	fs.StringVar(&cfg.Scenarios, "scenario", "", "comma-separated scenarios of the standard set to run (default: all): "+strings.Join(standardNames(), ", "))
+	fs.StringVar(&cfg.Scenarios, "scenario", "", "comma-separated scenarios to run (default: the standard set): WORKLOAD-nN, e.g. size-256KiB-n1; the standard set is "+strings.Join(standardNames(), ", "))
 	fs.StringVar(&cfg.Workload, "workload", "", "run one custom scenario of this workload (tiny, size:S, mix, grow) instead of the standard set")
 	fs.IntVar(&cfg.N, "n", 1, "with -workload: AWS_LAMBDA_MAX_CONCURRENCY")
 	fs.StringVar(&cfg.Lmigo, "lmigo", "", "lmigo bootstrap binary (default: build ./cmd/bootstrap)")
 	fs.StringVar(&cfg.Ref, "ref", "", "aws-lambda-go bootstrap binary (default: build ./loadtest/refbootstrap)")
 	fs.Var((*stringList)(&cfg.Extra), "extra", "NAME=BINARY: one more runtime (a variant of lmigo, say) run interleaved with the two others, figures and rejection verdict of its own (repeatable)")
+	fs.StringVar(&cfg.Raw, "raw", "", "lmigo-raw bootstrap binary (default: build ./loadtest/rawbootstrap)")
+	fs.StringVar(&cfg.Runtimes, "runtimes", rtLmigo+","+rtRef, "comma-separated runtimes, run interleaved in this order: "+rtLmigo+" (typed handler), "+rtRaw+" (raw handler), "+rtRef+"; ratios are against "+rtRef)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: loadtest compare [flags]\n\nRuns each scenario for lmigo and aws-lambda-go, interleaved, -reps times, and reports medians and ratios.")
+		fmt.Fprintln(fs.Output(), "usage: loadtest compare [flags]\n\nRuns each scenario for lmigo and aws-lambda-go (and lmigo-raw with -runtimes), interleaved, -reps times, and reports medians, ratios and whether the memory targets of issue #7 hold.")
 		fs.PrintDefaults()
 	}
 	if err := cfg.parse(fs, args); err != nil {
@@ -69,65 +72,121 @@ func compareScenarios(cfg *config) ([]scenario, error) {
 		sc, err := newScenario(cfg, cfg.Workload, max(cfg.N, 1), 0)
 		return []scenario{sc}, err
 	}
-	var want []string
-	if cfg.Scenarios != "" {
-		want = strings.Split(cfg.Scenarios, ",")
-		for _, w := range want {
-			if !slices.Contains(standardNames(), w) {
-				return nil, fmt.Errorf("unknown scenario %q; the standard set is: %s", w, strings.Join(standardNames(), ", "))
+	if cfg.Scenarios == "" {
+		var scs []scenario
+		for _, s := range standardSet {
+			sc, err := newScenario(cfg, s.workload, s.n, s.count)
+			if err != nil {
+				return nil, err
 			}
+			scs = append(scs, sc)
 		}
+		return scs, nil
 	}
 	var scs []scenario
-	for _, s := range standardSet {
-		if want != nil && !slices.Contains(want, scenarioName(s.workload, s.n)) {
-			continue
-		}
-		sc, err := newScenario(cfg, s.workload, s.n, s.count)
+	for _, name := range strings.Split(cfg.Scenarios, ",") {
+		wl, n, count, err := parseScenarioName(strings.TrimSpace(name))
 		if err != nil {
 			return nil, err
+		}
+		sc, err := newScenario(cfg, wl, n, count)
+		if err != nil {
+			return nil, fmt.Errorf("scenario %q: %w", name, err)
 		}
 		scs = append(scs, sc)
 	}
 	return scs, nil
 }
 
-// compareRuntimes builds (or takes) both bootstraps, or names both
-// functions. cleanup removes what was built.
+// parseScenarioName reads WORKLOAD-nN (scenarioName's form, size:S written
+// size-S) into the workload, N and its count: the standard set's for its
+// scenarios, else one that sends about 300 MiB of responses (1 MiB: 300,
+// as in the standard set), between 50 and 10000.
+func parseScenarioName(name string) (wl string, n, count int, err error) {
+	for _, s := range standardSet {
+		if scenarioName(s.workload, s.n) == name {
+			return s.workload, s.n, s.count, nil
+		}
+	}
+	i := strings.LastIndex(name, "-n")
+	if i > 0 {
+		n, err = strconv.Atoi(name[i+2:])
+	}
+	if i <= 0 || err != nil || n < 1 {
+		return "", 0, 0, fmt.Errorf("scenario %q: want WORKLOAD-nN (N >= 1), e.g. size-256KiB-n1; the standard set is: %s", name, strings.Join(standardNames(), ", "))
+	}
+	wl = name[:i]
+	if size, ok := strings.CutPrefix(wl, "size-"); ok {
+		wl = "size:" + size
+	}
+	w, err := parseWorkload(wl)
+	if err != nil {
+		return "", 0, 0, fmt.Errorf("scenario %q: %w", name, err)
+	}
+	if len(w.items) == 1 {
+		if sz, err := parseSize(strings.TrimPrefix(wl, "size:")); err == nil && sz > 0 {
+			count = min(max(300<<20/sz, 50), 10000)
+		}
+	}
+	return wl, n, count, nil
+}
+
+// compareRuntimes builds (or takes) the bootstraps of -runtimes, or names
+// the functions. cleanup removes what was built.
 func compareRuntimes(ctx context.Context, cfg *config) ([]runtimeSpec, func(), error) {
-	lm := runtimeSpec{Name: rtLmigo, Binary: cfg.Lmigo, SurvivesPanic: true}
-	ref := runtimeSpec{Name: rtRef, Binary: cfg.Ref}
+	var rts []runtimeSpec
+	for _, name := range strings.Split(cfg.Runtimes, ",") {
+		name = strings.TrimSpace(name)
+		var rt runtimeSpec
+		switch name {
+		case rtLmigo:
+			rt = runtimeSpec{Name: name, Binary: cfg.Lmigo, SurvivesPanic: true}
+		case rtRaw:
+			rt = runtimeSpec{Name: name, Binary: cfg.Raw, SurvivesPanic: true}
+		case rtRef:
+			rt = runtimeSpec{Name: name, Binary: cfg.Ref}
+		default:
+			return nil, nil, fmt.Errorf("-runtimes: unknown runtime %q (want %s, %s, %s)", name, rtLmigo, rtRaw, rtRef)
+		}
+		if slices.ContainsFunc(rts, func(r runtimeSpec) bool { return r.Name == name }) {
+			return nil, nil, fmt.Errorf("-runtimes: %s given twice", name)
+		}
+		rts = append(rts, rt)
+	}
 	if cfg.Target == targetLambda {
-		if cfg.RefFunction == "" {
-			return nil, nil, errors.New("compare -target lambda needs -function (lmigo) and -ref-function (aws-lambda-go)")
+		if cfg.RefFunction == "" || cfg.Runtimes != rtLmigo+","+rtRef {
+			return nil, nil, errors.New("compare -target lambda needs -function (lmigo) and -ref-function (aws-lambda-go), and runs those two only")
 		}
-		lm.Binary, lm.Function = "", cfg.Function
-		ref.Binary, ref.Function = "", cfg.RefFunction
-		return []runtimeSpec{lm, ref}, func() {}, nil
+		rts[0].Binary, rts[0].Function = "", cfg.Function
+		rts[1].Binary, rts[1].Function = "", cfg.RefFunction
+		return rts, func() {}, nil
 	}
-	cleanup := func() {}
-	if lm.Binary == "" || ref.Binary == "" {
-		dir, err := os.MkdirTemp("", "lmigo-loadtest-")
-		if err != nil {
-			return nil, nil, err
+	pkgOf := map[string]string{rtLmigo: pkgLmigo, rtRaw: pkgRaw, rtRef: pkgRef}
+	var pkgs, outs []string
+	dir := ""
+	for i := range rts {
+		if rts[i].Binary != "" {
+			continue
 		}
-		cleanup = func() { _ = os.RemoveAll(dir) }
-		var pkgs, outs []string
-		if lm.Binary == "" {
-			lm.Binary = filepath.Join(dir, "bootstrap-lmigo")
-			pkgs, outs = append(pkgs, pkgLmigo), append(outs, lm.Binary)
+		if dir == "" {
+			var err error
+			if dir, err = os.MkdirTemp("", "lmigo-loadtest-"); err != nil {
+				return nil, nil, err
+			}
 		}
-		if ref.Binary == "" {
-			ref.Binary = filepath.Join(dir, "bootstrap-aws-lambda-go")
-			pkgs, outs = append(pkgs, pkgRef), append(outs, ref.Binary)
-		}
-		fmt.Fprintf(cfg.stderr, "building %s ...\n", strings.Join(pkgs, " and "))
-		if err := buildAll(ctx, hostArch(), pkgs, outs); err != nil {
-			cleanup()
-			return nil, nil, err
-		}
+		rts[i].Binary = filepath.Join(dir, "bootstrap-"+rts[i].Name)
+		pkgs, outs = append(pkgs, pkgOf[rts[i].Name]), append(outs, rts[i].Binary)
 	}
-	return []runtimeSpec{lm, ref}, cleanup, nil
+	if dir == "" {
+		return rts, func() {}, nil
+	}
+	cleanup := func() { _ = os.RemoveAll(dir) }
+	fmt.Fprintf(cfg.stderr, "building %s ...\n", strings.Join(pkgs, ", "))
+	if err := buildAll(ctx, hostArch(), pkgs, outs); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return rts, cleanup, nil
 }
 
 // report is everything a run or a comparison produced; it is written as
@@ -144,13 +203,17 @@ type report struct {
 }
 
 // scenarioReport is one scenario: every run, the median of each metric per
-// runtime over the repetitions, and the ratio lmigo / aws-lambda-go of the
-// medians.
+// runtime over the repetitions, and the ratios of the medians: Ratios is
+// the first runtime's against aws-lambda-go (lmigo / aws-lambda-go),
+// MoreRatios those of the others (lmigo-raw), by runtime.
 type scenarioReport struct {
-	Scenario scenario                      `json:"scenario"`
-	Runs     []runResult                   `json:"runs"`
-	Medians  map[string]map[string]float64 `json:"medians"`
-	Ratios   map[string]float64            `json:"ratios,omitempty"`
+	Scenario   scenario                      `json:"scenario"`
+	Runs       []runResult                   `json:"runs"`
+	Medians    map[string]map[string]float64 `json:"medians"`
+	Ratios     map[string]float64            `json:"ratios,omitempty"`
+	MoreRatios map[string]map[string]float64 `json:"moreRatios,omitempty"`
+	// Targets are issue #7's memory targets checked on the medians.
+	Targets []targetCheck `json:"targets,omitempty"`
 }
 
 func (r *report) problems() int {
@@ -221,6 +284,7 @@ func execute(ctx context.Context, cfg *config, kind string, scs []scenario, rts 
 		}
 		restore()
 		summarize(&sr, rts)
+		sr.Targets = checkTargets(cfg, sr)
 		rep.Scenarios = append(rep.Scenarios, sr)
 	}
 	rep.Elapsed = dur(time.Since(rep.Started))
@@ -250,17 +314,39 @@ func summarize(sr *scenarioReport, rts []runtimeSpec) {
 		}
 		sr.Medians[rt.Name] = med
 	}
-	if len(rts) != 2 {
+	// Ratios of every other runtime against the reference (the first
+	// runtime against the second when aws-lambda-go is not there).
+	ref := slices.IndexFunc(rts, func(r runtimeSpec) bool { return r.Name == rtRef })
+	if ref < 0 && len(rts) == 2 {
+		ref = 1
+	}
+	if ref < 0 {
 		return
 	}
-	a, b := sr.Medians[rts[0].Name], sr.Medians[rts[1].Name]
-	sr.Ratios = map[string]float64{}
-	for k, va := range a {
-		if vb, ok := b[k]; ok {
-			if r, ok := ratio(va, vb); ok {
-				sr.Ratios[k] = r
+	b := sr.Medians[rts[ref].Name]
+	for i, rt := range rts {
+		if i == ref {
+			continue
+		}
+		rs := map[string]float64{}
+		for k, va := range sr.Medians[rt.Name] {
+			if k == mRSSGrowth {
+				continue // a difference, often near 0 or below: no ratio
+			}
+			if vb, ok := b[k]; ok {
+				if r, ok := ratio(va, vb); ok {
+					rs[k] = r
+				}
 			}
 		}
+		if sr.Ratios == nil {
+			sr.Ratios = rs // the first runtime's, as with two
+			continue
+		}
+		if sr.MoreRatios == nil {
+			sr.MoreRatios = map[string]map[string]float64{}
+		}
+		sr.MoreRatios[rt.Name] = rs
 	}
 }
 
@@ -304,8 +390,8 @@ func notes(cfg *config, scs []scenario) []string {
 	}
 	for _, sc := range scs {
 		if sc.Idle > 0 {
-			ns = append(ns, fmt.Sprintf("grow: waves of N invocations held at once (the demo's gather), one wave per size 64KiB, 256KiB, 1MiB, 2MiB, 4MiB, 6MiB, %d round(s); RSS after is read %s after the load. Up to %d runs idle at once while the next ones run (-idle-overlap).",
-				sc.Rounds, time.Duration(sc.Idle), cfg.IdleOverlap))
+			ns = append(ns, fmt.Sprintf("grow: first one invocation of each size (the warm-up: the demo's body cache, about 13 MiB, fills in every runtime), then %s idle (-settle), then RSS before is read; then waves of N invocations held at once (the demo's gather), one wave per size 64KiB, 256KiB, 1MiB, 2MiB, 4MiB, 6MiB, %d round(s); RSS after is read %s after the load; after-before is per run, then the median. Up to %d runs idle at once while the next ones run (-idle-overlap).",
+				time.Duration(sc.Settle), sc.Rounds, time.Duration(sc.Idle), cfg.IdleOverlap))
 			break
 		}
 	}
@@ -318,9 +404,9 @@ func notes(cfg *config, scs []scenario) []string {
 		ns = append(ns, "Target: deployed functions through the Lambda Invoke API; only what a caller sees is measured (latency includes the network and Lambda's front end).")
 	}
 	ns = append(ns,
-		fmt.Sprintf("Each value is the median of %d repetitions; runs of the two runtimes interleaved (A B A B ...), each in a new process. Ratio is lmigo / aws-lambda-go: below 1 is less (faster, smaller) for lmigo, except inv/s where above 1 is better.", cfg.Reps),
+		fmt.Sprintf("Each value is the median of %d repetitions; runs of the runtimes interleaved (A B A B ..., or A B C A B C ...), each in a new process. Ratio is lmigo / aws-lambda-go (and lmigo-raw / aws-lambda-go): below 1 is less (faster, smaller) for lmigo, except inv/s where above 1 is better.", cfg.Reps),
 		"Latency: closed model, the target's own measure (fake API: from hand-out on /next until the response is read in full); open model, from the intended send time. Percentiles from an HDR histogram (3 significant digits).",
-		"Peak RSS is VmHWM; RSS after is VmRSS after the idle period (grow) or at the end of the load; GC/1k counts gctrace lines (GODEBUG=gctrace=1) per 1000 invocations; conns/1k is TCP connections the runtime opened per 1000 invocations (fake API); ready is exec to N polls outstanding (rie: emulator start to init done); thr/1k is throttled attempts (Runtime.Unavailable) per 1000 invocations: a throttled invocation is retried as soon as the fake API has a /next pending again (other targets: after 1 ms; -throttle-pause sets a fixed pause).",
+		"Peak RSS is VmHWM; RSS before is VmRSS before the first wave (grow); RSS after is VmRSS after the idle period (grow) or at the end of the load; GC/1k counts gctrace lines (GODEBUG=gctrace=1) per 1000 invocations; conns/1k is TCP connections the runtime opened per 1000 invocations (fake API); ready is exec to N polls outstanding (rie: emulator start to init done); thr/1k is throttled attempts (Runtime.Unavailable) per 1000 invocations: a throttled invocation is retried as soon as the fake API has a /next pending again (other targets: after 1 ms; -throttle-pause sets a fixed pause).",
 	)
 	return ns
 }

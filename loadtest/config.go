@@ -25,6 +25,7 @@ type config struct {
 	Warmup      int           `json:"warmup"`
 	Rounds      int           `json:"rounds"`
 	Idle        time.Duration `json:"-"`
+	Settle      time.Duration `json:"-"`
 	GrowWindow  time.Duration `json:"-"`
 	Pause       time.Duration `json:"-"`
 	OnThrottle  string        `json:"onThrottle"` // retry or next; "" until validate picks by target
@@ -44,6 +45,8 @@ type config struct {
 	Workload  string `json:"workload,omitempty"`
 	N         int    `json:"n,omitempty"`
 	Runtime   string `json:"runtime,omitempty"`
+	Runtimes  string `json:"runtimes,omitempty"` // compare
+	Raw       string `json:"-"`
 	Bootstrap string `json:"-"`
 	Lmigo     string `json:"-"`
 	Ref       string `json:"-"`
@@ -102,6 +105,7 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.Rounds, "rounds", c.Rounds, "grow: rounds of waves, each 64KiB..6MiB")
 	fs.DurationVar(&c.GrowWindow, "grow-window", c.GrowWindow, "grow: send window (its count is fixed: rounds x 6 sizes x N)")
 	fs.DurationVar(&c.Idle, "idle", c.Idle, "grow: idle period after the load before RSS is read again")
+	fs.DurationVar(&c.Settle, "settle", c.Settle, "grow: pause after the warm-up (one invocation per size) before RSS is read the first time; longer than lmigo's idle free (2 s)")
 	fs.DurationVar(&c.Pause, "throttle-pause", c.Pause, "wait before a throttled invocation is retried (0: fake target, until a /next is pending; others 1ms)")
 	fs.StringVar(&c.OnThrottle, "on-throttle", c.OnThrottle, "what a caller does with a throttled invocation: retry (after -throttle-pause) or next (count it rejected, send the next one at once: issue #9's protocol); default next for -target rie, retry otherwise")
 	fs.IntVar(&c.Reps, "reps", c.Reps, "repetitions of each run")
@@ -131,6 +135,7 @@ func defaultConfig() *config {
 		Warmup:      200,
 		Rounds:      2,
 		Idle:        10 * time.Second,
+		Settle:      3 * time.Second,
 		GrowWindow:  60 * time.Second,
 		Reps:        3,
 		IdleOverlap: 6,
@@ -192,8 +197,8 @@ func (c *config) validate() error {
 	if c.CPU < 0 || c.CPU >= runtime.NumCPU() {
 		bad("-cpu %d: this machine has CPUs 0..%d", c.CPU, runtime.NumCPU()-1)
 	}
-	if c.Reps < 1 || c.Rounds < 1 || c.IdleOverlap < 1 || c.Duration <= 0 || c.GrowWindow <= 0 || c.Timeout <= 0 || c.SampleEvery <= 0 || c.Count < 0 || c.Warmup < 0 || c.Idle < 0 {
-		bad("-reps, -rounds, -idle-overlap, -duration, -timeout and -sample must be positive; -count, -warmup and -idle not negative")
+	if c.Reps < 1 || c.Rounds < 1 || c.IdleOverlap < 1 || c.Duration <= 0 || c.GrowWindow <= 0 || c.Timeout <= 0 || c.SampleEvery <= 0 || c.Count < 0 || c.Warmup < 0 || c.Idle < 0 || c.Settle < 0 {
+		bad("-reps, -rounds, -idle-overlap, -duration, -timeout and -sample must be positive; -count, -warmup, -idle and -settle not negative")
 	}
 	for _, kv := range c.Env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {

@@ -10,22 +10,22 @@ import (
 	"time"
 )
 
-// TestCompareEndToEnd builds both bootstraps and runs a small comparison
+// TestCompareEndToEnd builds the three bootstraps and runs a small comparison
 // against the fake Runtime API: tiny at N=1 (pinned) and N=4, and a grow
 // run at N=2, two repetitions, then checks the accounting and the files.
 func TestCompareEndToEnd(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds two bootstraps")
+		t.Skip("builds three bootstraps")
 	}
 	dir := t.TempDir()
-	lm, ref := filepath.Join(dir, "lmigo"), filepath.Join(dir, "ref")
-	if err := buildAll(t.Context(), hostArch(), []string{pkgLmigo, pkgRef}, []string{lm, ref}); err != nil {
+	lm, raw, ref := filepath.Join(dir, "lmigo"), filepath.Join(dir, "raw"), filepath.Join(dir, "ref")
+	if err := buildAll(t.Context(), hostArch(), []string{pkgLmigo, pkgRaw, pkgRef}, []string{lm, raw, ref}); err != nil {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
 	cfg := defaultConfig()
 	cfg.Count, cfg.Warmup, cfg.Reps, cfg.Rounds = 150, 20, 2, 1
-	cfg.Duration, cfg.Idle = 5*time.Second, 300*time.Millisecond
+	cfg.Duration, cfg.Idle, cfg.Settle = 5*time.Second, 300*time.Millisecond, 100*time.Millisecond
 	cfg.SampleEvery = 20 * time.Millisecond
 	cfg.Out, cfg.Progress = filepath.Join(dir, "out"), "off"
 	cfg.stdout, cfg.stderr = &stdout, &stderr
@@ -46,7 +46,7 @@ func TestCompareEndToEnd(t *testing.T) {
 	if scs[0].PinCPU != 0 || scs[1].PinCPU != -1 {
 		t.Fatalf("pinning: N=1 %d, N=4 %d", scs[0].PinCPU, scs[1].PinCPU)
 	}
-	rts := []runtimeSpec{{Name: rtLmigo, Binary: lm, SurvivesPanic: true}, {Name: rtRef, Binary: ref}}
+	rts := []runtimeSpec{{Name: rtLmigo, Binary: lm, SurvivesPanic: true}, {Name: rtRaw, Binary: raw, SurvivesPanic: true}, {Name: rtRef, Binary: ref}}
 
 	rep, err := execute(t.Context(), cfg, "compare", scs, rts)
 	if err != nil {
@@ -60,12 +60,12 @@ func TestCompareEndToEnd(t *testing.T) {
 
 	for _, sr := range rep.Scenarios {
 		sc := sr.Scenario
-		if len(sr.Runs) != 2*cfg.Reps {
-			t.Fatalf("%s: %d runs, want %d", sc.Name, len(sr.Runs), 2*cfg.Reps)
+		if len(sr.Runs) != len(rts)*cfg.Reps {
+			t.Fatalf("%s: %d runs, want %d", sc.Name, len(sr.Runs), len(rts)*cfg.Reps)
 		}
 		for i, r := range sr.Runs {
-			if want := rts[i%2].Name; r.Runtime != want || r.Rep != i/2+1 {
-				t.Errorf("%s: run %d is %s rep %d, want %s rep %d (interleaved)", sc.Name, i, r.Runtime, r.Rep, want, i/2+1)
+			if want, rep := rts[i%len(rts)].Name, i/len(rts)+1; r.Runtime != want || r.Rep != rep {
+				t.Errorf("%s: run %d is %s rep %d, want %s rep %d (interleaved)", sc.Name, i, r.Runtime, r.Rep, want, rep)
 			}
 			if len(r.Problems) > 0 {
 				t.Errorf("%s %s rep %d: %s", sc.Name, r.Runtime, r.Rep, strings.Join(r.Problems, "; "))
@@ -80,6 +80,20 @@ func TestCompareEndToEnd(t *testing.T) {
 		}
 		if r, ok := sr.Ratios[mP50]; !ok || r <= 0 {
 			t.Errorf("%s: p50 ratio %v, %v", sc.Name, r, ok)
+		}
+		if r, ok := sr.MoreRatios[rtRaw][mP50]; !ok || r <= 0 {
+			t.Errorf("%s: lmigo-raw p50 ratio %v, %v", sc.Name, r, ok)
+		}
+		if sc.w.grow {
+			// The verdicts depend on the machine; that they are there does not.
+			if len(sr.Targets) != 2 {
+				t.Errorf("%s: targets %+v, want one each for lmigo and lmigo-raw", sc.Name, sr.Targets)
+			}
+			for _, rt := range rts {
+				if _, ok := sr.Medians[rt.Name][mRSSBefore]; !ok {
+					t.Errorf("%s %s: no RSS before", sc.Name, rt.Name)
+				}
+			}
 		}
 	}
 
@@ -98,7 +112,7 @@ func TestCompareEndToEnd(t *testing.T) {
 		t.Fatalf("compare.json does not read back (%v): %.300s", err, b)
 	}
 	md, err := os.ReadFile(filepath.Join(cfg.Out, "compare.md"))
-	if err != nil || !bytes.Contains(md, []byte("| tiny N=1 pinned | lmigo |")) || !bytes.Contains(md, []byte("| ratio |")) {
+	if err != nil || !bytes.Contains(md, []byte("| tiny N=1 pinned | lmigo |")) || !bytes.Contains(md, []byte("| ratio lmigo |")) || !bytes.Contains(md, []byte("| ratio lmigo-raw |")) || !bytes.Contains(md, []byte("#7 target")) {
 		t.Fatalf("compare.md (%v):\n%s", err, md)
 	}
 	for _, f := range []string{"compare-latency-tiny-n1.png", "compare-rss-grow-n2.png"} {

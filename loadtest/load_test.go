@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -238,6 +239,68 @@ func TestSummarize(t *testing.T) {
 	}
 	if _, ok := sr.Ratios[mThroughput]; ok {
 		t.Errorf("ratio of a metric one runtime lacks")
+	}
+}
+
+func TestSummarizeThreeRuntimes(t *testing.T) {
+	sr := scenarioReport{Runs: []runResult{
+		{Runtime: rtLmigo, Metrics: map[string]float64{mCPU: 40, mRSSGrowth: -1}},
+		{Runtime: rtRaw, Metrics: map[string]float64{mCPU: 20, mRSSGrowth: 2}},
+		{Runtime: rtRef, Metrics: map[string]float64{mCPU: 80, mRSSGrowth: 100}},
+	}}
+	summarize(&sr, []runtimeSpec{{Name: rtLmigo}, {Name: rtRaw}, {Name: rtRef}})
+	if got, raw := sr.Ratios[mCPU], sr.MoreRatios[rtRaw][mCPU]; got != 0.5 || raw != 0.25 {
+		t.Errorf("ratios lmigo %v, lmigo-raw %v; want 0.5, 0.25 (against aws-lambda-go)", got, raw)
+	}
+	if _, ok := sr.Ratios[mRSSGrowth]; ok {
+		t.Errorf("a ratio of RSS differences")
+	}
+}
+
+func TestScenarioNames(t *testing.T) {
+	for _, tt := range []struct {
+		name, wl string
+		n, count int
+		bad      bool
+	}{
+		{name: "size-1MiB-n1", wl: "size:1MiB", n: 1, count: 300}, // the standard set's
+		{name: "grow-n64", wl: "grow", n: 64},
+		{name: "size-256KiB-n1", wl: "size:256KiB", n: 1, count: 1200},
+		{name: "size-6MiB-n4", wl: "size:6MiB", n: 4, count: 50},
+		{name: "size-1KiB-n2", wl: "size:1KiB", n: 2, count: 10000},
+		{name: "grow-n32", wl: "grow", n: 32},
+		{name: "grow", bad: true},
+		{name: "grow-n0", bad: true},
+		{name: "size-9MiB-n1", bad: true},
+		{name: "nope-n1", bad: true},
+	} {
+		wl, n, count, err := parseScenarioName(tt.name)
+		if tt.bad != (err != nil) || wl != tt.wl || n != tt.n || count != tt.count {
+			t.Errorf("%s: %q, %d, %d, %v; want %q, %d, %d", tt.name, wl, n, count, err, tt.wl, tt.n, tt.count)
+		}
+	}
+}
+
+func TestTargets(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.Env = []string{"LMIGO_BUFFER_RETAIN_BYTES=256KiB"}
+	sc, err := newScenario(cfg, "grow", 64, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr := scenarioReport{Scenario: sc, Medians: map[string]map[string]float64{
+		rtLmigo: {mRSSGrowth: 7.9, mPeakRSS: 41},
+		rtRaw:   {mRSSGrowth: 24.1}, // 64 x 256 KiB + 8 MiB = 24 MiB
+		rtRef:   {mRSSGrowth: 900},
+	}}
+	got := checkTargets(cfg, sr)
+	want := []targetCheck{
+		{Runtime: rtLmigo, What: "RSS after - RSS before <= 8 MiB", Value: 7.9, Limit: 8, Holds: true},
+		{Runtime: rtLmigo, What: "peak RSS at N=64 <= 40 MiB", Value: 41, Limit: 40, Holds: false},
+		{Runtime: rtRaw, What: "RSS after - RSS before <= N x retain cap + 8 MiB (64 x 256KiB + 8 MiB)", Value: 24.1, Limit: 24, Holds: false},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("targets:\n%+v\nwant\n%+v", got, want)
 	}
 }
 

@@ -9,10 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/lmigo/lmigo/limits"
 	"github.com/lmigo/lmigo/loadtest/plot"
 )
 
@@ -31,7 +33,9 @@ var columns = []column{
 	{mMax, "max", fmtLatency},
 	{mCPU, "CPU/inv", fmtLatency},
 	{mPeakRSS, "peak RSS", fmtMiB},
+	{mRSSBefore, "RSS before", fmtMiB},
 	{mRSSAfter, "RSS after", fmtMiB},
+	{mRSSGrowth, "after-before", fmtMiBDelta},
 	{mGCPer1k, "GC/1k", fmtOne},
 	{mConnsPer1k, "conns/1k", fmtOne},
 	{mReady, "ready", fmtMS},
@@ -60,6 +64,13 @@ func fmtMiB(v float64) string {
 		return fmt.Sprintf("%.1f MiB", v)
 	}
 	return fmt.Sprintf("%.0f MiB", v)
+}
+
+func fmtMiBDelta(v float64) string {
+	if v > -100 && v < 100 {
+		return fmt.Sprintf("%+.1f MiB", v)
+	}
+	return fmt.Sprintf("%+.0f MiB", v)
 }
 
 func fmtMS(v float64) string    { return fmt.Sprintf("%.1fms", v) }
@@ -112,10 +123,10 @@ func rows(rep *report) [][]string {
 			}
 			out = append(out, row)
 		}
-		if sr.Ratios != nil {
-			row := []string{"", "ratio"}
+		ratioRow := func(label string, rs map[string]float64) {
+			row := []string{"", label}
 			for _, c := range columns {
-				if v, ok := sr.Ratios[c.key]; ok {
+				if v, ok := rs[c.key]; ok {
 					row = append(row, fmtRatio(v))
 				} else {
 					row = append(row, "-")
@@ -123,8 +134,104 @@ func rows(rep *report) [][]string {
 			}
 			out = append(out, row)
 		}
+		if sr.Ratios != nil {
+			label := "ratio"
+			if len(sr.MoreRatios) > 0 {
+				label = "ratio " + rep.Runtimes[0].Name
+			}
+			ratioRow(label, sr.Ratios)
+		}
+		for _, rt := range rep.Runtimes {
+			if rs, ok := sr.MoreRatios[rt.Name]; ok {
+				ratioRow("ratio "+rt.Name, rs)
+			}
+		}
 	}
 	return out
+}
+
+// targetCheck is one of issue #7's memory targets, checked on the medians
+// of a grow scenario.
+type targetCheck struct {
+	Runtime string  `json:"runtime"`
+	What    string  `json:"what"`
+	Value   float64 `json:"valueMiB"`
+	Limit   float64 `json:"limitMiB"`
+	Holds   bool    `json:"holds"`
+}
+
+// slack is what RSS after the burst may exceed RSS before by, besides the
+// buffers the raw handler's workers keep: issue #7's 8 MiB.
+const slack = 8
+
+// checkTargets checks issue #7's targets for the grow scenario sr: for the
+// typed handler (lmigo), RSS after - RSS before <= 8 MiB, and at N=64 peak
+// RSS <= 40 MiB; for the raw handler (lmigo-raw), whose N buffers of 6 MiB
+// are in flight during a wave by design, RSS after - RSS before <= N x the
+// retain cap + 8 MiB. aws-lambda-go has no target. A runtime without
+// medians (every run had problems) fails its targets.
+func checkTargets(cfg *config, sr scenarioReport) []targetCheck {
+	sc := sr.Scenario
+	if !sc.w.grow || cfg.Target == targetLambda {
+		return nil
+	}
+	var out []targetCheck
+	add := func(rt, what, key string, limit float64) {
+		v, ok := sr.Medians[rt][key]
+		out = append(out, targetCheck{Runtime: rt, What: what, Value: v, Limit: limit, Holds: ok && v <= limit})
+	}
+	for rt := range sr.Medians {
+		switch rt {
+		case rtLmigo:
+			add(rt, "RSS after - RSS before <= 8 MiB", mRSSGrowth, slack)
+			if sc.N == 64 {
+				add(rt, "peak RSS at N=64 <= 40 MiB", mPeakRSS, 40)
+			}
+		case rtRaw:
+			retain := retainCap(cfg, sc.N)
+			add(rt, fmt.Sprintf("RSS after - RSS before <= N x retain cap + 8 MiB (%d x %s + 8 MiB)", sc.N, formatSize(retain)),
+				mRSSGrowth, float64(sc.N)*mib(int64(retain))+slack)
+		}
+	}
+	slices.SortFunc(out, func(a, b targetCheck) int {
+		if c := strings.Compare(a.Runtime, b.Runtime); c != 0 {
+			return c
+		}
+		return strings.Compare(a.What, b.What)
+	})
+	return out
+}
+
+// retainCap is LMIGO_BUFFER_RETAIN_BYTES as lmigo reads it from the
+// environment the load test gives it (-env included).
+func retainCap(cfg *config, n int) int {
+	env := map[string]string{"AWS_LAMBDA_RUNTIME_API": "127.0.0.1:9001"}
+	for _, kv := range bootstrapEnv(cfg, n) {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	c, err := limits.FromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		return 0
+	}
+	return c.BufferRetainBytes
+}
+
+// targetLines are the targets of every scenario, one line each.
+func targetLines(rep *report) []string {
+	var lines []string
+	for _, sr := range rep.Scenarios {
+		for _, t := range sr.Targets {
+			verdict := "holds"
+			if !t.Holds {
+				verdict = "DOES NOT HOLD"
+			}
+			lines = append(lines, fmt.Sprintf("#7 target, %s, %s: %s: %.1f MiB (limit %.1f MiB): %s",
+				scenarioLabel(sr.Scenario), t.Runtime, t.What, t.Value, t.Limit, verdict))
+		}
+	}
+	return lines
 }
 
 // printTable writes the summary for the terminal.
@@ -133,6 +240,9 @@ func printTable(w io.Writer, rep *report) {
 		rep.Kind, rep.Config.Target, rep.Host.CPUModel, rep.Host.CPUs, rep.Host.Arch, rep.Host.GoVersion, rep.Config.Reps, time.Duration(rep.Elapsed).Round(time.Second))
 	writeAligned(w, rows(rep), 2)
 	fmt.Fprintln(w)
+	for _, l := range targetLines(rep) {
+		fmt.Fprintln(w, "- "+l)
+	}
 	for _, n := range rep.Notes {
 		fmt.Fprintln(w, "- "+n)
 	}
@@ -224,6 +334,9 @@ func markdown(rep *report) []byte {
 		}
 	}
 	b.WriteString("\n")
+	for _, l := range targetLines(rep) {
+		b.WriteString("- " + l + "\n")
+	}
 	for _, n := range rep.Notes {
 		b.WriteString("- " + n + "\n")
 	}

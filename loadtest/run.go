@@ -20,7 +20,7 @@ func runMain(ctx context.Context, args []string) error {
 	cfg.Reps, cfg.Count, cfg.Warmup, cfg.N, cfg.Runtime = 1, 4000, 100, 8, rtLmigo
 	fs := flag.NewFlagSet("loadtest run", flag.ContinueOnError)
 	cfg.register(fs)
-	fs.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "the runtime: lmigo (builds ./cmd/bootstrap) or aws-lambda-go (builds ./loadtest/refbootstrap)")
+	fs.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "the runtime: lmigo (builds ./cmd/bootstrap), lmigo-raw (./loadtest/rawbootstrap) or aws-lambda-go (./loadtest/refbootstrap)")
 	fs.StringVar(&cfg.Bootstrap, "bootstrap", "", "a prebuilt bootstrap binary of -runtime instead")
 	fs.StringVar(&cfg.Workload, "workload", "", "tiny, size:S, mix, mix-panic or grow (default: mix-panic for lmigo, mix otherwise)")
 	fs.IntVar(&cfg.N, "n", cfg.N, "AWS_LAMBDA_MAX_CONCURRENCY")
@@ -31,10 +31,11 @@ func runMain(ctx context.Context, args []string) error {
 	if err := cfg.parse(fs, args); err != nil {
 		return err
 	}
-	if cfg.Runtime != rtLmigo && cfg.Runtime != rtRef {
-		return fmt.Errorf("-runtime %q: want lmigo or aws-lambda-go", cfg.Runtime)
+	pkg, ok := map[string]string{rtLmigo: pkgLmigo, rtRaw: pkgRaw, rtRef: pkgRef}[cfg.Runtime]
+	if !ok {
+		return fmt.Errorf("-runtime %q: want lmigo, lmigo-raw or aws-lambda-go", cfg.Runtime)
 	}
-	rt := runtimeSpec{Name: cfg.Runtime, Binary: cfg.Bootstrap, SurvivesPanic: cfg.Runtime == rtLmigo}
+	rt := runtimeSpec{Name: cfg.Runtime, Binary: cfg.Bootstrap, SurvivesPanic: cfg.Runtime != rtRef}
 	if cfg.Workload == "" {
 		cfg.Workload = "mix"
 		if rt.SurvivesPanic {
@@ -54,10 +55,6 @@ func runMain(ctx context.Context, args []string) error {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		pkg := pkgLmigo
-		if rt.Name == rtRef {
-			pkg = pkgRef
-		}
 		rt.Binary = filepath.Join(dir, "bootstrap")
 		fmt.Fprintf(cfg.stderr, "building %s ...\n", pkg)
 		if err := buildAll(ctx, hostArch(), []string{pkg}, []string{rt.Binary}); err != nil {

@@ -34,6 +34,7 @@ type scenario struct {
 	Warmup      int     `json:"warmup,omitempty"`
 	Rounds      int     `json:"rounds,omitempty"` // grow
 	Idle        dur     `json:"idle,omitempty"`   // wait after the load before RSS is read again
+	Settle      dur     `json:"settle,omitempty"` // grow: wait after the warm-up before RSS is read first
 	PinCPU      int     `json:"pinCPU"`           // -1: not pinned
 
 	w workload
@@ -68,10 +69,12 @@ func newScenario(cfg *config, wl string, n, count int) (scenario, error) {
 	sc.Warmup = min(sc.Warmup, max(sc.Count/10, 1))
 	switch {
 	case w.grow:
-		sc.Model, sc.Warmup = "waves", 0
+		// The warm-up is one invocation of each size (growWarmup).
+		sc.Model, sc.Warmup = "waves", len(growSizes)
 		sc.Rounds = cfg.Rounds
 		sc.Count = cfg.Rounds * len(growSizes) * n
 		sc.Idle = dur(cfg.Idle)
+		sc.Settle = dur(cfg.Settle)
 		sc.Window = dur(cfg.GrowWindow)
 	case sc.Model == modelOpen:
 		sc.Rate = cfg.Rate
@@ -130,6 +133,8 @@ const (
 	mPeakRSS     = "peak_rss_mib"     // VmHWM at the end of the load
 	mRSSEnd      = "rss_end_mib"      // VmRSS at the end of the load
 	mRSSAfter    = "rss_after_mib"    // VmRSS after the idle period (= end without one)
+	mRSSBefore   = "rss_before_mib"   // grow: VmRSS after the warm-up and the settle pause, before the first wave
+	mRSSGrowth   = "rss_growth_mib"   // grow: RSS after - RSS before, per run
 	mGCs         = "gcs"              // GCs in the measured window
 	mGCPer1k     = "gcs_per_1k"       // per 1000 invocations
 	mConnsInit   = "conns_init"       // TCP connections opened during init
@@ -212,7 +217,19 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 		count: sc.Warmup, window: time.Duration(sc.Window), items: sc.w.items, pause: cfg.Pause,
 		next: cfg.OnThrottle == throttleNext,
 	}
-	if sc.Warmup > 0 {
+	switch {
+	case sc.w.grow:
+		l.total.add(growWarmup(lctx, in.inv, cfg.Pause))
+		// RSS before the burst: after the warm-up (the handler's body
+		// cache exists, as it will after the burst) and a pause longer
+		// than lmigo's idle free, read the same way for every runtime.
+		sleepCtx(lctx, time.Duration(sc.Settle))
+		if s, err := measure.ReadStatus(in.pid); err == nil {
+			m[mRSSBefore] = mib(s.RSS)
+		} else if in.pid > 0 {
+			l.res.problem("read memory before the load: %v", err)
+		}
+	case sc.Warmup > 0:
 		l.total.add(runLoad(lctx, in.inv, spec))
 	}
 
@@ -283,6 +300,9 @@ func (l *liveRun) finish(ctx context.Context) runResult {
 		sleepCtx(ctx, time.Until(l.loadEnd.Add(idle)))
 		if s, err := measure.ReadStatus(l.in.pid); err == nil {
 			m[mRSSAfter] = mib(s.RSS)
+			if before, ok := m[mRSSBefore]; ok {
+				m[mRSSGrowth] = m[mRSSAfter] - before
+			}
 		} else if l.in.pid > 0 {
 			delete(m, mRSSAfter)
 			l.res.problem("read memory after the idle period: %v", err)

@@ -28,13 +28,15 @@ const (
 
 // Runtimes the load test knows by name.
 const (
-	rtLmigo = "lmigo"
-	rtRef   = "aws-lambda-go"
+	rtLmigo = "lmigo"         // the typed handler, cmd/bootstrap
+	rtRaw   = "lmigo-raw"     // the raw handler, loadtest/rawbootstrap
+	rtRef   = "aws-lambda-go" // the reference, loadtest/refbootstrap
 )
 
 // Packages built for the runtimes, and the load test itself.
 const (
 	pkgLmigo    = "github.com/lmigo/lmigo/cmd/bootstrap"
+	pkgRaw      = "github.com/lmigo/lmigo/loadtest/rawbootstrap"
 	pkgRef      = "github.com/lmigo/lmigo/loadtest/refbootstrap"
 	pkgLoadtest = "github.com/lmigo/lmigo/loadtest"
 )

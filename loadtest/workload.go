@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lmigo/lmigo/cmd/bootstrap/demo"
 )
@@ -23,9 +25,11 @@ type item struct {
 //	mix          tiny x3, 1 KiB, 64 KiB, sleep 5 ms, 1 ms of CPU, a function error; cycled
 //	mix-panic    mix and a panic. aws-lambda-go exits after a panic (and so would
 //	             the run), so mix never panics and mix-panic is refused for it
-//	grow         waves of N concurrent invocations (all N held at once by the
-//	             demo's gather barrier when N > 1), one wave per size from 64 KiB
-//	             up to 6 MiB, -rounds times; then -idle and RSS is read again
+//	grow         one invocation of each size (the warm-up: the demo's body cache
+//	             fills), -settle, RSS read ("before"); then waves of N concurrent
+//	             invocations (all N held at once by the demo's gather barrier
+//	             when N > 1), one wave per size from 64 KiB up to 6 MiB,
+//	             -rounds times; then -idle and RSS is read again ("after")
 type workload struct {
 	name   string
 	items  []item // cycled; nil for grow
@@ -35,6 +39,20 @@ type workload struct {
 
 // growSizes are the response sizes of a grow round, smallest first.
 var growSizes = []int{64 << 10, 256 << 10, 1 << 20, 2 << 20, 4 << 20, 6 << 20}
+
+// growWarmup sends one invocation of each grow size, one after the other,
+// so that the handler's body cache holds every body before RSS is read the
+// first time: the cache is the handler's memory, and it is there after
+// the burst too.
+func growWarmup(ctx context.Context, inv invoker, pause time.Duration) loadStats {
+	rec := newRecorder()
+	start := time.Now()
+	for _, size := range growSizes {
+		it := sizeItem(size)
+		rec.do(ctx, inv, &it, pause, false, time.Time{}, time.Time{}) // retried: the cache must fill
+	}
+	return rec.stats(time.Since(start))
+}
 
 func parseWorkload(s string) (workload, error) {
 	switch s {

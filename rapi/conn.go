@@ -53,6 +53,7 @@ type Conn struct {
 	parts [5][]byte
 	spill []byte
 	sbuf  []byte // Stream's chunk buffer, made on the first Stream and kept
+	sw    streamWriter
 	body  body
 	sink  invSink
 	in    intern

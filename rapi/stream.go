@@ -67,7 +67,10 @@ type ErrorFunc func(err error, sent int64) (errorType string, body []byte)
 // Read that returns data (at most 32 KiB) becomes one chunk, written at
 // once, so the reader decides how the response is cut and flushed. The
 // chunk buffer belongs to the Conn and is reused: a stream allocates
-// nothing per chunk. body is not retained after Stream returns. An empty
+// nothing per chunk. A body that is an io.WriterTo writes itself out
+// instead: each Write it makes is one chunk, sent from its own bytes
+// (writev), so a *bytes.Reader or *bytes.Buffer is not copied at all.
+// body is not retained after Stream returns. An empty
 // contentType sends no Content-Type (application/octet-stream).
 //
 // A read error (any error but io.EOF) ends the stream. Before the first
@@ -102,6 +105,9 @@ func (c *Conn) Stream(ctx context.Context, requestID, contentType string, body i
 	if c.sbuf == nil {
 		c.sbuf = make([]byte, chunkPrefix+streamChunk+2)
 	}
+	if wt, ok := body.(io.WriterTo); ok {
+		return c.streamTo(ctx, requestID, wt, onError)
+	}
 	n, rerr := readSome(body, c.sbuf[chunkPrefix:chunkPrefix+streamChunk])
 	if n == 0 && !errors.Is(rerr, io.EOF) {
 		// Nothing has been written: an ordinary /error says it best.
@@ -134,13 +140,19 @@ func (c *Conn) Stream(ctx context.Context, requestID, contentType string, body i
 		finished = true
 		return c.salvage(ctx, opResponse, werr)
 	}
-	// The end of the body: the last chunk with or without trailers, then
-	// the queued GET, in one write (behind the head when nothing was sent).
+	finished = true
+	return c.endStream(ctx, sent == 0, sent, rerr, onError, queue)
+}
+
+// endStream writes the end of a streamed body: the last chunk with or
+// without trailers (rerr nil or io.EOF: without), then the queued GET, in
+// one write, behind the head when nothing was sent (headPending).
+func (c *Conn) endStream(ctx context.Context, headPending bool, sent int64, rerr error, onError ErrorFunc, queue bool) error {
 	end := c.req.head[:0]
-	if sent == 0 {
+	if headPending {
 		end = c.req.head
 	}
-	if errors.Is(rerr, io.EOF) {
+	if rerr == nil || errors.Is(rerr, io.EOF) {
 		end = append(end, lastChunk...)
 	} else {
 		errorType, doc := onError(rerr, sent)
@@ -150,7 +162,6 @@ func (c *Conn) Stream(ctx context.Context, requestID, contentType string, body i
 		end = append(end, c.c.pre.next...)
 	}
 	c.req.head = end
-	finished = true
 	if _, err := c.nc.Write(end); err != nil {
 		return c.salvage(ctx, opResponse, err)
 	}

@@ -3,6 +3,7 @@
 package rapi
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -47,6 +48,22 @@ func TestAllocsNextStream(t *testing.T) {
 	}
 	if a := testing.AllocsPerRun(200, failed); a > 1 {
 		t.Fatalf("Next+Stream ending in trailers allocates %.2f times, want <= 1", a)
+	}
+	// A *bytes.Reader is written out from its own bytes (one writev).
+	big := []byte(strings.Repeat("b", 1<<20))
+	br := bytes.NewReader(big)
+	writerTo := func() {
+		if err := cn.Next(ctx, &inv); err != nil {
+			t.Fatal(err)
+		}
+		br.Reset(big)
+		if err := cn.Stream(ctx, inv.RequestID, "text/plain", br, onError); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writerTo()
+	if a := testing.AllocsPerRun(100, writerTo); a > 1 {
+		t.Fatalf("Next+Stream of a 1 MiB *bytes.Reader allocates %.2f times, want <= 1", a)
 	}
 	if ed.calls == 0 || srv.accepts.Load() != 1 {
 		t.Fatalf("onError calls %d, accepts %d", ed.calls, srv.accepts.Load())

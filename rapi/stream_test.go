@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -143,9 +144,10 @@ func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) 
 // TestStreamOnTheWire checks the head and the chunk framing byte for byte.
 func TestStreamOnTheWire(t *testing.T) {
 	big := strings.Repeat("z", streamChunk+10)
+	huge := strings.Repeat("h", 1<<20) // the test server's largest chunk
 	tests := []struct {
 		name   string
-		body   *pieces
+		body   io.Reader
 		raw    string
 		chunks []int
 	}{
@@ -155,6 +157,15 @@ func TestStreamOnTheWire(t *testing.T) {
 		{"one byte", &pieces{p: []string{"{"}}, "1\r\n{\r\n0\r\n\r\n", []int{1}},
 		{"larger than the buffer", &pieces{p: []string{big}}, "8000\r\n" + big[:streamChunk] + "\r\na\r\n" + big[streamChunk:] + "\r\n0\r\n\r\n",
 			[]int{streamChunk, 10}},
+		// An io.WriterTo writes itself out: one chunk per Write, from its
+		// own bytes; strings.Reader's WriteString and bufio.Reader's
+		// ReadFrom go through the chunk buffer.
+		{"bytes.Reader, one chunk", bytes.NewReader([]byte(huge)), strconv.FormatInt(int64(len(huge)), 16) + "\r\n" + huge + "\r\n0\r\n\r\n", []int{len(huge)}},
+		{"bytes.Buffer", bytes.NewBufferString("hello"), "5\r\nhello\r\n0\r\n\r\n", []int{5}},
+		{"empty bytes.Reader", bytes.NewReader(nil), "0\r\n\r\n", nil},
+		{"strings.Reader", strings.NewReader(big), "8000\r\n" + big[:streamChunk] + "\r\na\r\n" + big[streamChunk:] + "\r\n0\r\n\r\n", []int{streamChunk, 10}},
+		{"bufio.Reader", bufio.NewReader(&pieces{p: []string{"hello", " world"}}), "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n", []int{5, 6}},
+		{"writes", &writerTo{w: []string{"a", "", "bc"}}, "1\r\na\r\n2\r\nbc\r\n0\r\n\r\n", []int{1, 2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,7 +15,10 @@
 // With none of size, fail and panic it returns a small JSON object:
 // {"ok":true,"id":X,"requestId":"...","gathered":K}.
 //
-// Stream serves the streaming part of the contract (see StreamEvent).
+// HandleRaw serves the same contract as a raw handler (concurrent.RawHandler):
+// it decodes the event itself and writes the response into the worker's
+// buffer. Stream serves the streaming part of the contract (see
+// StreamEvent).
 package demo
 
 import (
@@ -28,6 +31,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/valyala/bytebufferpool"
 )
 
 // MaxSize is the largest response the workload builds: Lambda's buffered
@@ -138,6 +142,27 @@ func Body(n int) ([]byte, error) {
 		bodies.bySize[n] = b
 	}
 	return b, nil
+}
+
+// HandleRaw is Handle as a raw handler: the payload decoded with
+// json.Unmarshal, as a typed handler's would be, and the response written
+// into out, the worker's buffer. For {"size":N} that is a copy of the cached
+// body into out, so a wave of N invocations holds N buffers of that size:
+// the raw handler's price for owning no memory of its own. Its type is
+// concurrent.RawHandler's (concurrent.Buffer is bytebufferpool.ByteBuffer),
+// spelled without importing concurrent so that the aws-lambda-go reference,
+// which shares this package, links nothing of lmigo.
+func HandleRaw(ctx context.Context, payload []byte, out *bytebufferpool.ByteBuffer) error {
+	var ev Event
+	if err := json.Unmarshal(payload, &ev); err != nil {
+		return err
+	}
+	res, err := Handle(ctx, ev)
+	if err != nil {
+		return err
+	}
+	out.B = append(out.B, res...)
+	return nil
 }
 
 // barrier releases waiters in groups of k.

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/valyala/bytebufferpool"
 )
 
 func TestHandle(t *testing.T) {
@@ -95,4 +97,28 @@ func TestGatherTimesOutAlone(t *testing.T) {
 	if gather.waiting != 0 {
 		t.Fatalf("waiting = %d after timeout", gather.waiting)
 	}
+}
+
+// TestHandleRawMatchesHandle: the raw handler answers every event of the
+// contract byte for byte as Handle does, and fails where it fails.
+func TestHandleRawMatchesHandle(t *testing.T) {
+	for _, payload := range []string{`{"id":7}`, `{"size":5}`, `{"size":65536}`, `{"fail":"boom"}`, `{"size":-1,"fail":""}`, `[`} {
+		var out bytebufferpool.ByteBuffer
+		rawErr := HandleRaw(context.Background(), []byte(payload), &out)
+		var ev Event
+		want, err := json.RawMessage(nil), json.Unmarshal([]byte(payload), &ev)
+		if err == nil {
+			want, err = Handle(context.Background(), ev)
+		}
+		if (rawErr == nil) != (err == nil) || string(out.B) != string(want) {
+			t.Fatalf("%s: raw %q, %v; Handle %q, %v", payload, abbrev(out.B), rawErr, abbrev(want), err)
+		}
+	}
+}
+
+func abbrev(b []byte) string {
+	if len(b) > 40 {
+		return string(b[:40]) + "..."
+	}
+	return string(b)
 }

@@ -1,0 +1,200 @@
+package concurrent
+
+// compactJSON reports whether b is one valid JSON value with no whitespace
+// outside strings: exactly what json.Valid accepts (strings may hold any
+// byte but controls, UTF-8 unchecked; nesting up to encoding/json's 10000
+// levels), minus whitespace. It is one pass with a tight loop over string
+// contents, where large bodies spend their bytes: json.Valid's scanner
+// steps a state function per byte and costs about what compaction does,
+// which is the cost a json.RawMessage result sent direct is meant to
+// avoid (BenchmarkResponse/rawmessage).
+func compactJSON(b []byte) bool {
+	const maxDepth = 10000 // encoding/json's maxNestingDepth
+	var stackBuf [64]byte
+	stack := stackBuf[:0] // '{' or '[' per open container
+	i, n := 0, len(b)
+	const (
+		wantValue = iota
+		wantKey
+		afterValue
+	)
+	state := wantValue
+	for {
+		switch state {
+		case wantValue:
+			if i >= n {
+				return false
+			}
+			switch c := b[i]; {
+			case c == '{' || c == '[':
+				if len(stack) == maxDepth {
+					return false
+				}
+				i++
+				closer := byte('}')
+				if c == '[' {
+					closer = ']'
+				}
+				if i < n && b[i] == closer {
+					i++
+					state = afterValue
+					continue
+				}
+				stack = append(stack, c)
+				if c == '{' {
+					state = wantKey
+				}
+				continue
+			case c == '"':
+				if i = skipString(b, i+1); i < 0 {
+					return false
+				}
+			case c == '-' || c >= '0' && c <= '9':
+				if i = skipNumber(b, i); i < 0 {
+					return false
+				}
+			case c == 't':
+				if i = skipLiteral(b, i, "true"); i < 0 {
+					return false
+				}
+			case c == 'f':
+				if i = skipLiteral(b, i, "false"); i < 0 {
+					return false
+				}
+			case c == 'n':
+				if i = skipLiteral(b, i, "null"); i < 0 {
+					return false
+				}
+			default:
+				return false
+			}
+			state = afterValue
+		case wantKey:
+			if i >= n || b[i] != '"' {
+				return false
+			}
+			if i = skipString(b, i+1); i < 0 || i >= n || b[i] != ':' {
+				return false
+			}
+			i++
+			state = wantValue
+		case afterValue:
+			if len(stack) == 0 {
+				return i == n
+			}
+			if i >= n {
+				return false
+			}
+			top := stack[len(stack)-1]
+			switch b[i] {
+			case ',':
+				i++
+				state = wantValue
+				if top == '{' {
+					state = wantKey
+				}
+			case '}', ']':
+				if b[i] == '}' != (top == '{') {
+					return false
+				}
+				i++
+				stack = stack[:len(stack)-1]
+			default:
+				return false
+			}
+		}
+	}
+}
+
+// skipString returns the index after the string whose contents start at
+// i, or -1.
+func skipString(b []byte, i int) int {
+	for i < len(b) {
+		c := b[i]
+		switch {
+		case c == '"':
+			return i + 1
+		case c == '\\':
+			if i+1 >= len(b) {
+				return -1
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) {
+					return -1
+				}
+				for _, h := range b[i+2 : i+6] {
+					if !isHex(h) {
+						return -1
+					}
+				}
+				i += 6
+			default:
+				return -1
+			}
+		case c < 0x20:
+			return -1
+		default:
+			i++
+		}
+	}
+	return -1
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// skipNumber returns the index after the number starting at i, or -1.
+func skipNumber(b []byte, i int) int {
+	n := len(b)
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i >= n:
+		return -1
+	case b[i] == '0':
+		i++
+	case b[i] >= '1' && b[i] <= '9':
+		i = skipDigits(b, i+1)
+	default:
+		return -1
+	}
+	if i < n && b[i] == '.' {
+		j := skipDigits(b, i+1)
+		if j == i+1 {
+			return -1
+		}
+		i = j
+	}
+	if i < n && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < n && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := skipDigits(b, i)
+		if j == i {
+			return -1
+		}
+		i = j
+	}
+	return i
+}
+
+func skipDigits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// skipLiteral returns the index after lit at i, or -1.
+func skipLiteral(b []byte, i int, lit string) int {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return -1
+	}
+	return i + len(lit)
+}

@@ -1,0 +1,256 @@
+package concurrent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"math"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lmigo/lmigo/loadtest/fakeapi"
+)
+
+// copyTestSize is the body of TestResponseCopies: large enough that a copy
+// stands out from everything else an invocation allocates.
+const copyTestSize = 6 << 20
+
+// TestResponseCopies holds every response path to the copies of its body
+// that the package doc's table allows. A buffered body's copies are
+// counted as body-sized allocations: with a retain cap far below the body,
+// every body-sized buffer the runtime fills is new on every invocation;
+// garbage collection is off while counting and GOMAXPROCS is 1, so pooled
+// buffers (encoding/json's) are reused, not counted. The fake API
+// allocates one body per invocation (fakeapi.Result.Body); that one is
+// subtracted. A raw handler fills one buffer itself: that is how it writes
+// its response, not a copy. A streamed body is copied when the runtime
+// reads it into the chunk buffer (Read) and not when the reader writes
+// itself out (io.WriterTo).
+func TestResponseCopies(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	body := []byte(`"` + strings.Repeat("x", copyTestSize-2) + `"`)
+	typedValue := strings.Repeat("y", copyTestSize-2) // encodes to copyTestSize bytes
+	rawBytes := bytes.Repeat([]byte{0xfb}, 3<<20)     // base64 in JSON: 4 MiB + 2
+	tests := []struct {
+		name    string
+		handler any
+		size    int // of the response
+		copies  int // the package doc's table
+		written int // buffers the handler fills itself
+	}{
+		{"json.RawMessage handler", func(context.Context, json.RawMessage) (json.RawMessage, error) { return body, nil }, len(body), 0, 0},
+		{"typed, json.RawMessage result", func(context.Context, struct{}) (json.RawMessage, error) { return body, nil }, len(body), 0, 0},
+		{"raw handler", RawHandler(func(_ context.Context, _ []byte, out *Buffer) error {
+			out.B = append(out.B, body...)
+			return nil
+		}), len(body), 0, 1},
+		{"typed, string result", func(context.Context, struct{}) (string, error) { return typedValue, nil }, len(body), 1, 0},
+		{"typed, []byte result", func(context.Context, struct{}) ([]byte, error) { return rawBytes, nil }, 4<<20 + 2, 1, 0},
+		{"lambda.Handler", invokerFunc(func(context.Context, []byte) ([]byte, error) { return body, nil }), len(body), 1, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			buffers := countBuffers(t, tt.handler, `{}`, tt.size, tt.size, "64KiB")
+			if got := buffers - tt.written; got != tt.copies {
+				t.Fatalf("the body was copied %d times in user space (%d body-sized buffers, %d filled by the handler); the package doc says %d",
+					got, buffers, tt.written, tt.copies)
+			}
+		})
+	}
+}
+
+// TestStreamedResponseCopies: a streamed io.Reader result is copied once
+// into the slot's chunk buffer (by Read), as the package doc says, and
+// never into a buffer of the body's size.
+func TestStreamedResponseCopies(t *testing.T) {
+	body := bytes.Repeat([]byte("z"), copyTestSize)
+	tests := []struct {
+		name   string
+		reader func() io.Reader
+		copies int
+	}{
+		{"io.Reader", func() io.Reader { return &readerOnly{r: bytes.NewReader(body)} }, 1},
+		{"*bytes.Reader", func() io.Reader { return bytes.NewReader(body) }, 0},
+		{"*bytes.Buffer", func() io.Reader { return bytes.NewBuffer(body) }, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var reads atomic.Int64
+			api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true})
+			serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "1"}, func(context.Context, struct{}) (io.Reader, error) {
+				return &countReads{r: tt.reader(), n: &reads}, nil
+			})
+			r := invoke(t, api, `{}`)
+			if r.Err != nil || !bytes.Equal(r.Body, body) {
+				t.Fatalf("got %d bytes, %+v", len(r.Body), r.Err)
+			}
+			copies := 0
+			if reads.Load() > 0 {
+				copies = 1
+			}
+			if copies != tt.copies {
+				t.Fatalf("%d Read calls: %d copies into the chunk buffer; the package doc says %d", reads.Load(), copies, tt.copies)
+			}
+		})
+	}
+}
+
+// countReads counts Read calls and keeps the reader's io.WriterTo, if it
+// has one. Its fields are unexported: it encodes as {}, so it is streamed.
+type countReads struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c *countReads) Read(p []byte) (int, error) {
+	c.n.Add(1)
+	return c.r.Read(p)
+}
+
+func (c *countReads) WriteTo(w io.Writer) (int64, error) {
+	if wt, ok := c.r.(io.WriterTo); ok {
+		return wt.WriteTo(w)
+	}
+	return io.Copy(w, struct{ io.Reader }{c}) // by Read
+}
+
+// readerOnly hides every method but Read.
+type readerOnly struct{ r io.Reader }
+
+func (r *readerOnly) Read(p []byte) (int, error) { return r.r.Read(p) }
+
+// invokerFunc is a lambda.Handler.
+type invokerFunc func(context.Context, []byte) ([]byte, error)
+
+func (f invokerFunc) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	return f(ctx, payload)
+}
+
+// TestRetainedBufferReused: under a retain cap that holds a 6 MiB response
+// buffer, a raw handler's next 6 MiB response is written into that buffer
+// and nothing body-sized is allocated: the slot's buffers each come back
+// to the same use (putBuffers).
+func TestRetainedBufferReused(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	body := []byte(`"` + strings.Repeat("x", copyTestSize-2) + `"`)
+	raw := RawHandler(func(_ context.Context, _ []byte, out *Buffer) error {
+		out.B = append(out.B, body...)
+		return nil
+	})
+	if n := countBuffers(t, raw, `{}`, len(body), len(body), "8MiB"); n != 0 {
+		t.Fatalf("%d body-sized buffers per invocation with an 8 MiB retain cap, want 0", n)
+	}
+}
+
+// TestRetainedBuffersKeepTheirUse: a response buffer that fills the
+// retain cap is not kept at the expense of the request buffer, which
+// would leave the slot lending it to every request after: after a 1 MiB
+// response under a 1 MiB cap and a 6 MiB one, the slot keeps only its
+// small request buffer.
+func TestRetainedBuffersKeepTheirUse(t *testing.T) {
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true, MaxResponseBytes: 8 << 20})
+	rt := serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "1", "LMIGO_BUFFER_RETAIN_BYTES": "1MiB"},
+		RawHandler(func(_ context.Context, p []byte, out *Buffer) error {
+			n, _ := strconv.Atoi(string(p))
+			out.B = append(out.B, '"')
+			out.B = append(out.B, bytes.Repeat([]byte("x"), n-2)...)
+			out.B = append(out.B, '"')
+			return nil
+		}))
+	for _, n := range []int{1 << 20, 6 << 20, 1 << 10} {
+		if r := invoke(t, api, strconv.Itoa(n)); r.Err != nil || len(r.Body) != n {
+			t.Fatalf("%d: got %d bytes, %+v", n, len(r.Body), r.Err)
+		}
+	}
+	// The slot is put back just after the answer is accepted.
+	var kept int
+	for start := time.Now(); time.Since(start) < 2*time.Second; time.Sleep(time.Millisecond) {
+		if kept = rt.slots[0].bufs.Retained(); kept > 0 && kept < 64<<10 {
+			return
+		}
+	}
+	t.Fatalf("the slot keeps %d bytes of buffer, want its small request buffer only", kept)
+}
+
+// TestRequestCopies: a request payload is read once into the slot's
+// buffer and decoded from there, as the package doc says: a raw handler
+// and a lambda.Handler get that buffer, a json.RawMessage event is one
+// copy (the handler may keep it), a typed event is decoded by
+// json.Unmarshal over the buffer (its one string of the payload's size is
+// the decoding). The retain cap keeps the 6 MiB request buffer, so the
+// read itself allocates nothing.
+func TestRequestCopies(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	payload := `{"data":"` + strings.Repeat("x", copyTestSize-11) + `"}`
+	type event struct {
+		Data string `json:"data"`
+	}
+	tests := []struct {
+		name    string
+		handler any
+		copies  int
+	}{
+		{"raw handler", RawHandler(func(_ context.Context, p []byte, out *Buffer) error {
+			out.B = strconv.AppendInt(out.B, int64(len(p)), 10)
+			return nil
+		}), 0},
+		{"lambda.Handler", invokerFunc(func(_ context.Context, p []byte) ([]byte, error) {
+			return strconv.AppendInt(nil, int64(len(p)), 10), nil
+		}), 0},
+		{"json.RawMessage event", func(_ context.Context, ev json.RawMessage) (int, error) { return len(ev), nil }, 1},
+		{"typed event", func(_ context.Context, ev event) (int, error) { return len(ev.Data) + 11, nil }, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := countBuffers(t, tt.handler, payload, len(strconv.Itoa(copyTestSize)), copyTestSize, "16MiB"); got != tt.copies {
+				t.Fatalf("%d payload-sized buffers per invocation, the package doc says %d", got, tt.copies)
+			}
+		})
+	}
+}
+
+// countBuffers serves handler with the retain cap given, invokes it with
+// payload, and returns the buffers of size unit the runtime allocates per
+// invocation, rounded, besides the test's own: the fake API's body of the
+// response (respSize bytes) and the payload as []byte.
+func countBuffers(t *testing.T, handler any, payload string, respSize, unit int, retain string) int {
+	t.Helper()
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true, MaxResponseBytes: 8 << 20})
+	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "1", "LMIGO_BUFFER_RETAIN_BYTES": retain}, handler)
+	check := func() {
+		t.Helper()
+		r := invoke(t, api, payload)
+		if r.Err != nil || len(r.Body) != respSize {
+			t.Fatalf("got %d bytes, want %d; %+v", len(r.Body), respSize, r.Err)
+		}
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	check() // warm up: connections, pools
+	runtime.GC()
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	check()
+	const n = 4
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range n {
+		check()
+	}
+	runtime.ReadMemStats(&after)
+	// Less the fake API's body of the response and invoke's []byte of the
+	// payload.
+	perInv := float64(after.TotalAlloc-before.TotalAlloc)/n - float64(respSize) - float64(len(payload))
+	t.Logf("%.0f bytes allocated per invocation besides the test's (%.2f units of %d)", perInv, perInv/float64(unit), unit)
+	return int(math.Round(perInv / float64(unit)))
+}
