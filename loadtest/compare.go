@@ -18,7 +18,7 @@ func compareMain(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("loadtest compare", flag.ContinueOnError)
 	cfg.register(fs)
 	fs.StringVar(&cfg.Scenarios, "scenario", "", "comma-separated scenarios of the standard set to run (default: all): "+strings.Join(standardNames(), ", "))
-	fs.StringVar(&cfg.Workload, "workload", "", "run one custom scenario of this workload (tiny, size:S, mix, grow) instead of the standard set")
+	fs.StringVar(&cfg.Workload, "workload", "", "run one custom scenario of this workload (tiny, size:S, mix, grow, event:NAME) instead of the standard set")
 	fs.IntVar(&cfg.N, "n", 1, "with -workload: AWS_LAMBDA_MAX_CONCURRENCY")
 	fs.StringVar(&cfg.Lmigo, "lmigo", "", "lmigo bootstrap binary (default: build ./cmd/bootstrap)")
 	fs.StringVar(&cfg.Ref, "ref", "", "aws-lambda-go bootstrap binary (default: build ./loadtest/refbootstrap)")
@@ -108,13 +108,14 @@ func compareRuntimes(ctx context.Context, cfg *config) ([]runtimeSpec, func(), e
 		}
 		cleanup = func() { _ = os.RemoveAll(dir) }
 		var pkgs, outs []string
+		pkgLm, pkgAWS := bootstrapPkgs(cfg.Workload)
 		if lm.Binary == "" {
 			lm.Binary = filepath.Join(dir, "bootstrap-lmigo")
-			pkgs, outs = append(pkgs, pkgLmigo), append(outs, lm.Binary)
+			pkgs, outs = append(pkgs, pkgLm), append(outs, lm.Binary)
 		}
 		if ref.Binary == "" {
 			ref.Binary = filepath.Join(dir, "bootstrap-aws-lambda-go")
-			pkgs, outs = append(pkgs, pkgRef), append(outs, ref.Binary)
+			pkgs, outs = append(pkgs, pkgAWS), append(outs, ref.Binary)
 		}
 		fmt.Fprintf(cfg.stderr, "building %s ...\n", strings.Join(pkgs, " and "))
 		if err := buildAll(ctx, hostArch(), pkgs, outs); err != nil {

@@ -52,6 +52,16 @@ func Names() []string {
 	return names
 }
 
+// Handler returns the handler of the named event, for bootstraps, which
+// need no payload.
+func Handler(name string) (any, error) {
+	h, ok := handlers[name]
+	if !ok {
+		return nil, fmt.Errorf("events: unknown event %q (want one of %v)", name, Names())
+	}
+	return h, nil
+}
+
 // Get returns the event of the given name.
 func Get(name string) (Event, error) {
 	f, ok := files[name]
