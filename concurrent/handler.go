@@ -450,16 +450,21 @@ func trimJSONSpace(b []byte) []byte {
 }
 
 // isCompactJSON reports whether b is valid JSON without whitespace outside
-// strings, which compacting leaves as it is.
+// strings, which compacting leaves as it is. A U+2028 or U+2029 in a string
+// also answers false: encoding/json built with GOEXPERIMENT=jsonv2 escapes
+// them in a RawMessage, the default build does not, so the encoder decides.
 func isCompactJSON(b []byte) bool {
 	inString, escaped := false, false
-	for _, c := range b {
+	for i, c := range b {
 		switch {
 		case escaped:
 			escaped = false
 		case inString:
 			escaped = c == '\\'
 			inString = c != '"'
+			if c == 0xE2 && i+2 < len(b) && b[i+1] == 0x80 && b[i+2]&^1 == 0xA8 {
+				return false
+			}
 		case c == '"':
 			inString = true
 		case isJSONSpace(c):
