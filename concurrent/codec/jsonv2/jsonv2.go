@@ -1,6 +1,7 @@
 // Package jsonv2 registers the codec "jsonv2": encoding/json/v2 semantics,
-// from github.com/go-json-experiment/json (the same code as Go 1.26's
-// GOEXPERIMENT=jsonv2 encoding/json/v2, without the experiment).
+// from github.com/go-json-experiment/json, the module Go's experimental
+// encoding/json/v2 (GOEXPERIMENT=jsonv2) is developed in, usable without
+// the experiment.
 //
 // It is set closer to what aws-lambda-go answers than v2's defaults: nil
 // slices and maps encode as null, omitempty omits false and 0 as in v1,
