@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/lmigo/lmigo/concurrent/codec"
 	"github.com/lmigo/lmigo/concurrent/codec/goccy"
 	"github.com/lmigo/lmigo/concurrent/codec/jsonv2"
@@ -143,4 +144,40 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 		return false
 	}
 	return reflect.DeepEqual(va, vb)
+}
+
+// TestEventAllocs: on every event, the default codec allocates less than
+// aws-lambda-go for the same handler, and every other codec less than the
+// default (BenchmarkEvent has the figures).
+func TestEventAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	ctx := context.Background()
+	for _, ev := range events.All() {
+		allocs := func(name string) float64 {
+			h, err := newHandler(ev.Handler, handlerConfig{codec: mustCodec(t, name, handlerConfig{})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := new(Buffer)
+			return testing.AllocsPerRun(50, func() {
+				out.Reset()
+				if _, err := h.call(ctx, ev.Payload, out); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+		aws := lambda.NewHandler(ev.Handler)
+		awsAllocs := testing.AllocsPerRun(50, func() { _, _ = aws.Invoke(ctx, ev.Payload) })
+		std := allocs(stdCodec)
+		if std >= awsAllocs {
+			t.Errorf("%s: std allocates %v per invocation, aws-lambda-go %v", ev.Name, std, awsAllocs)
+		}
+		for _, name := range altCodecs {
+			if n := allocs(name); n >= std {
+				t.Errorf("%s: %s allocates %v per invocation, std %v", ev.Name, name, n, std)
+			}
+		}
+	}
 }
