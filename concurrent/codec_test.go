@@ -181,3 +181,23 @@ func TestEventAllocs(t *testing.T) {
 		}
 	}
 }
+
+type panicsOnZero struct{ P *int }
+
+func (v panicsOnZero) MarshalJSON() ([]byte, error) { return []byte{byte('0' + *v.P)}, nil }
+
+// TestPrepareSurvivesMethods: preparing a codec runs the result type's
+// MarshalJSON on a zero value; a panic there must not fail New.
+func TestPrepareSurvivesMethods(t *testing.T) {
+	f := func() (panicsOnZero, error) { n := 7; return panicsOnZero{&n}, nil }
+	for _, name := range altCodecs {
+		h, err := newHandler(f, handlerConfig{codec: mustCodec(t, name, handlerConfig{})})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out := new(Buffer)
+		if _, err := h.call(t.Context(), []byte(`{}`), out); err != nil || string(out.B) != "7" {
+			t.Errorf("%s: %q, %v; want 7", name, out.B, err)
+		}
+	}
+}

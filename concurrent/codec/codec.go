@@ -110,7 +110,11 @@ func Unsupported(codec, option string) error {
 // with c and decodes the result back, so that a codec that builds its
 // encoders and decoders on first use has built them for t. Codec packages
 // without an analysis entry point use it as their Prepare.
+//
+// It runs the type's MarshalJSON and UnmarshalJSON methods, if any, on a
+// zero value: a panic there is recovered and left to the invocation.
 func Warm(c Codec, t reflect.Type) {
+	defer func() { _ = recover() }()
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
