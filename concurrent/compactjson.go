@@ -1,9 +1,9 @@
 package concurrent
 
 // compactJSON reports whether b is one valid JSON value with no whitespace
-// outside strings: exactly what json.Valid accepts (strings may hold any
-// byte but controls, UTF-8 unchecked; nesting up to encoding/json's 10000
-// levels), minus whitespace. It is one pass with a tight loop over string
+// outside strings and no U+2028 or U+2029 inside them (see isCompactJSON):
+// exactly what json.Valid accepts (strings may hold any byte but controls,
+// UTF-8 unchecked; nesting up to encoding/json's 10000 levels), minus those. It is one pass with a tight loop over string
 // contents, where large bodies spend their bytes: json.Valid's scanner
 // steps a state function per byte and costs about what compaction does,
 // which is the cost a json.RawMessage result sent direct is meant to
@@ -135,6 +135,8 @@ func skipString(b []byte, i int) int {
 				return -1
 			}
 		case c < 0x20:
+			return -1
+		case c == 0xE2 && i+2 < len(b) && b[i+1] == 0x80 && b[i+2]&^1 == 0xA8: // U+2028, U+2029
 			return -1
 		default:
 			i++

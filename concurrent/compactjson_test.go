@@ -7,16 +7,19 @@ import (
 )
 
 // refCompactJSON is the definition compactJSON implements: no whitespace
-// outside strings, and json.Valid.
+// outside strings, no U+2028 or U+2029 inside them, and json.Valid.
 func refCompactJSON(b []byte) bool {
 	inString, escaped := false, false
-	for _, c := range b {
+	for i, c := range b {
 		switch {
 		case escaped:
 			escaped = false
 		case inString:
 			escaped = c == '\\'
 			inString = c != '"'
+			if c == 0xE2 && i+2 < len(b) && b[i+1] == 0x80 && b[i+2]&^1 == 0xA8 {
+				return false
+			}
 		case c == '"':
 			inString = true
 		case isJSONSpace(c):
@@ -29,7 +32,7 @@ func refCompactJSON(b []byte) bool {
 var compactJSONCases = []string{
 	``, `1`, `-`, `-0`, `01`, `-01`, `1.`, `1.5`, `.5`, `1e`, `1e+`, `1e+5`, `1E-05`, `1.5e3`, `-1.0E+2`, `123abc`,
 	`true`, `tru`, `truex`, `false`, `null`, `nul`, `nulll`,
-	`""`, `"`, `"abc`, `"a\"b"`, `"\\"`, `"\/\b\f\n\r\t"`, `"\u00e9"`, `"\u00g9"`, `"\u12"`, `"\x"`, "\"\x01\"", "\"\x7f\xff\xfe\"",
+	`""`, `"`, `"abc`, `"a\"b"`, `"\\"`, `"\/\b\f\n\r\t"`, `"\u00e9"`, `"\u00g9"`, `"\u12"`, `"\x"`, "\"\x01\"", "\"\x7f\xff\xfe\"", "\"\u2028\"", "\"a\u2029b\"", "\"\xe2\x80\xaa\"", "\"\xe2\x80\"",
 	`{}`, `[]`, `{`, `[`, `}`, `]`, `[1,2]`, `[1,]`, `[,1]`, `[1 ,2]`, `{"a":1}`, `{"a":1,}`, `{"a"}`, `{"a":}`, `{1:2}`,
 	`{"a":[1,{"b":null}],"c":"d"}`, `[{]`, `[}`, `{]`, `{"a":1]`, `[1}`, `[[[]]]`, `[[[]]`, `[]]`, `1 `, ` 1`, "[1,\n2]",
 	`"x" "y"`, `1 2`, `{}{}`, `[]1`, `{"a" :1}`, `"a b"`, `{"a b":"c d"}`,

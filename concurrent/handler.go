@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambda/handlertrace"
+	"github.com/lmigo/lmigo/concurrent/codec"
 	"github.com/valyala/bytebufferpool"
 )
 
@@ -63,6 +64,9 @@ type handlerConfig struct {
 	// bound), so an endless reader cannot grow memory without bound; the
 	// runtime sets it just above its response limit.
 	maxReader int64
+	// codec decodes events and encodes results of typed handlers; nil is
+	// the built-in encoding/json, byte for byte as aws-lambda-go.
+	codec codec.Codec
 }
 
 // handlerPath is the way call runs a handler, chosen once by newHandler.
@@ -167,6 +171,8 @@ func newHandler(fn any, cfg handlerConfig) (*handler, error) {
 		h.path, h.noIO = pathNoIO, f
 	} else if f := asRawMessage(v); f != nil {
 		h.path, h.rawMessage = pathRawMessage, f
+	} else {
+		h.prepareCodec(t)
 	}
 	return h, nil
 }
@@ -444,7 +450,10 @@ func trimJSONSpace(b []byte) []byte {
 }
 
 // isCompactJSON reports whether b is valid JSON without whitespace outside
-// strings, which compacting leaves as it is: one pass (compactJSON).
+// strings, which compacting leaves as it is: one pass (compactJSON). A
+// U+2028 or U+2029 in a string also answers false: encoding/json built with
+// GOEXPERIMENT=jsonv2 escapes them in a RawMessage, the default build does
+// not, so the encoder decides.
 func isCompactJSON(b []byte) bool { return compactJSON(b) }
 
 // callReflect runs any other handler through reflection. A json.RawMessage
@@ -505,6 +514,9 @@ func contextValue(ctx context.Context) reflect.Value {
 // Decoding straight from payload relies on UnmarshalJSON methods copying
 // what they keep, as encoding/json requires: payload is reused.
 func (h *handler) decode(payload []byte, v any) error {
+	if h.cfg.codec != nil {
+		return h.cfg.codec.Decode(payload, v)
+	}
 	if !h.decoderOnly {
 		err := json.Unmarshal(payload, v)
 		// A syntax error from a valid payload came from an UnmarshalJSON
@@ -544,17 +556,31 @@ func (h *handler) writeValue(out *Buffer, val any) (contentType string, body io.
 // encode appends v as JSON to out, with the encoder's newline only when
 // indenting, as aws-lambda-go does. On error nothing is written.
 func (h *handler) encode(out *Buffer, v any) error {
+	if h.cfg.codec != nil {
+		b, err := h.cfg.codec.Append(out.B, v)
+		if err != nil {
+			return err // out.B is as it was
+		}
+		out.B = b
+		if !h.plainIndent() {
+			out.B = append(out.B, '\n')
+		}
+		return nil
+	}
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(h.cfg.escapeHTML)
 	enc.SetIndent(h.cfg.indentPrefix, h.cfg.indent)
 	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	if h.cfg.indentPrefix == "" && h.cfg.indent == "" {
+	if h.plainIndent() {
 		out.B = out.B[:len(out.B)-1]
 	}
 	return nil
 }
+
+// plainIndent: no indentation, so no trailing newline.
+func (h *handler) plainIndent() bool { return h.cfg.indentPrefix == "" && h.cfg.indent == "" }
 
 // readerContentType is the content type of a response reader: its
 // ContentType method's, else application/octet-stream, as in aws-lambda-go.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambda/messages"
+	"github.com/lmigo/lmigo/loadtest/events"
 )
 
 type compatEvent struct {
@@ -452,4 +453,86 @@ func FuzzCompat(f *testing.F) {
 		i := int(which) % len(handlers)
 		compareWithAWS(t, built[i], handlers[i].f, handlers[i].aws, payload, jsonContentType)
 	})
+}
+
+// eventForms is every handler form lambda.Start accepts, built around one
+// event handler f: with and without the context, the event by value and by
+// pointer, returning the result, only the error, or nothing.
+func eventForms[T, U any](f func(context.Context, T) (U, error)) map[string]any {
+	deref := func(e *T) T {
+		if e == nil {
+			var zero T
+			return zero
+		}
+		return *e
+	}
+	return map[string]any{
+		"func(ctx, TIn) (TOut, error)": f,
+		"func(TIn) (TOut, error)":      func(e T) (U, error) { return f(context.Background(), e) },
+		"func(ctx, *TIn) (*TOut, error)": func(ctx context.Context, e *T) (*U, error) {
+			out, err := f(ctx, deref(e))
+			return &out, err
+		},
+		"func(ctx, TIn) error": func(ctx context.Context, e T) error { _, err := f(ctx, e); return err },
+		"func(TIn) error":      func(e T) error { _, err := f(context.Background(), e); return err },
+		"func(ctx, TIn)":       func(ctx context.Context, e T) { _, _ = f(ctx, e) },
+		"func(TIn)":            func(e T) { _, _ = f(context.Background(), e) },
+		"func(ctx) (TOut, error)": func(ctx context.Context) (U, error) {
+			var zero T
+			return f(ctx, zero)
+		},
+		"func() (TOut, error)": func() (U, error) { var zero T; return f(context.Background(), zero) },
+		"func(ctx, TIn) (any, error)": func(ctx context.Context, e T) (any, error) {
+			return f(ctx, e)
+		},
+	}
+}
+
+// eventPayloads are the event's payload and variants of it that take the
+// decoder's other paths or fail: whitespace around it, data after it, cut
+// short, not an object, and invalid UTF-8 in a string.
+func eventPayloads(p []byte) [][]byte {
+	trimmed := bytes.TrimSpace(p)
+	return [][]byte{
+		p,
+		append(append([]byte(" \n\t"), trimmed...), " \r\n"...),
+		append(bytes.Clone(trimmed), `{"more":1}`...),
+		append(bytes.Clone(trimmed), " trailing garbage"...),
+		trimmed[:len(trimmed)/2],
+		[]byte(`[` + string(trimmed) + `]`),
+		bytes.Replace(trimmed, []byte(`":"`), []byte("\":\"\xff\xfe"), 3),
+		[]byte(`null`),
+		[]byte(`{}`),
+	}
+}
+
+// TestCompatEvents: for every handler form and each realistic event, the
+// default codec's response (or error body) is byte for byte aws-lambda-go's,
+// under each option set.
+func TestCompatEvents(t *testing.T) {
+	forms := map[string]map[string]any{
+		"apigw":  eventForms(events.HTTPAPI),
+		"sqs":    eventForms(events.SQS),
+		"s3":     eventForms(events.S3),
+		"github": eventForms(events.GitHubPush),
+	}
+	for _, ev := range events.All() {
+		payloads := eventPayloads(ev.Payload)
+		if ev.Name == "github" { // a push to a tag: the handler's error
+			payloads = append(payloads, bytes.Replace(ev.Payload, []byte(`"refs/heads/main"`), []byte(`"refs/tags/v1.4.0"`), 1))
+		}
+		for _, opt := range compatOptions {
+			for form, f := range forms[ev.Name] {
+				t.Run(ev.Name+"/"+opt.name+"/"+form, func(t *testing.T) {
+					h, err := newHandler(f, opt.cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, p := range payloads {
+						compareWithAWS(t, h, f, opt.aws, p, jsonContentType)
+					}
+				})
+			}
+		}
+	}
 }

@@ -3,6 +3,7 @@ package concurrent
 import (
 	"context"
 	"os"
+	"strings"
 
 	"github.com/lmigo/lmigo/rapi"
 	"go.uber.org/zap"
@@ -18,6 +19,7 @@ type options struct {
 	lookup  func(string) (string, bool)
 	logger  *zap.Logger
 	sigterm bool          // WithSIGTERM
+	codec   string        // WithCodec
 	rapi    []rapi.Option // tests only: Runtime API client knobs
 }
 
@@ -61,6 +63,17 @@ func WithUseNumber(use bool) Option {
 // WithDisallowUnknownFields makes event decoding fail on unknown fields.
 func WithDisallowUnknownFields(disallow bool) Option {
 	return func(o *options) { o.handler.disallowUnknownFields = disallow }
+}
+
+// WithCodec selects the JSON codec of typed handlers by name: "std" (the
+// default: encoding/json, byte for byte what aws-lambda-go sends) or a
+// codec registered by a package under concurrent/codec, which the program
+// must import (linking only the codecs it uses). LMIGO_JSON_CODEC, when
+// set, takes precedence, so a deployed function can go back to std without
+// a rebuild. New fails when the codec is not linked or does not support the
+// other JSON options given.
+func WithCodec(name string) Option {
+	return func(o *options) { o.codec = strings.ToLower(strings.TrimSpace(name)) }
 }
 
 // WithLookupEnv replaces os.LookupEnv as the source of configuration, for

@@ -76,6 +76,9 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	}
 	// One byte more than the limit is enough to tell a response too large.
 	o.handler.maxReader = int64(cfg.MaxResponseBytes) + 1
+	if o.handler.codec, err = resolveCodec(cfg.JSONCodec, o.codec, o.handler); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
 	h, err := newHandler(handler, o.handler)
 	if err != nil {
 		if !errors.Is(err, ErrInvalidHandler) {

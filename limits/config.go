@@ -34,6 +34,9 @@ type Config struct {
 	Metrics             Metrics       // LMIGO_METRICS
 	MetricsInterval     time.Duration // LMIGO_METRICS_INTERVAL: how often metrics are written
 	SIGTERM             bool          // LMIGO_SIGTERM: register an extension so that Lambda sends SIGTERM
+	// JSONCodec (LMIGO_JSON_CODEC) names the JSON codec of typed handlers,
+	// lower case: one of JSONCodecs, or "" when unset.
+	JSONCodec string
 }
 
 // Defaults and bounds.
@@ -107,6 +110,7 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	c.Metrics = r.metrics(envMetrics)
 	c.MetricsInterval = r.duration(envMetricsInterval, defaultMetricsInterval, minMetricsInterval, maxMetricsInterval)
 	c.SIGTERM = r.flag(envSIGTERM)
+	c.JSONCodec = r.jsonCodec(envJSONCodec)
 	c.FunctionName = r.str(envFunctionName)
 	c.FunctionVersion = r.str(envFunctionVersion)
 	c.LogGroupName = r.str(envLogGroupName)

@@ -152,6 +152,9 @@ func TestFromEnvGood(t *testing.T) {
 		{"sigterm off", map[string]string{envSIGTERM: "Off"}, func(c *Config) {}},
 		{"sigterm 0", map[string]string{envSIGTERM: "0"}, func(c *Config) {}},
 		{"sigterm empty", map[string]string{envSIGTERM: ""}, func(c *Config) {}},
+		{"json codec Sonic", map[string]string{envJSONCodec: " Sonic "}, func(c *Config) { c.JSONCodec = "sonic" }},
+		{"json codec std", map[string]string{envJSONCodec: "std"}, func(c *Config) { c.JSONCodec = "std" }},
+		{"json codec empty", map[string]string{envJSONCodec: ""}, func(c *Config) {}},
 
 		{"strings", map[string]string{
 			envFunctionName:    " fn ",
@@ -267,6 +270,7 @@ func TestFromEnvBad(t *testing.T) {
 		{"metrics interval bad while off", map[string]string{envMetrics: "off", envMetricsInterval: "often"}, envMetricsInterval, "often", "not a Go duration"},
 		{"sigterm yes", map[string]string{envSIGTERM: "yes"}, envSIGTERM, "yes", "not on or off"},
 		{"sigterm 2", map[string]string{envSIGTERM: "2"}, envSIGTERM, "2", "not on or off"},
+		{"json codec unknown", map[string]string{envJSONCodec: "jsoniter"}, envJSONCodec, "jsoniter", "not a JSON codec (std, jsonv2, goccy, sonic, segmentio)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -324,6 +328,7 @@ func TestFromEnvAllErrors(t *testing.T) {
 		envMetrics:             "statsd",
 		envMetricsInterval:     "1ms",
 		envSIGTERM:             "maybe",
+		envJSONCodec:           "fast",
 		envFunctionName:        "fn",
 	}
 	_, err := FromEnv(mapEnv(env))
@@ -336,7 +341,7 @@ func TestFromEnvAllErrors(t *testing.T) {
 	}
 	want := []string{envRuntimeAPI, envMaxConcurrency, envBufferRetain, envMaxRequest,
 		envMaxResponse, envMemorySize, envMemoryLimitFraction, envLogLevel, envLogFormat, envShutdownTimeout,
-		envMetrics, envMetricsInterval, envSIGTERM}
+		envMetrics, envMetricsInterval, envSIGTERM, envJSONCodec}
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Errorf("reported %v\nwant     %v", names, want)
 	}

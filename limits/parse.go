@@ -3,6 +3,7 @@ package limits
 import (
 	"errors"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -328,4 +329,19 @@ func (r *reader) flag(name string) bool {
 	}
 	r.fail(name, raw, "not on or off (1, true, on, 0, false, off)")
 	return false
+}
+
+// JSONCodecs are the names LMIGO_JSON_CODEC accepts: the built-in std and
+// the codec packages under concurrent/codec. Whether the bootstrap links the
+// one named is for the runtime to say.
+var JSONCodecs = []string{"std", "jsonv2", "goccy", "sonic", "segmentio"}
+
+func (r *reader) jsonCodec(name string) string {
+	raw, v := r.get(name)
+	v = strings.ToLower(v)
+	if v == "" || slices.Contains(JSONCodecs, v) {
+		return v
+	}
+	r.fail(name, raw, "not a JSON codec ("+strings.Join(JSONCodecs, ", ")+")")
+	return ""
 }

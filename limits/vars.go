@@ -18,6 +18,7 @@ const (
 	envMetrics             = "LMIGO_METRICS"
 	envMetricsInterval     = "LMIGO_METRICS_INTERVAL"
 	envSIGTERM             = "LMIGO_SIGTERM"
+	envJSONCodec           = "LMIGO_JSON_CODEC"
 	envFunctionName        = "AWS_LAMBDA_FUNCTION_NAME"
 	envFunctionVersion     = "AWS_LAMBDA_FUNCTION_VERSION"
 	envLogGroupName        = "AWS_LAMBDA_LOG_GROUP_NAME"
@@ -55,6 +56,7 @@ func Vars() []Var {
 		{envMetrics, "off", "Runtime metrics: off, or emf for one CloudWatch Embedded Metric Format line on stdout per interval and one at shutdown; any case."},
 		{envMetricsInterval, "60s", "How often metrics are written: a Go duration, 1s..1h."},
 		{envSIGTERM, "off", "on (1, true, on): register an internal extension at start, so that Lambda sends SIGTERM before it shuts the execution environment down; off (0, false, off): do not. Any case."},
+		{envJSONCodec, "std", "JSON codec of typed handlers: std (encoding/json, byte for byte as aws-lambda-go), jsonv2, goccy, sonic or segmentio, any case; a codec other than std must be linked into the bootstrap (import its package under concurrent/codec/)."},
 		{envFunctionName, "", "Function name, set by Lambda."},
 		{envFunctionVersion, "", "Function version, set by Lambda."},
 		{envLogGroupName, "", "CloudWatch log group, set by Lambda."},

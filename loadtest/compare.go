@@ -19,7 +19,7 @@ func compareMain(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("loadtest compare", flag.ContinueOnError)
 	cfg.register(fs)
 	fs.StringVar(&cfg.Scenarios, "scenario", "", "comma-separated scenarios to run (default: the standard set): WORKLOAD-nN, e.g. size-256KiB-n1; the standard set is "+strings.Join(standardNames(), ", "))
-	fs.StringVar(&cfg.Workload, "workload", "", "run one custom scenario of this workload (tiny, size:S, mix, grow) instead of the standard set")
+	fs.StringVar(&cfg.Workload, "workload", "", "run one custom scenario of this workload (tiny, size:S, mix, grow, event:NAME) instead of the standard set")
 	fs.IntVar(&cfg.N, "n", 1, "with -workload: AWS_LAMBDA_MAX_CONCURRENCY")
 	fs.StringVar(&cfg.Lmigo, "lmigo", "", "lmigo bootstrap binary (default: build ./cmd/bootstrap)")
 	fs.StringVar(&cfg.Ref, "ref", "", "aws-lambda-go bootstrap binary (default: build ./loadtest/refbootstrap)")
@@ -161,7 +161,11 @@ func compareRuntimes(ctx context.Context, cfg *config) ([]runtimeSpec, func(), e
 		rts[1].Binary, rts[1].Function = "", cfg.RefFunction
 		return rts, func() {}, nil
 	}
-	pkgOf := map[string]string{rtLmigo: pkgLmigo, rtRaw: pkgRaw, rtRef: pkgRef}
+	pkgLm, pkgAWS := bootstrapPkgs(cfg.Workload)
+	if pkgLm != pkgLmigo && slices.ContainsFunc(rts, func(r runtimeSpec) bool { return r.Name == rtRaw && r.Binary == "" }) {
+		return nil, nil, fmt.Errorf("-runtimes: %s serves the demo workloads only, not %s", rtRaw, cfg.Workload)
+	}
+	pkgOf := map[string]string{rtLmigo: pkgLm, rtRaw: pkgRaw, rtRef: pkgAWS}
 	var pkgs, outs []string
 	dir := ""
 	for i := range rts {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -323,6 +324,9 @@ func TestWorkloads(t *testing.T) {
 		{in: "size:1", wantErr: true},
 		{in: "size:lots", wantErr: true},
 		{in: "huge", wantErr: true},
+		{in: "event:sqs", items: 1},
+		{in: "event:github", items: 1},
+		{in: "event:kinesis", wantErr: true},
 	} {
 		w, err := parseWorkload(tt.in)
 		if (err != nil) != tt.wantErr {
@@ -339,6 +343,19 @@ func TestWorkloads(t *testing.T) {
 	}
 	if !tinyItem().check(outcome{Body: []byte(`{"ok":true,"requestId":"x"}`)}) || tinyItem().check(outcome{FunctionError: "Error"}) {
 		t.Error("tiny check wrong")
+	}
+	ev, _ := parseWorkload("event:s3")
+	if c := ev.items[0].check; !c(outcome{Body: []byte(`{"objects":1}`)}) || c(outcome{Body: []byte(`{"obj`)}) ||
+		c(outcome{FunctionError: "Error", Body: []byte(`{}`)}) {
+		t.Error("event check wrong")
+	}
+	if lm, ref := bootstrapPkgs("event:s3"); lm != pkgEventsLmigo || ref != pkgEventsRef {
+		t.Errorf("bootstrapPkgs(event:s3) = %s, %s", lm, ref)
+	}
+	cfg := defaultConfig()
+	cfg.Workload = "event:s3"
+	if env := bootstrapEnv(cfg, 1); !slices.Contains(env, "LOADTEST_EVENT=s3") {
+		t.Errorf("bootstrapEnv for event:s3 lacks LOADTEST_EVENT: %v", env)
 	}
 	if got := string(sizePayload(65536, 8)); got != `{"size":65536,"gather":8}` {
 		t.Errorf("sizePayload = %s", got)

@@ -22,7 +22,7 @@ func runMain(ctx context.Context, args []string) error {
 	cfg.register(fs)
 	fs.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "the runtime: lmigo (builds ./cmd/bootstrap), lmigo-raw (./loadtest/rawbootstrap) or aws-lambda-go (./loadtest/refbootstrap)")
 	fs.StringVar(&cfg.Bootstrap, "bootstrap", "", "a prebuilt bootstrap binary of -runtime instead")
-	fs.StringVar(&cfg.Workload, "workload", "", "tiny, size:S, mix, mix-panic or grow (default: mix-panic for lmigo, mix otherwise)")
+	fs.StringVar(&cfg.Workload, "workload", "", "tiny, size:S, mix, mix-panic, grow or event:NAME (default: mix-panic for lmigo, mix otherwise)")
 	fs.IntVar(&cfg.N, "n", cfg.N, "AWS_LAMBDA_MAX_CONCURRENCY")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: loadtest run [flags]\n\nOne runtime under one load, then a report. Without flags: lmigo's reference bootstrap, mix-panic, N=8, a few seconds.")
@@ -55,6 +55,16 @@ func runMain(ctx context.Context, args []string) error {
 			return err
 		}
 		defer os.RemoveAll(dir)
+		if pkgLm, pkgAWS := bootstrapPkgs(cfg.Workload); pkgLm != pkgLmigo {
+			switch rt.Name {
+			case rtLmigo:
+				pkg = pkgLm
+			case rtRef:
+				pkg = pkgAWS
+			default:
+				return fmt.Errorf("-runtime %s serves the demo workloads only, not %s", rt.Name, cfg.Workload)
+			}
+		}
 		rt.Binary = filepath.Join(dir, "bootstrap")
 		fmt.Fprintf(cfg.stderr, "building %s ...\n", pkg)
 		if err := buildAll(ctx, hostArch(), []string{pkg}, []string{rt.Binary}); err != nil {

@@ -39,7 +39,20 @@ const (
 	pkgRaw      = "github.com/lmigo/lmigo/loadtest/rawbootstrap"
 	pkgRef      = "github.com/lmigo/lmigo/loadtest/refbootstrap"
 	pkgLoadtest = "github.com/lmigo/lmigo/loadtest"
+	// The realistic events (workload event:NAME) have bootstraps of their
+	// own, so that the reference bootstraps link no events types.
+	pkgEventsLmigo = "github.com/lmigo/lmigo/loadtest/events/lmigo"
+	pkgEventsRef   = "github.com/lmigo/lmigo/loadtest/events/awslambdago"
 )
+
+// bootstrapPkgs are the packages of lmigo's and aws-lambda-go's bootstraps
+// for a workload.
+func bootstrapPkgs(workload string) (lmigo, ref string) {
+	if strings.HasPrefix(workload, eventPrefix) {
+		return pkgEventsLmigo, pkgEventsRef
+	}
+	return pkgLmigo, pkgRef
+}
 
 // runtimeSpec is one runtime under test.
 type runtimeSpec struct {
@@ -86,6 +99,9 @@ func bootstrapEnv(cfg *config, n int) []string {
 		"AWS_LAMBDA_LOG_LEVEL=WARN",
 		"AWS_REGION=us-east-1",
 		"GODEBUG=gctrace=1",
+	}
+	if ev, ok := strings.CutPrefix(cfg.Workload, eventPrefix); ok {
+		env = append(env, "LOADTEST_EVENT="+ev) // the events bootstraps' handler
 	}
 	return append(env, cfg.Env...)
 }

@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/lmigo/lmigo/cmd/bootstrap/demo"
+	"github.com/lmigo/lmigo/loadtest/events"
 )
 
 // item is one kind of invocation of a workload and the check of its answer.
@@ -30,12 +32,18 @@ type item struct {
 //	             invocations (all N held at once by the demo's gather barrier
 //	             when N > 1), one wave per size from 64 KiB up to 6 MiB,
 //	             -rounds times; then -idle and RSS is read again ("after")
+//	event:NAME   a realistic event of package events (apigw, sqs, s3, github)
+//	             to its typed handler, served by the events bootstraps
+//	             (loadtest/events/lmigo, loadtest/events/awslambdago)
 type workload struct {
 	name   string
 	items  []item // cycled; nil for grow
 	grow   bool
 	panics bool
 }
+
+// eventPrefix starts the workloads of realistic events.
+const eventPrefix = "event:"
 
 // growSizes are the response sizes of a grow round, smallest first.
 var growSizes = []int{64 << 10, 256 << 10, 1 << 20, 2 << 20, 4 << 20, 6 << 20}
@@ -68,6 +76,15 @@ func parseWorkload(s string) (workload, error) {
 	case "grow":
 		return workload{name: s, grow: true}, nil
 	}
+	if name, ok := strings.CutPrefix(s, eventPrefix); ok {
+		ev, err := events.Get(name)
+		if err != nil {
+			return workload{}, fmt.Errorf("workload %s: %w", s, err)
+		}
+		return workload{name: s, items: []item{{s, ev.Payload, func(o outcome) bool {
+			return o.FunctionError == "" && json.Valid(o.Body)
+		}}}}, nil
+	}
 	if v, ok := strings.CutPrefix(s, "size:"); ok {
 		n, err := parseSize(v)
 		if err != nil {
@@ -78,7 +95,7 @@ func parseWorkload(s string) (workload, error) {
 		}
 		return workload{name: s, items: []item{sizeItem(n)}}, nil
 	}
-	return workload{}, fmt.Errorf("unknown workload %q (tiny, size:S, mix, mix-panic, grow)", s)
+	return workload{}, fmt.Errorf("unknown workload %q (tiny, size:S, mix, mix-panic, grow, event:NAME)", s)
 }
 
 func tinyItem() item {

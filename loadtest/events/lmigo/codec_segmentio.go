@@ -1,0 +1,5 @@
+//go:build codec_segmentio
+
+package main
+
+import _ "github.com/lmigo/lmigo/concurrent/codec/segmentio"
