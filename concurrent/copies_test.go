@@ -184,8 +184,8 @@ func TestRetainedBuffersKeepTheirUse(t *testing.T) {
 
 // TestRequestCopies: a request payload is read once into the slot's
 // buffer and decoded from there, as the package doc says: a raw handler
-// and a lambda.Handler get that buffer, a json.RawMessage event is one
-// copy (the handler may keep it), a typed event is decoded by
+// gets that buffer, a json.RawMessage event and a lambda.Handler's payload
+// are one copy (the handler may keep them), a typed event is decoded by
 // json.Unmarshal over the buffer (its one string of the payload's size is
 // the decoding). The retain cap keeps the 6 MiB request buffer, so the
 // read itself allocates nothing.
@@ -208,7 +208,7 @@ func TestRequestCopies(t *testing.T) {
 		}), 0},
 		{"lambda.Handler", invokerFunc(func(_ context.Context, p []byte) ([]byte, error) {
 			return strconv.AppendInt(nil, int64(len(p)), 10), nil
-		}), 0},
+		}), 1},
 		{"json.RawMessage event", func(_ context.Context, ev json.RawMessage) (int, error) { return len(ev), nil }, 1},
 		{"typed event", func(_ context.Context, ev event) (int, error) { return len(ev.Data) + 11, nil }, 1},
 	}
@@ -253,4 +253,27 @@ func countBuffers(t *testing.T, handler any, payload string, respSize, unit int,
 	perInv := float64(after.TotalAlloc-before.TotalAlloc)/n - float64(respSize) - float64(len(payload))
 	t.Logf("%.0f bytes allocated per invocation besides the test's (%.2f units of %d)", perInv, perInv/float64(unit), unit)
 	return int(math.Round(perInv / float64(unit)))
+}
+
+// TestInvokerKeepsPayload: a lambda.Handler may keep the payload it was
+// given, as it may under aws-lambda-go; later invocations must not
+// overwrite it.
+func TestInvokerKeepsPayload(t *testing.T) {
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true})
+	var kept [][]byte
+	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "1"}, invokerFunc(func(_ context.Context, p []byte) ([]byte, error) {
+		kept = append(kept, p) // one invocation at a time: no race
+		return []byte(`{}`), nil
+	}))
+	want := []string{`{"n":"first"}`, `{"n":"2nd"}`, `{"n":"third!"}`}
+	for _, p := range want {
+		if r := invoke(t, api, p); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	for i, p := range kept {
+		if string(p) != want[i] {
+			t.Errorf("payload %d kept by the handler reads %q after later invocations, want %q", i, p, want[i])
+		}
+	}
 }

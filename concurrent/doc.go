@@ -67,9 +67,10 @@
 // of the connection's read buffer), and decoded from there: a typed event
 // by json.Unmarshal over that buffer (json.Decoder, which copies, only for
 // WithUseNumber, WithDisallowUnknownFields or a payload that is not one
-// valid JSON value); a RawHandler and a lambda.Handler get the buffer
-// itself, valid until they return; a json.RawMessage event is copied
-// once, since the handler may keep it and the buffer is reused.
+// valid JSON value); a RawHandler gets the buffer itself, valid until it
+// returns; a json.RawMessage event and a lambda.Handler's payload are
+// copied once, since the handler may keep them (aws-lambda-go gives each
+// invocation a slice of its own) and the buffer is reused.
 //
 // Each slot keeps at most LMIGO_BUFFER_RETAIN_BYTES of request and
 // response buffer between invocations (limits.Config.BufferRetainBytes);

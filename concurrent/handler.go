@@ -381,7 +381,9 @@ func newPanicError(v any) *PanicError {
 // bytes of a pooled buffer that it puts back before Invoke returns, and
 // that a concurrent Invoke may write over while the answer is posted.
 func (h *handler) callInvoker(ctx context.Context, payload []byte, out *Buffer) (string, error) {
-	b, err := h.invoker.Invoke(ctx, payload)
+	// A copy: aws-lambda-go gives Invoke a slice of its own, which an
+	// Invoke may keep; the slot's buffer is reused once this one returns.
+	b, err := h.invoker.Invoke(ctx, bytes.Clone(payload))
 	if err != nil {
 		return "", err
 	}
