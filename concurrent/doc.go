@@ -19,7 +19,7 @@
 // before it calls /next and the slot stays taken until the answer for that
 // invocation has been posted, so outstanding polls plus invocations in
 // flight never exceed N, and an invocation that was handed out never waits
-// inside the process: the poller that fetched it runs it, then polls again.
+// inside the process: the worker pool has exactly as many workers as slots.
 //
 // # Contexts
 //

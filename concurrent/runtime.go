@@ -30,6 +30,7 @@ type Runtime struct {
 	client  *rapi.Client
 	slots   []*slot
 	free    chan *slot
+	workers *pool.Workers[*slot]
 	baseCtx context.Context
 	// setTraceEnv: _X_AMZN_TRACE_ID is process-wide, so it is only
 	// meaningful (and only set) when one invocation runs at a time.
@@ -104,6 +105,13 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	for _, v := range o.values {
 		rt.baseCtx = context.WithValue(rt.baseCtx, v.key, v.val)
 	}
+	// The slot goes back to the free list only after the worker has counted
+	// itself idle (WithDone), so a poller holding a slot never finds the
+	// pool full.
+	rt.workers, err = pool.NewWorkers(cfg.Workers, rt.serve, pool.WithDone(rt.release))
+	if err != nil {
+		return nil, fmt.Errorf("concurrent: worker pool: %w", err)
+	}
 	rt.slots = make([]*slot, cfg.Workers)
 	for i := range rt.slots {
 		s := &slot{conn: client.Conn(), bufs: pool.NewBuffers(cfg.BufferRetainBytes)}
@@ -139,7 +147,7 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	defer stopPolling()
 	var pollers sync.WaitGroup
 	for range rt.slots {
-		pollers.Go(func() { rt.poll(pollCtx, &pollers) })
+		pollers.Go(func() { rt.poll(pollCtx) })
 	}
 
 	var err error
@@ -153,14 +161,12 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	began := time.Now()
 	rt.stopping.Store(true)
 	stopPolling()
+	pollers.Wait()
 	// One budget for the whole shutdown: Lambda kills the process about
-	// 600 ms after SIGTERM. Pollers serving an invocation give their slot
-	// back when it is answered; the others return at once.
+	// 600 ms after SIGTERM.
 	deadline := time.Now().Add(rt.cfg.ShutdownTimeout)
 	left := rt.drain(deadline)
-	if left == 0 {
-		pollers.Wait() // every slot is back: no poller is in a handler
-	}
+	_ = rt.workers.Release(max(time.Until(deadline), time.Millisecond))
 	stopMetrics() // the last document, after the last invocation
 	for _, s := range rt.slots {
 		_ = s.conn.Close()
@@ -197,13 +203,10 @@ func (rt *Runtime) stop(err error) {
 	}
 }
 
-// poll takes a free slot, fetches an invocation into it, serves it on this
-// goroutine and gives the slot back. Taking the slot first is what keeps
-// polls plus invocations in flight at or below N. Serving where the poll
-// was answered spares two goroutine hand-offs per invocation (about a
-// fifth of the runtime's CPU per tiny invocation at N=64); a handler that
-// calls runtime.Goexit ends this goroutine, so serveHere starts another.
-func (rt *Runtime) poll(ctx context.Context, pollers *sync.WaitGroup) {
+// poll takes a free slot, then fetches an invocation into it and hands it
+// to a worker. Taking the slot first is what keeps polls plus invocations
+// in flight at or below N.
+func (rt *Runtime) poll(ctx context.Context) {
 	for {
 		var s *slot
 		select {
@@ -221,25 +224,14 @@ func (rt *Runtime) poll(ctx context.Context, pollers *sync.WaitGroup) {
 			rt.free <- s
 			return
 		}
-		rt.serveHere(ctx, s, pollers)
-	}
-}
-
-// serveHere serves the invocation in s and releases the slot. If the
-// handler ends the goroutine (runtime.Goexit; call has answered the
-// invocation), the slot is released all the same and a new poller takes
-// this one's place.
-func (rt *Runtime) serveHere(ctx context.Context, s *slot, pollers *sync.WaitGroup) {
-	exited := true
-	defer func() {
-		if exited {
+		if err := rt.workers.Invoke(s); err != nil {
+			// Unreachable while workers == slots; serving here keeps the
+			// invocation rather than losing it.
+			logInvocation(rt.log, zap.ErrorLevel, &s.inv, "worker pool refused an invocation", zap.Error(err))
+			rt.serve(s)
 			rt.release(s)
-			pollers.Go(func() { rt.poll(ctx, pollers) })
 		}
-	}()
-	rt.serve(s)
-	exited = false
-	rt.release(s)
+	}
 }
 
 const (
@@ -296,8 +288,8 @@ func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 	}
 }
 
-// serve runs one invocation and answers it exactly once. The caller
-// releases the slot afterwards.
+// serve runs one invocation on a worker and answers it exactly once. The
+// pool calls release afterwards.
 func (rt *Runtime) serve(s *slot) {
 	inv := &s.inv
 	s.resp = s.bufs.Get()
