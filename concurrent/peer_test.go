@@ -261,9 +261,9 @@ func BenchmarkInvocation(b *testing.B) {
 		n       int
 		handler any
 	}{
-		{"raw", 2, raw},
-		{"raw-n1", 1, raw},
-		{"demo", 2, demo.Handle},
+		{"handler=raw/n=2", 2, raw},
+		{"handler=raw/n=1", 1, raw},
+		{"handler=demo/n=2", 2, demo.Handle},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			p := newPeer(b, []byte(`{}`))
