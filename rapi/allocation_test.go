@@ -114,4 +114,3 @@ func TestAllocsBuildRequests(t *testing.T) {
 		t.Fatalf("request building allocates %.1f times", a)
 	}
 }
-
