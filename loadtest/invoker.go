@@ -52,15 +52,13 @@ type readyWaiter interface {
 }
 
 // waitReady returns once a /next is pending, or after about a millisecond,
-// or when ctx ends. The fake API's WaitPolls wakes one waiter at once per
-// new poll and the others at its next 5 ms tick; the short bound keeps
+// or when ctx ends. The fake API's WaitPoll wakes one waiter at once per
+// new poll and the others when their bound ends; the short bound keeps
 // that delay, which would be the driver's and not the runtime's, under a
 // millisecond when several callers are throttled at once (a caller that
 // gives up early retries and, if still refused, counts one more throttle).
 func (f fakeInvoker) waitReady(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, time.Millisecond)
-	defer cancel()
-	_ = f.api.WaitPolls(ctx, 1)
+	_ = f.api.WaitPoll(ctx, time.Millisecond)
 }
 
 // rieInvoker invokes the emulator's invoke endpoint directly.

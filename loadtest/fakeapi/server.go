@@ -130,6 +130,37 @@ func (s *Server) WaitPolls(ctx context.Context, n int) error {
 	}
 }
 
+// WaitPoll is WaitPolls(ctx, 1) bounded by d: it returns nil once a /next
+// is pending, context.DeadlineExceeded after d, ctx.Err() or ErrClosed. A
+// load driver calls it after each throttled attempt, so it costs one
+// reused timer rather than a context and a ticker per call. Like
+// WaitPolls it wakes one waiter at once per new /next; the others wait
+// for d.
+func (s *Server) WaitPoll(ctx context.Context, d time.Duration) error {
+	if s.isClosed() {
+		return ErrClosed
+	}
+	if len(s.pollq) >= 1 {
+		return nil
+	}
+	t := getTimer(d)
+	defer putTimer(t)
+	for {
+		select {
+		case <-s.pollSig:
+			if len(s.pollq) >= 1 {
+				return nil
+			}
+		case <-t.C:
+			return context.DeadlineExceeded
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.closed:
+			return ErrClosed
+		}
+	}
+}
+
 // Close stops the server: pending /next get 500, Invoke calls return
 // ErrClosed, and Close returns once every handler has returned. It is
 // idempotent and always returns nil.
