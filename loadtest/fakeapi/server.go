@@ -133,9 +133,10 @@ func (s *Server) WaitPolls(ctx context.Context, n int) error {
 // WaitPoll is WaitPolls(ctx, 1) bounded by d: it returns nil once a /next
 // is pending, context.DeadlineExceeded after d, ctx.Err() or ErrClosed. A
 // load driver calls it after each throttled attempt, so it costs one
-// reused timer rather than a context and a ticker per call. Like
-// WaitPolls it wakes one waiter at once per new /next; the others wait
-// for d.
+// reused timer rather than a context and a ticker per call. Each new
+// /next wakes one waiter; a waiter that finds more than one pending wakes
+// the next, so that waiters go as soon as there is a /next for them, not
+// at their bound.
 func (s *Server) WaitPoll(ctx context.Context, d time.Duration) error {
 	if s.isClosed() {
 		return ErrClosed
@@ -148,7 +149,13 @@ func (s *Server) WaitPoll(ctx context.Context, d time.Duration) error {
 	for {
 		select {
 		case <-s.pollSig:
-			if len(s.pollq) >= 1 {
+			if n := len(s.pollq); n >= 1 {
+				if n >= 2 {
+					select {
+					case s.pollSig <- struct{}{}:
+					default:
+					}
+				}
 				return nil
 			}
 		case <-t.C:
