@@ -8,7 +8,7 @@ BENCHSTAT_VER := v0.0.0-20260908200009-22c9c6c9d4da
 BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w' -buildvcs=false
 BENCH_COUNT ?= 6
 
-.PHONY: run test build bench lint tools rie fmt vet loadtest clean
+.PHONY: run test build bench bench-all lint tools rie fmt vet loadtest clean
 .PHONY: package test-arm64
 .PHONY: fuzz soak
 
@@ -70,11 +70,21 @@ fuzz:
 soak:
 	$(GO) run ./loadtest soak $(SOAK_FLAGS)
 
-## bench: benchmarks of every package, BENCH_COUNT runs each, into bench.txt (compare with benchstat)
+## bench: the hot path side by side, BENCH_COUNT runs each, then benchstat (about 3 min): rapi vs a net/http client (NextRespond), one whole invocation through the runtime against a peer that allocates nothing (Invocation), the handler adapter vs aws-lambda-go's (Call); raw results in bench.txt
+BENCH_HOT := ./rapi/ ./concurrent/
 bench:
-	$(GO) test -run='^$$' -bench=. -benchmem -count=$(BENCH_COUNT) ./... | tee bench.txt
 	@test -x "$(GOBIN)/benchstat" || $(GO) install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VER)
-	$(GOBIN)/benchstat bench.txt
+	$(GO) test -run='^$$' -bench='^Benchmark(NextRespond|ParseNext|Invocation|Call)$$' -benchmem -count=$(BENCH_COUNT) $(BENCH_HOT) | tee bench.txt
+	@echo; echo "== rapi against a net/http client, one GET /next + POST /response on a warm connection"
+	$(GOBIN)/benchstat -filter '.name:NextRespond' -col /client bench.txt
+	@echo; echo "== one invocation through the runtime; the handler adapter, lmigo vs aws-lambda-go"
+	$(GOBIN)/benchstat -filter '-.name:NextRespond' bench.txt
+
+## bench-all: benchmarks of every package, BENCH_COUNT runs each, into bench-all.txt (about 10 min at 6)
+bench-all:
+	$(GO) test -run='^$$' -bench=. -benchmem -count=$(BENCH_COUNT) ./... | tee bench-all.txt
+	@test -x "$(GOBIN)/benchstat" || $(GO) install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VER)
+	$(GOBIN)/benchstat bench-all.txt
 
 ## lint: golangci-lint with the repository's .golangci.yml
 lint:
@@ -85,4 +95,4 @@ fmt:
 	gofmt -w $$(git ls-files '*.go')
 
 clean:
-	rm -rf dist bench.txt
+	rm -rf dist bench.txt bench-all.txt

@@ -3,7 +3,9 @@ package concurrent
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"go.uber.org/zap"
@@ -17,22 +19,209 @@ type invocationKeyType struct{}
 
 var invocationKey invocationKeyType
 
-// invocationContext carries one invocation's data. One value answers
-// several keys so that a context costs one allocation instead of a chain.
-type invocationContext struct {
-	context.Context
-	requestID string
-	traceID   string
-	tenantID  string
+// lambdaContextProbe answers lambdacontext's (unexported) key and only
+// that one, so that invocationContext can answer it for its own
+// LambdaContext without a context.WithValue per invocation.
+var lambdaContextProbe = lambdacontext.NewContext(context.Background(), new(lambdacontext.LambdaContext))
 
+// invocationContext is one invocation's context: its deadline, its end
+// (cancelled when the handler returns), its LambdaContext, IDs and
+// loggers, in one allocation where the standard library needs a chain of
+// five (context.WithDeadline's timerCtx, timer and two closures, and a
+// WithValue). What only some handlers use is made on first use: the Done
+// channel and the deadline's timer when Done is called (a child context
+// calls it), the loggers on the first line.
+//
+// When the parent can be cancelled (WithContext), parent is instead a
+// context.WithDeadline of it, to which Deadline, Done and Err defer.
+//
+// It is kept within 256 bytes (a size class; TestAllocsInvocation).
+type invocationContext struct {
+	parent   context.Context
+	deadline int64              // Unix nanoseconds; 0: none
+	stop     context.CancelFunc // non-nil: parent is derived and carries the cancellation
+	lc       lambdacontext.LambdaContext
+	traceID  string
 	// base is the runtime's logger; logger adds this invocation's IDs to
 	// it, built on first use so that an invocation that logs nothing pays
 	// nothing. slogger is the same for log/slog.
-	base       *zap.Logger
-	loggerOnce sync.Once
-	logger     *zap.Logger
-	slogOnce   sync.Once
-	slogger    *slog.Logger
+	base *zap.Logger
+
+	mu      sync.Mutex
+	ended   ctxEnd // set once
+	done    *ctxDone
+	logger  *zap.Logger
+	slogger *slog.Logger
+}
+
+// ctxEnd is how an invocation's context ended.
+type ctxEnd uint8
+
+const (
+	notEnded ctxEnd = iota
+	endCanceled
+	endDeadline
+)
+
+func (e ctxEnd) err() error {
+	switch e {
+	case endCanceled:
+		return context.Canceled
+	case endDeadline:
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// ctxDone is the part of an invocationContext that a Done call makes.
+type ctxDone struct {
+	ch    chan struct{}
+	timer *time.Timer
+	after []*afterFunc
+}
+
+type afterFunc struct{ f func() }
+
+// closedDone is the Done channel of a context that ended before anyone
+// asked for it.
+var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// newInvocation builds the context of inv. The caller ends it with cancel
+// once the invocation is answered.
+func newInvocation(parent context.Context, deadline time.Time, lc *lambdacontext.LambdaContext, traceID string, base *zap.Logger) *invocationContext {
+	c := &invocationContext{parent: parent, lc: *lc, traceID: traceID, base: base}
+	if !deadline.IsZero() {
+		c.deadline = deadline.UnixNano()
+	}
+	switch {
+	case parent.Done() == nil:
+	case deadline.IsZero():
+		c.parent, c.stop = context.WithCancel(parent)
+	default:
+		c.parent, c.stop = context.WithDeadline(parent, deadline)
+	}
+	return c
+}
+
+// newInvocationContext is an invocation context without a deadline.
+func newInvocationContext(parent context.Context, lc *lambdacontext.LambdaContext, traceID string, base *zap.Logger) *invocationContext {
+	return newInvocation(parent, time.Time{}, lc, traceID, base)
+}
+
+func (c *invocationContext) Deadline() (time.Time, bool) {
+	if c.stop != nil {
+		return c.parent.Deadline()
+	}
+	if c.deadline == 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, c.deadline), true
+}
+
+func (c *invocationContext) Done() <-chan struct{} {
+	if c.stop != nil {
+		return c.parent.Done()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended == notEnded && c.expired() {
+		c.endLocked(endDeadline)
+	}
+	d := c.lazyDone()
+	if d == nil {
+		return closedDone
+	}
+	return d.ch
+}
+
+func (c *invocationContext) Err() error {
+	if c.stop != nil {
+		return c.parent.Err()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended == notEnded && c.expired() {
+		c.endLocked(endDeadline)
+	}
+	return c.ended.err()
+}
+
+func (c *invocationContext) expired() bool {
+	return c.deadline != 0 && time.Now().UnixNano() >= c.deadline
+}
+
+// lazyDone makes the Done channel and arms the deadline's timer; nil once
+// the context has ended without them.
+func (c *invocationContext) lazyDone() *ctxDone {
+	if c.done == nil && c.ended == notEnded {
+		c.done = &ctxDone{ch: make(chan struct{})}
+		if c.deadline != 0 {
+			c.done.timer = time.AfterFunc(time.Until(time.Unix(0, c.deadline)), c.expire)
+		}
+	}
+	return c.done
+}
+
+func (c *invocationContext) expire() { c.end(endDeadline) }
+
+// cancel ends the invocation's context; the runtime calls it once the
+// handler has returned.
+func (c *invocationContext) cancel() {
+	if c.stop != nil {
+		c.stop()
+		return
+	}
+	c.end(endCanceled)
+}
+
+func (c *invocationContext) end(e ctxEnd) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.endLocked(e)
+}
+
+func (c *invocationContext) endLocked(e ctxEnd) {
+	if c.ended != notEnded {
+		return
+	}
+	c.ended = e
+	if d := c.done; d != nil {
+		close(d.ch)
+		if d.timer != nil {
+			d.timer.Stop()
+		}
+		for _, a := range d.after {
+			go a.f() // as context.AfterFunc does
+		}
+		d.after = nil
+	}
+}
+
+// AfterFunc lets contexts derived from an invocation's be cancelled with
+// it without a goroutine each (the context package uses it when a parent
+// has it).
+func (c *invocationContext) AfterFunc(f func()) (stop func() bool) {
+	if c.stop != nil {
+		return context.AfterFunc(c.parent, f)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := c.lazyDone()
+	if d == nil {
+		go f()
+		return func() bool { return false }
+	}
+	a := &afterFunc{f: f}
+	d.after = append(d.after, a)
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if i := slices.Index(d.after, a); i >= 0 {
+			d.after = slices.Delete(d.after, i, i+1)
+			return true
+		}
+		return false
+	}
 }
 
 func (c *invocationContext) Value(key any) any {
@@ -42,18 +231,13 @@ func (c *invocationContext) Value(key any) any {
 	case traceIDKey:
 		return c.traceID
 	}
-	return c.Context.Value(key)
+	if lambdaContextProbe.Value(key) != nil {
+		return &c.lc
+	}
+	return c.parent.Value(key)
 }
 
-func newInvocationContext(parent context.Context, lc *lambdacontext.LambdaContext, traceID string, base *zap.Logger) *invocationContext {
-	return &invocationContext{
-		Context:   lambdacontext.NewContext(parent, lc),
-		requestID: lc.AwsRequestID,
-		traceID:   traceID,
-		tenantID:  lc.TenantID,
-		base:      base,
-	}
-}
+func (c *invocationContext) String() string { return "lmigo invocation " + c.lc.AwsRequestID }
 
 func fromContext(ctx context.Context) *invocationContext {
 	c, _ := ctx.Value(invocationKey).(*invocationContext)
@@ -64,7 +248,7 @@ func fromContext(ctx context.Context) *invocationContext {
 // outside an invocation.
 func RequestID(ctx context.Context) string {
 	if c := fromContext(ctx); c != nil {
-		return c.requestID
+		return c.lc.AwsRequestID
 	}
 	return ""
 }
@@ -86,7 +270,7 @@ func TraceID(ctx context.Context) string {
 // TenantID returns the tenant ID of the invocation ctx belongs to, or "".
 func TenantID(ctx context.Context) string {
 	if c := fromContext(ctx); c != nil {
-		return c.tenantID
+		return c.lc.TenantID
 	}
 	return ""
 }
@@ -109,8 +293,19 @@ func Logger(ctx context.Context) *zap.Logger {
 }
 
 func (c *invocationContext) zapLogger() *zap.Logger {
-	c.loggerOnce.Do(func() {
-		c.logger = c.base.With(appendInvocationFields(make([]zap.Field, 0, 3), c.requestID, c.traceID, c.tenantID)...)
-	})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.logger == nil {
+		c.logger = c.base.With(appendInvocationFields(make([]zap.Field, 0, 3), c.lc.AwsRequestID, c.traceID, c.lc.TenantID)...)
+	}
 	return c.logger
+}
+
+func (c *invocationContext) slog() *slog.Logger {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.slogger == nil {
+		c.slogger = slog.New(&slogHandler{inv: c})
+	}
+	return c.slogger
 }

@@ -521,6 +521,9 @@ func (h *handler) decode(payload []byte, v any) error {
 	}
 	if !h.decoderOnly {
 		err := json.Unmarshal(payload, v)
+		if err == nil {
+			return nil // before errors.As: its target escapes, an allocation per call
+		}
 		// A syntax error from a valid payload came from an UnmarshalJSON
 		// method and is the decoder's answer as well.
 		if se := (*json.SyntaxError)(nil); !errors.As(err, &se) || json.Valid(payload) {

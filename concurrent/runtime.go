@@ -312,11 +312,14 @@ func (rt *Runtime) serve(s *slot) {
 		rt.failInvocation(s, "Runtime.InvalidDeadline", inv.DeadlineErr)
 		return
 	}
-	lc := &lambdacontext.LambdaContext{
+	ctx := newInvocation(rt.baseCtx, inv.Deadline, &lambdacontext.LambdaContext{
 		AwsRequestID:       inv.RequestID,
 		InvokedFunctionArn: inv.FunctionARN,
 		TenantID:           inv.TenantID,
-	}
+	}, inv.TraceID, rt.log)
+	defer ctx.cancel() // again after a stream: a no-op
+	// Decoded into the context's own LambdaContext: one allocation for both.
+	lc := &ctx.lc
 	if inv.ClientContext != "" {
 		if err := lc.ClientContext.UnmarshalJSON([]byte(inv.ClientContext)); err != nil {
 			rt.failInvocation(s, "Runtime.InvalidClientContext",
@@ -335,15 +338,12 @@ func (rt *Runtime) serve(s *slot) {
 		_ = os.Setenv("_X_AMZN_TRACE_ID", inv.TraceID)
 	}
 
-	dctx, cancel := context.WithDeadline(rt.baseCtx, inv.Deadline)
-	ctx := newInvocationContext(dctx, lc, inv.TraceID, rt.log)
 	contentType, body, direct, err := rt.call(ctx, s)
 	if body != nil {
 		rt.stream(s, contentType, body) // while ctx lives: body may need it
-		cancel()
 		return
 	}
-	cancel()
+	ctx.cancel()
 
 	// direct is the handler's own result (a json.RawMessage), borrowed
 	// until the post returns; otherwise the response is in s.resp.

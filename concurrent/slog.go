@@ -43,8 +43,7 @@ func Slog(ctx context.Context) *slog.Logger {
 	if c == nil {
 		return defaultSlog
 	}
-	c.slogOnce.Do(func() { c.slogger = slog.New(&slogHandler{inv: c}) })
-	return c.slogger
+	return c.slog()
 }
 
 var defaultSlog = slog.New(SlogHandler())

@@ -51,16 +51,15 @@ type readyWaiter interface {
 	waitReady(ctx context.Context)
 }
 
-// waitReady returns once a /next is pending, or after about a millisecond,
-// or when ctx ends. The fake API's WaitPolls wakes one waiter at once per
-// new poll and the others at its next 5 ms tick; the short bound keeps
-// that delay, which would be the driver's and not the runtime's, under a
-// millisecond when several callers are throttled at once (a caller that
-// gives up early retries and, if still refused, counts one more throttle).
+// waitReady returns once a /next is pending, or after 20 ms at most, or
+// when ctx ends. The fake API's WaitPoll wakes one waiter per new /next
+// and passes the wake on while more are pending, so several throttled
+// callers each go as soon as there is a /next for them; the bound is only
+// a safety net. (A 1 ms bound, needed before WaitPoll passed wakes on,
+// sent callers back blindly: each such retry without a /next pending was
+// one more throttle and a timer that woke the netpoller, the driver's CPU.)
 func (f fakeInvoker) waitReady(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, time.Millisecond)
-	defer cancel()
-	_ = f.api.WaitPolls(ctx, 1)
+	_ = f.api.WaitPoll(ctx, 20*time.Millisecond)
 }
 
 // rieInvoker invokes the emulator's invoke endpoint directly.

@@ -11,32 +11,21 @@ import (
 var benchPayload = []byte(`{"key":"value"}`)
 
 // BenchmarkNextRespond: one invocation (GET /next + POST /response) on a
-// warm Conn against the loopback test server.
+// warm connection against the loopback test server, by three clients, so
+// that benchstat -col /client puts them side by side (make bench):
+// rapi; rapi with QueueNext, the next GET /next written behind each POST;
+// and the baseline, a well-configured net/http client.
 func BenchmarkNextRespond(b *testing.B) {
-	srv := newTestServer(b, apiHandler(benchPayload))
-	cn := srv.client(b).Conn()
-	defer cn.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var inv Invocation
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := cn.Next(ctx, &inv); err != nil {
-			b.Fatal(err)
-		}
-		if err := cn.Respond(ctx, inv.RequestID, inv.Payload, "application/json"); err != nil {
-			b.Fatal(err)
-		}
-	}
+	b.Run("client=rapi", func(b *testing.B) { benchNextRespond(b, false) })
+	b.Run("client=rapi-queued", func(b *testing.B) { benchNextRespond(b, true) })
+	b.Run("client=net-http", benchNextRespondNetHTTP)
 }
 
-// BenchmarkNextRespondQueued: the same with QueueNext, the next GET /next
-// written behind each POST /response.
-func BenchmarkNextRespondQueued(b *testing.B) {
+func benchNextRespond(b *testing.B, queue bool) {
 	srv := newTestServer(b, apiHandler(benchPayload))
 	cn := srv.client(b).Conn()
 	defer cn.Close()
-	cn.QueueNext(true)
+	cn.QueueNext(queue)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var inv Invocation
@@ -45,7 +34,7 @@ func BenchmarkNextRespondQueued(b *testing.B) {
 		if err := cn.Next(ctx, &inv); err != nil {
 			b.Fatal(err)
 		}
-		if err := cn.Respond(ctx, inv.RequestID, inv.Payload, "application/json"); err != nil {
+		if err := cn.Respond(context.Background(), inv.RequestID, inv.Payload, "application/json"); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -54,9 +43,7 @@ func BenchmarkNextRespondQueued(b *testing.B) {
 	}
 }
 
-// BenchmarkNextRespondNetHTTP is the baseline: the same exchange through a
-// well-configured net/http client against the same server.
-func BenchmarkNextRespondNetHTTP(b *testing.B) {
+func benchNextRespondNetHTTP(b *testing.B) {
 	srv := newTestServer(b, apiHandler(benchPayload))
 	tr := &http.Transport{MaxIdleConnsPerHost: 4, DisableCompression: true}
 	defer tr.CloseIdleConnections()

@@ -85,6 +85,7 @@ type Conn struct {
 	watchDone   <-chan struct{}
 	watchStop   func() bool
 	interrupted atomic.Bool // a context fired: nc has a past deadline
+	dormant     atomic.Bool // the current call's context cannot be done: the registration waits
 	closed      atomic.Bool
 	answerSince time.Time // under mu: first byte of the /next answer being read, else zero
 }
@@ -370,17 +371,33 @@ func (c *Conn) begin(ctx context.Context, op string) error {
 
 // watch arranges for ctx to interrupt blocked I/O. The registration is kept
 // across calls with the same Done channel, so a long-lived context costs
-// nothing per call; changing contexts costs one registration.
+// nothing per call; changing contexts costs one registration. A context
+// that can never be done (Done is nil) leaves the registration in place,
+// dormant, rather than dropping it: a caller alternating between one
+// long-lived context and context.Background (a poll, then an answer that
+// must not be cut off) registers once, not twice per round.
 func (c *Conn) watch(ctx context.Context) {
 	done := ctx.Done()
+	if done == nil {
+		if c.watchDone != nil && !c.dormant.Load() {
+			c.dormant.Store(true)
+		}
+		return
+	}
 	if done == c.watchDone {
+		if c.dormant.Load() {
+			// A callback that ran while dormant did nothing; ctx.Err(),
+			// which begin checks next, reports it instead.
+			c.dormant.Store(false)
+		}
 		return
 	}
 	c.mu.Lock()
 	c.gen++
 	stop := c.watchStop
 	c.watchStop, c.watchDone = nil, done
-	if done != nil && !c.closed.Load() {
+	c.dormant.Store(false)
+	if !c.closed.Load() {
 		gen := c.gen
 		c.watchStop = context.AfterFunc(ctx, func() { c.interrupt(gen) })
 	}
@@ -391,11 +408,12 @@ func (c *Conn) watch(ctx context.Context) {
 }
 
 // interrupt runs when a watched context is done: it makes blocked I/O on the
-// current connection return. A callback of an older registration is ignored.
+// current connection return. A callback of an older registration, or of a
+// dormant one, is ignored.
 func (c *Conn) interrupt(gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if gen != c.gen {
+	if gen != c.gen || c.dormant.Load() {
 		return
 	}
 	c.interrupted.Store(true)

@@ -660,3 +660,51 @@ func TestInvocationReuseAndInterning(t *testing.T) {
 		t.Fatal("function ARN not interned")
 	}
 }
+
+// TestWatchDormantDuringPost: the runtime's pattern, a poll under a
+// long-lived context and an answer under context.Background. The poll's
+// context ending while the answer is on the wire does not cut the answer
+// off; the next call under it reports it.
+func TestWatchDormantDuringPost(t *testing.T) {
+	posted := make(chan struct{})
+	proceed := make(chan struct{})
+	srv := newTestServer(t, func(sc *srvConn, r *srvReq) action {
+		if r.is("GET", pathNext) {
+			sc.bw.Write(nextResponse(testRequestID, nil, ""))
+			return keepOpen
+		}
+		close(posted)
+		<-proceed // the poll's context ends meanwhile
+		sc.bw.Write(accepted)
+		return keepOpen
+	})
+	cn := srv.client(t).Conn()
+	defer cn.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var inv Invocation
+	mustNextCtx(t, cn, ctx, &inv)
+	go func() {
+		<-posted
+		cancel()
+		// Long enough for an interruption to reach the connection.
+		time.Sleep(20 * time.Millisecond)
+		close(proceed)
+	}()
+	if err := cn.Respond(context.Background(), inv.RequestID, nil, ""); err != nil {
+		t.Fatalf("Respond cut off by the poll's context: %v", err)
+	}
+	if err := cn.Next(ctx, &inv); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Next after the end of its context: %v", err)
+	}
+	if srv.accepts.Load() != 1 {
+		t.Fatalf("accepts = %d", srv.accepts.Load())
+	}
+}
+
+func mustNextCtx(t *testing.T, cn *Conn, ctx context.Context, inv *Invocation) {
+	t.Helper()
+	if err := cn.Next(ctx, inv); err != nil {
+		t.Fatal(err)
+	}
+}

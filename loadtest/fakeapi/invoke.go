@@ -138,8 +138,8 @@ func (s *Server) Invoke(ctx context.Context, req Request) (Result, error) {
 	}
 	inv := s.assign(p, &req)
 
-	timer := time.NewTimer(inv.deadline.Sub(inv.start))
-	defer timer.Stop()
+	timer := getTimer(inv.deadline.Sub(inv.start))
+	defer putTimer(timer)
 	var (
 		res  Result
 		rerr error
@@ -170,6 +170,25 @@ func (s *Server) Invoke(ctx context.Context, req Request) (Result, error) {
 	}
 	inv.written.Wait() // the caller owns Payload again only after this
 	return res, rerr
+}
+
+// Invoke's deadline timers are reused: a new timer per invocation cost
+// an allocation and more under load.
+var timers sync.Pool
+
+func getTimer(d time.Duration) *time.Timer {
+	if t, ok := timers.Get().(*time.Timer); ok {
+		t.Reset(d)
+		return t
+	}
+	return time.NewTimer(d)
+}
+
+// putTimer stops t and keeps it for reuse; since Go 1.23 a stopped timer's
+// channel holds no stale value, so Reset starts clean.
+func putTimer(t *time.Timer) {
+	t.Stop()
+	timers.Put(t)
 }
 
 // claimPoll takes a pending /next for Invoke.

@@ -74,8 +74,10 @@ func New(opts Options) (*Server, error) {
 	s.mux.HandleFunc("POST "+pathExtRegister, s.handleExtRegister)
 	s.mux.HandleFunc("GET "+pathExtEventNext, s.handleExtNext)
 	s.srv = &http.Server{
-		Handler:           http.HandlerFunc(s.serve),
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler: http.HandlerFunc(s.serve),
+		// No ReadHeaderTimeout: it arms and disarms a timer on the
+		// connection for every request, a few percent of the fake's CPU
+		// under load; a peer that stalls mid-request is cut by Close.
 		// A peer that misbehaves on purpose is a test case, not news.
 		ErrorLog: log.New(io.Discard, "", 0),
 		ConnState: func(_ net.Conn, st http.ConnState) {
@@ -120,6 +122,44 @@ func (s *Server) WaitPolls(ctx context.Context, n int) error {
 		select {
 		case <-s.pollSig:
 		case <-tick.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.closed:
+			return ErrClosed
+		}
+	}
+}
+
+// WaitPoll is WaitPolls(ctx, 1) bounded by d: it returns nil once a /next
+// is pending, context.DeadlineExceeded after d, ctx.Err() or ErrClosed. A
+// load driver calls it after each throttled attempt, so it costs one
+// reused timer rather than a context and a ticker per call. Each new
+// /next wakes one waiter; a waiter that finds more than one pending wakes
+// the next, so that waiters go as soon as there is a /next for them, not
+// at their bound.
+func (s *Server) WaitPoll(ctx context.Context, d time.Duration) error {
+	if s.isClosed() {
+		return ErrClosed
+	}
+	if len(s.pollq) >= 1 {
+		return nil
+	}
+	t := getTimer(d)
+	defer putTimer(t)
+	for {
+		select {
+		case <-s.pollSig:
+			if n := len(s.pollq); n >= 1 {
+				if n >= 2 {
+					select {
+					case s.pollSig <- struct{}{}:
+					default:
+					}
+				}
+				return nil
+			}
+		case <-t.C:
+			return context.DeadlineExceeded
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-s.closed:

@@ -700,3 +700,31 @@ func TestFaults(t *testing.T) {
 	s.Close()
 	recv(t, polled)
 }
+
+// TestWaitPoll: bounded by its duration without a /next; nil as soon as
+// one is pending; ErrClosed after Close.
+func TestWaitPoll(t *testing.T) {
+	s := newServer(t, Options{MaxConcurrency: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	start := time.Now()
+	if err := s.WaitPoll(ctx, 20*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("no /next: %v", err)
+	}
+	if d := time.Since(start); d < 20*time.Millisecond {
+		t.Fatalf("returned after %v, before its bound", d)
+	}
+	rt := newTestRuntime(t, s)
+	next := rt.nextAsync(ctx)
+	if err := s.WaitPoll(ctx, testTimeout); err != nil {
+		t.Fatalf("with a /next on its way: %v", err)
+	}
+	if s.Stats().PendingPolls != 1 {
+		t.Fatalf("returned with %d polls pending", s.Stats().PendingPolls)
+	}
+	s.Close()
+	if err := s.WaitPoll(ctx, testTimeout); !errors.Is(err, ErrClosed) {
+		t.Fatalf("after Close: %v", err)
+	}
+	<-next
+}
