@@ -20,11 +20,13 @@ run:
 loadtest:
 	$(GO) run ./loadtest compare $(LOADTEST_FLAGS)
 
-## test: vet, format check and the race-enabled, shuffled test suite (needs the emulator: make rie)
+## test: vet, format check, the race-enabled, shuffled test suite (needs the emulator: make rie), then the allocation gates without -race
 test: rie vet
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 	PATH="$(GOBIN):$$PATH" $(GO) test -race -shuffle=on -timeout 10m ./...
+	@# The allocation and copy gates skip under -race (it allocates): run them without.
+	$(GO) test -count=1 -run='Alloc|Copies|KeepsPayload' ./concurrent/... ./rapi/... ./pool/... ./loadtest/fakeapi/...
 
 vet:
 	$(GO) vet ./...
