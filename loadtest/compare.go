@@ -410,7 +410,21 @@ func notes(cfg *config, scs []scenario) []string {
 	ns = append(ns,
 		fmt.Sprintf("Each value is the median of %d repetitions; runs of the runtimes interleaved (A B A B ..., or A B C A B C ...), each in a new process. Ratio is lmigo / aws-lambda-go (and lmigo-raw / aws-lambda-go): below 1 is less (faster, smaller) for lmigo, except inv/s where above 1 is better.", cfg.Reps),
 		"Latency: closed model, the target's own measure (fake API: from hand-out on /next until the response is read in full); open model, from the intended send time. Percentiles from an HDR histogram (3 significant digits).",
-		"Peak RSS is VmHWM; RSS before is VmRSS before the first wave (grow); RSS after is VmRSS after the idle period (grow) or at the end of the load; GC/1k counts gctrace lines (GODEBUG=gctrace=1) per 1000 invocations; conns/1k is TCP connections the runtime opened per 1000 invocations (fake API); ready is exec to N polls outstanding (rie: emulator start to init done); thr/1k is throttled attempts (Runtime.Unavailable) per 1000 invocations: a throttled invocation is retried as soon as the fake API has a /next pending again (other targets: after 1 ms; -throttle-pause sets a fixed pause).",
+		"Peak RSS is VmHWM; RSS before is VmRSS before the first wave (grow); RSS after is VmRSS after the idle period (grow) or at the end of the load; GC/1k counts gctrace lines (GODEBUG=gctrace=1) per 1000 invocations; conns/1k is TCP connections the runtime opened per 1000 invocations (fake API); ready is exec to N polls outstanding (rie: emulator start to init done); thr/1k is throttled attempts (Runtime.Unavailable) per 1000 invocations, rej % per 100 attempts: "+throttleHandling(cfg)+".",
 	)
 	return ns
+}
+
+// throttleHandling says what a caller did with a throttled invocation
+// (-on-throttle, -throttle-pause; retryWait).
+func throttleHandling(cfg *config) string {
+	switch {
+	case cfg.OnThrottle == throttleNext:
+		return "a throttled invocation is not retried: it counts as rejected and its caller sends the next one at once (-on-throttle next; grow retries it, as its wave waits for it)"
+	case cfg.Pause > 0:
+		return fmt.Sprintf("a throttled invocation is retried after %s (-throttle-pause)", cfg.Pause)
+	case cfg.Target == targetFake:
+		return "a throttled invocation is retried as soon as the fake API has a /next pending again"
+	}
+	return "a throttled invocation is retried after 1 ms"
 }
