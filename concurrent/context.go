@@ -103,11 +103,6 @@ func newInvocation(parent context.Context, deadline time.Time, lc *lambdacontext
 	return c
 }
 
-// newInvocationContext is an invocation context without a deadline.
-func newInvocationContext(parent context.Context, lc *lambdacontext.LambdaContext, traceID string, base *zap.Logger) *invocationContext {
-	return newInvocation(parent, time.Time{}, lc, traceID, base)
-}
-
 func (c *invocationContext) Deadline() (time.Time, bool) {
 	if c.stop != nil {
 		return c.parent.Deadline()
