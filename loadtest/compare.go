@@ -23,7 +23,7 @@ func compareMain(ctx context.Context, args []string) error {
 	fs.IntVar(&cfg.N, "n", 1, "with -workload: AWS_LAMBDA_MAX_CONCURRENCY")
 	fs.StringVar(&cfg.Lmigo, "lmigo", "", "lmigo bootstrap binary (default: build ./cmd/bootstrap)")
 	fs.StringVar(&cfg.Ref, "ref", "", "aws-lambda-go bootstrap binary (default: build ./loadtest/refbootstrap)")
-	fs.Var((*stringList)(&cfg.Extra), "extra", "NAME=BINARY: one more runtime (a variant of lmigo, say) run interleaved with the two others, figures and rejection verdict of its own (repeatable)")
+	fs.Var((*stringList)(&cfg.Extra), "extra", "NAME=BINARY: one more runtime (a variant of lmigo, say) run interleaved with those of -runtimes, figures and rejection verdict of its own (repeatable)")
 	fs.StringVar(&cfg.Raw, "raw", "", "lmigo-raw bootstrap binary (default: build ./loadtest/rawbootstrap)")
 	fs.StringVar(&cfg.Runtimes, "runtimes", rtLmigo+","+rtRef, "comma-separated runtimes, run interleaved in this order: "+rtLmigo+" (typed handler), "+rtRaw+" (raw handler), "+rtRef+"; ratios are against "+rtRef)
 	fs.Usage = func() {
@@ -191,6 +191,27 @@ func compareRuntimes(ctx context.Context, cfg *config) ([]runtimeSpec, func(), e
 		return nil, nil, err
 	}
 	return rts, cleanup, nil
+}
+
+// extraRuntimes appends cfg.Extra (NAME=BINARY) to rts. Each survives a
+// panic if its name starts with lmigo.
+func extraRuntimes(cfg *config, rts []runtimeSpec) ([]runtimeSpec, error) {
+	if len(cfg.Extra) > 0 && cfg.Target == targetLambda {
+		return nil, errors.New("-extra: fake and rie targets only")
+	}
+	for _, kv := range cfg.Extra {
+		name, bin, ok := strings.Cut(kv, "=")
+		if !ok || name == "" || bin == "" {
+			return nil, fmt.Errorf("-extra %q: want NAME=BINARY", kv)
+		}
+		for _, rt := range rts {
+			if rt.Name == name {
+				return nil, fmt.Errorf("-extra %q: runtime %s exists already", kv, name)
+			}
+		}
+		rts = append(rts, runtimeSpec{Name: name, Binary: bin, SurvivesPanic: strings.HasPrefix(name, rtLmigo)})
+	}
+	return rts, nil
 }
 
 // report is everything a run or a comparison produced; it is written as

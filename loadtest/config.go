@@ -51,7 +51,7 @@ type config struct {
 	Lmigo     string `json:"-"`
 	Ref       string `json:"-"`
 	// Extra runtimes of a comparison, NAME=BINARY: variants run
-	// interleaved with the two others (-target fake or rie).
+	// interleaved with those of -runtimes (-target fake or rie).
 	Extra []string `json:"extra,omitempty"`
 
 	// Deployed functions and the emulator.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 )
@@ -96,25 +95,4 @@ func throttleSummary(rep *report) string {
 		b.WriteString("- " + l + "\n")
 	}
 	return b.String()
-}
-
-// extraRuntimes appends cfg.Extra (NAME=BINARY) to rts. Each survives a
-// panic if its name starts with lmigo.
-func extraRuntimes(cfg *config, rts []runtimeSpec) ([]runtimeSpec, error) {
-	if len(cfg.Extra) > 0 && cfg.Target == targetLambda {
-		return nil, errors.New("-extra: fake and rie targets only")
-	}
-	for _, kv := range cfg.Extra {
-		name, bin, ok := strings.Cut(kv, "=")
-		if !ok || name == "" || bin == "" {
-			return nil, fmt.Errorf("-extra %q: want NAME=BINARY", kv)
-		}
-		for _, rt := range rts {
-			if rt.Name == name {
-				return nil, fmt.Errorf("-extra %q: runtime %s exists already", kv, name)
-			}
-		}
-		rts = append(rts, runtimeSpec{Name: name, Binary: bin, SurvivesPanic: strings.HasPrefix(name, rtLmigo)})
-	}
-	return rts, nil
 }
