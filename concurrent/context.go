@@ -119,9 +119,7 @@ func (c *invocationContext) Done() <-chan struct{} {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ended == notEnded && c.expired() {
-		c.endLocked(endDeadline)
-	}
+	c.expireLocked()
 	d := c.lazyDone()
 	if d == nil {
 		return closedDone
@@ -135,14 +133,17 @@ func (c *invocationContext) Err() error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ended == notEnded && c.expired() {
-		c.endLocked(endDeadline)
-	}
+	c.expireLocked()
 	return c.ended.err()
 }
 
-func (c *invocationContext) expired() bool {
-	return c.deadline != 0 && time.Now().UnixNano() >= c.deadline
+// expireLocked ends the context if its deadline has passed, so that Done
+// and Err tell the truth even before the timer has fired (or when none was
+// armed).
+func (c *invocationContext) expireLocked() {
+	if c.ended == notEnded && c.deadline != 0 && time.Now().UnixNano() >= c.deadline {
+		c.endLocked(endDeadline)
+	}
 }
 
 // lazyDone makes the Done channel and arms the deadline's timer; nil once
