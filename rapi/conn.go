@@ -104,7 +104,9 @@ func newConn(c *Client) *Conn {
 //
 // When a GET /next is queued behind the last post (QueueNext), Next writes
 // nothing: it reads that poll's answer, and never sends the GET again on a
-// new connection when the queued one fails (see the package doc).
+// new connection when the queued one fails (see the package doc). With
+// LazyAnswer, it first reads the answer to that post, and returns an
+// *AnswerError (inv empty) when that is not a success.
 //
 // An answer that breaks off after its request ID leaves inv.RequestID set
 // (and nothing else) with the error, so that the invocation can be failed;
