@@ -10,8 +10,8 @@
 //
 // What blocks: Next blocks until the Runtime API hands out an invocation;
 // Respond, Fail and Stream until the Runtime API has accepted the answer (in
-// LMI, until the caller received it), Stream also while its body's Read
-// blocks. A done context unblocks the call at once by
+// LMI, until the caller received it; with LazyAnswer, Respond and Fail only
+// until it is written), Stream also while its body's Read blocks. A done context unblocks the call at once by
 // putting a past deadline on the connection, which is then dropped (unless
 // it broke no I/O and a poll is queued, below); the error wraps ctx.Err().
 // Close, from any goroutine, does the same and ends the Conn.
