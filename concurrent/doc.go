@@ -64,15 +64,16 @@
 // buffer). A codec chosen with [WithCodec] or LMIGO_JSON_CODEC appends to
 // the slot's buffer itself (package codec).
 //
-// A request payload is read once, into the slot's request buffer (from
-// the socket; only the bytes that arrived with the headers are copied out
-// of the connection's read buffer), and decoded from there: a typed event
-// by json.Unmarshal over that buffer (json.Decoder, which copies, only for
-// WithUseNumber, WithDisallowUnknownFields or a payload that is not one
-// valid JSON value), or by the chosen codec's Decode; a RawHandler gets the buffer itself, valid until it
-// returns; a json.RawMessage event and a lambda.Handler's payload are
-// copied once, since the handler may keep them (aws-lambda-go gives each
-// invocation a slice of its own) and the buffer is reused.
+// A request payload is read once, into the slot's request buffer (from the
+// socket; only the bytes that arrived with the headers are copied out of the
+// connection's read buffer), and decoded from there: a typed event by
+// json.Unmarshal over that buffer (json.Decoder, which copies, only for
+// WithUseNumber, WithDisallowUnknownFields or a payload that is not one valid
+// JSON value), or by the chosen codec's Decode; a RawHandler gets the buffer
+// itself, valid until it returns; a json.RawMessage event and a
+// lambda.Handler's payload are copied once, since the handler may keep them
+// (aws-lambda-go gives each invocation a slice of its own) and the buffer is
+// reused.
 //
 // Each slot keeps at most LMIGO_BUFFER_RETAIN_BYTES of request and
 // response buffer between invocations (limits.Config.BufferRetainBytes);

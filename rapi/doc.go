@@ -11,10 +11,11 @@
 // What blocks: Next blocks until the Runtime API hands out an invocation;
 // Respond, Fail and Stream until the Runtime API has accepted the answer (in
 // LMI, until the caller received it; with LazyAnswer, Respond and Fail only
-// until it is written), Stream also while its body's Read blocks. A done context unblocks the call at once by
-// putting a past deadline on the connection, which is then dropped (unless
-// it broke no I/O and a poll is queued, below); the error wraps ctx.Err().
-// Close, from any goroutine, does the same and ends the Conn.
+// until it is written), Stream also while its body's Read blocks. A done
+// context unblocks the call at once by putting a past deadline on the
+// connection, which is then dropped (unless it broke no I/O and a poll is
+// queued, below); the error wraps ctx.Err(). Close, from any goroutine, does
+// the same and ends the Conn.
 //
 // Ownership: a Conn belongs to one goroutine at a time. Next writes into the
 // caller's Invocation and reads the body into inv.Payload[:0], growing that
