@@ -1,9 +1,6 @@
 package main
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // What a caller does with a throttled invocation (-on-throttle).
 const (
@@ -86,13 +83,4 @@ func throttleLines(rep *report) []string {
 		how = "a throttled invocation was not retried: it counts as rejected and its caller sent the next one at once (-on-throttle next, issue #9's protocol)"
 	}
 	return append([]string{"rej % is throttled attempts per 100 attempts (Runtime.Unavailable / (answered + throttled)), medians; " + how + "."}, lines...)
-}
-
-// throttleSummary is throttleLines as one block for the terminal.
-func throttleSummary(rep *report) string {
-	var b strings.Builder
-	for _, l := range throttleLines(rep) {
-		b.WriteString("- " + l + "\n")
-	}
-	return b.String()
 }
