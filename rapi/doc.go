@@ -26,7 +26,8 @@
 //
 // Streaming (Conn.Stream): a response read from an io.Reader is posted with
 // Lambda-Runtime-Function-Response-Mode: streaming and chunked framing, one
-// chunk per Read, from a 32 KiB buffer the Conn makes once and reuses. A
+// chunk per Read, from a 32 KiB buffer the Conn makes once and reuses (one
+// per Write, from the body's own bytes, for an io.WriterTo). A
 // read error after the first byte ends the body with the declared trailers
 // Lambda-Runtime-Function-Error-Type and Lambda-Runtime-Function-Error-Body
 // (base64, at most MaxStreamErrorBody bytes of document: the Runtime API
