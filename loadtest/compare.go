@@ -27,7 +27,7 @@ func compareMain(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.Raw, "raw", "", "lmigo-raw bootstrap binary (default: build ./loadtest/rawbootstrap)")
 	fs.StringVar(&cfg.Runtimes, "runtimes", rtLmigo+","+rtRef, "comma-separated runtimes, run interleaved in this order: "+rtLmigo+" (typed handler), "+rtRaw+" (raw handler), "+rtRef+"; ratios are against "+rtRef)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: loadtest compare [flags]\n\nRuns each scenario for lmigo and aws-lambda-go (and lmigo-raw with -runtimes), interleaved, -reps times, and reports medians, ratios and whether the memory targets of issue #7 hold.")
+		fmt.Fprintln(fs.Output(), "usage: loadtest compare [flags]\n\nRuns each scenario for lmigo and aws-lambda-go (and lmigo-raw with -runtimes), interleaved, -reps times, and reports medians, ratios, whether the memory targets of issue #7 hold and, against the emulator, whether issue #9's rejection target does.")
 		fs.PrintDefaults()
 	}
 	if err := cfg.parse(fs, args); err != nil {
