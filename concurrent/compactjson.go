@@ -1,13 +1,18 @@
 package concurrent
 
 // compactJSON reports whether b is one valid JSON value with no whitespace
-// outside strings and no U+2028 or U+2029 inside them (see isCompactJSON):
-// exactly what json.Valid accepts (strings may hold any byte but controls,
-// UTF-8 unchecked; nesting up to encoding/json's 10000 levels), minus those. It is one pass with a tight loop over string
-// contents, where large bodies spend their bytes: json.Valid's scanner
-// steps a state function per byte and costs about what compaction does,
-// which is the cost a json.RawMessage result sent direct is meant to
-// avoid (BenchmarkResponse/rawmessage).
+// outside strings and no U+2028 or U+2029 inside them: exactly what
+// json.Valid accepts (strings may hold any byte but controls, UTF-8
+// unchecked; nesting up to encoding/json's 10000 levels), minus those.
+// Such a value is what compacting leaves as it is. U+2028 and U+2029 are
+// left to the encoder: encoding/json built with GOEXPERIMENT=jsonv2
+// escapes them in a RawMessage, the default build does not.
+//
+// It is one pass with a tight loop over string contents, where large
+// bodies spend their bytes: json.Valid's scanner steps a state function
+// per byte and costs about what compaction does, which is the cost a
+// json.RawMessage result sent direct is meant to avoid
+// (BenchmarkResponse/rawmessage).
 func compactJSON(b []byte) bool {
 	const maxDepth = 10000 // encoding/json's maxNestingDepth
 	var stackBuf [64]byte

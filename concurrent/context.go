@@ -103,11 +103,6 @@ func newInvocation(parent context.Context, deadline time.Time, lc *lambdacontext
 	return c
 }
 
-// newInvocationContext is an invocation context without a deadline.
-func newInvocationContext(parent context.Context, lc *lambdacontext.LambdaContext, traceID string, base *zap.Logger) *invocationContext {
-	return newInvocation(parent, time.Time{}, lc, traceID, base)
-}
-
 func (c *invocationContext) Deadline() (time.Time, bool) {
 	if c.stop != nil {
 		return c.parent.Deadline()
@@ -124,9 +119,7 @@ func (c *invocationContext) Done() <-chan struct{} {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ended == notEnded && c.expired() {
-		c.endLocked(endDeadline)
-	}
+	c.expireLocked()
 	d := c.lazyDone()
 	if d == nil {
 		return closedDone
@@ -140,14 +133,17 @@ func (c *invocationContext) Err() error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ended == notEnded && c.expired() {
-		c.endLocked(endDeadline)
-	}
+	c.expireLocked()
 	return c.ended.err()
 }
 
-func (c *invocationContext) expired() bool {
-	return c.deadline != 0 && time.Now().UnixNano() >= c.deadline
+// expireLocked ends the context if its deadline has passed, so that Done
+// and Err tell the truth even before the timer has fired (or when none was
+// armed).
+func (c *invocationContext) expireLocked() {
+	if c.ended == notEnded && c.deadline != 0 && time.Now().UnixNano() >= c.deadline {
+		c.endLocked(endDeadline)
+	}
 }
 
 // lazyDone makes the Done channel and arms the deadline's timer; nil once

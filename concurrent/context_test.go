@@ -17,6 +17,12 @@ func testCtx(parent context.Context, deadline time.Time) *invocationContext {
 	return newInvocation(parent, deadline, &lambdacontext.LambdaContext{AwsRequestID: "req-1", TenantID: "t"}, "Root=1-a", zap.NewNop())
 }
 
+// newInvocationContext is an invocation context without a deadline, for
+// the logging tests.
+func newInvocationContext(parent context.Context, lc *lambdacontext.LambdaContext, traceID string, base *zap.Logger) *invocationContext {
+	return newInvocation(parent, time.Time{}, lc, traceID, base)
+}
+
 // closedWithin reports whether ch closes within d.
 func closedWithin(ch <-chan struct{}, d time.Duration) bool {
 	t := time.NewTimer(d)

@@ -57,20 +57,23 @@
 // returning it (returning the same bytes from several invocations at once
 // is fine). (2) One that writes from its own bytes, as *bytes.Reader and
 // *bytes.Buffer do; *strings.Reader (a socket takes only []byte) and
-// *os.File write through the chunk buffer: one copy. (3) Any other value, a []byte too: it encodes as a
-// base64 JSON string, as aws-lambda-go sends it. The encoding is the one
-// pass a typed result cannot avoid; the copy after it is encoding/json's
-// (no API of it encodes into a caller's buffer).
+// *os.File write through the chunk buffer: one copy. (3) Any other value,
+// a []byte too: it encodes as a base64 JSON string, as aws-lambda-go sends
+// it. The encoding is the one pass a typed result cannot avoid; the copy
+// after it is encoding/json's (no API of it encodes into a caller's
+// buffer). A codec chosen with [WithCodec] or LMIGO_JSON_CODEC appends to
+// the slot's buffer itself (package codec).
 //
-// A request payload is read once, into the slot's request buffer (from
-// the socket; only the bytes that arrived with the headers are copied out
-// of the connection's read buffer), and decoded from there: a typed event
-// by json.Unmarshal over that buffer (json.Decoder, which copies, only for
-// WithUseNumber, WithDisallowUnknownFields or a payload that is not one
-// valid JSON value); a RawHandler gets the buffer itself, valid until it
-// returns; a json.RawMessage event and a lambda.Handler's payload are
-// copied once, since the handler may keep them (aws-lambda-go gives each
-// invocation a slice of its own) and the buffer is reused.
+// A request payload is read once, into the slot's request buffer (from the
+// socket; only the bytes that arrived with the headers are copied out of the
+// connection's read buffer), and decoded from there: a typed event by
+// json.Unmarshal over that buffer (json.Decoder, which copies, only for
+// WithUseNumber, WithDisallowUnknownFields or a payload that is not one valid
+// JSON value), or by the chosen codec's Decode; a RawHandler gets the buffer
+// itself, valid until it returns; a json.RawMessage event and a
+// lambda.Handler's payload are copied once, since the handler may keep them
+// (aws-lambda-go gives each invocation a slice of its own) and the buffer is
+// reused.
 //
 // Each slot keeps at most LMIGO_BUFFER_RETAIN_BYTES of request and
 // response buffer between invocations (limits.Config.BufferRetainBytes);
@@ -96,8 +99,9 @@
 // LambdaFunctionURLStreamingResponse and APIGatewayProxyStreamingResponse,
 // a *strings.Reader, an *os.File...) is streamed: posted with
 // Lambda-Runtime-Function-Response-Mode: streaming, chunked, one chunk per
-// Read (per Write for an io.WriterTo, which writes itself out), while the handler's context is still live, then closed if it is an
-// io.Closer. Other results are buffered. Each slot streams on its own
+// Read (per Write for an io.WriterTo, which writes itself out), while the
+// handler's context is still live, then closed if it is an io.Closer.
+// Other results are buffered. Each slot streams on its own
 // connection, so streams never wait for each other. LMIGO_MAX_RESPONSE_BYTES
 // bounds buffered responses only; the platform's limits bound a stream. A
 // read error (or a panic in Read) before the first byte fails the

@@ -392,7 +392,7 @@ func (h *handler) callInvoker(ctx context.Context, payload []byte, out *Buffer) 
 }
 
 // callRawMessage runs a json.RawMessage handler. A result that the encoder
-// would only validate and compact (isCompactJSON, one pass) is returned as
+// would only validate and compact (compactJSON, one pass) is returned as
 // direct, the handler's own bytes, whatever its size: byte for byte what
 // aws-lambda-go sends. Sending it direct allocates nothing, and copying
 // even a small one into out costs more than not copying
@@ -420,7 +420,7 @@ func (h *handler) callRawMessage(ctx context.Context, payload []byte, out *Buffe
 		trace.ResponseEvent(ctx, res)
 	}
 	// The encoder would only validate and compact it.
-	if h.plain && res != nil && isCompactJSON(res) {
+	if h.plain && res != nil && compactJSON(res) {
 		return jsonContentType, res, nil
 	}
 	contentType, _, err := h.writeValue(out, res) // not a reader
@@ -450,13 +450,6 @@ func trimJSONSpace(b []byte) []byte {
 	}
 	return b
 }
-
-// isCompactJSON reports whether b is valid JSON without whitespace outside
-// strings, which compacting leaves as it is: one pass (compactJSON). A
-// U+2028 or U+2029 in a string also answers false: encoding/json built with
-// GOEXPERIMENT=jsonv2 escapes them in a RawMessage, the default build does
-// not, so the encoder decides.
-func isCompactJSON(b []byte) bool { return compactJSON(b) }
 
 // callReflect runs any other handler through reflection. A json.RawMessage
 // result is sent direct, as in callRawMessage.
@@ -495,7 +488,7 @@ func (h *handler) callReflect(ctx context.Context, payload []byte, out *Buffer) 
 	if trace.ResponseEvent != nil {
 		trace.ResponseEvent(ctx, val)
 	}
-	if m, ok := val.(json.RawMessage); ok && h.plain && m != nil && isCompactJSON(m) {
+	if m, ok := val.(json.RawMessage); ok && h.plain && m != nil && compactJSON(m) {
 		return jsonContentType, nil, m, nil // the encoder would only validate and compact it
 	}
 	contentType, body, err := h.writeValue(out, val)

@@ -317,7 +317,9 @@ func (rt *Runtime) serve(s *slot) {
 		InvokedFunctionArn: inv.FunctionARN,
 		TenantID:           inv.TenantID,
 	}, inv.TraceID, rt.log)
-	defer ctx.cancel() // again after a stream: a no-op
+	// Ends ctx after a stream, a failure or a Goexit; a no-op after the
+	// buffered answer's own cancel below.
+	defer ctx.cancel()
 	// Decoded into the context's own LambdaContext: one allocation for both.
 	lc := &ctx.lc
 	if inv.ClientContext != "" {

@@ -35,7 +35,7 @@ type Config struct {
 	MetricsInterval     time.Duration // LMIGO_METRICS_INTERVAL: how often metrics are written
 	SIGTERM             bool          // LMIGO_SIGTERM: register an extension so that Lambda sends SIGTERM
 	// JSONCodec (LMIGO_JSON_CODEC) names the JSON codec of typed handlers,
-	// lower case: one of JSONCodecs, or "" when unset.
+	// lower case: std, jsonv2, goccy, sonic or segmentio, or "" when unset.
 	JSONCodec string
 }
 

@@ -70,8 +70,8 @@
 // LMIGO_SIGTERM is a switch: 1, true or on turn it on; 0, false or off (and
 // unset) leave it off; anything else is an error rather than a guess.
 //
-// LMIGO_JSON_CODEC is one of JSONCodecs, any case, or unset; the runtime
-// then checks that the bootstrap links the codec named.
+// LMIGO_JSON_CODEC is std, jsonv2, goccy, sonic or segmentio, any case, or
+// unset; the runtime then checks that the bootstrap links the codec named.
 //
 // The plain strings (function name and version, log group and stream,
 // region, handler) are taken as they are, trimmed, and never fail.

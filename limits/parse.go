@@ -331,17 +331,17 @@ func (r *reader) flag(name string) bool {
 	return false
 }
 
-// JSONCodecs are the names LMIGO_JSON_CODEC accepts: the built-in std and
+// jsonCodecs are the names LMIGO_JSON_CODEC accepts: the built-in std and
 // the codec packages under concurrent/codec. Whether the bootstrap links the
 // one named is for the runtime to say.
-var JSONCodecs = []string{"std", "jsonv2", "goccy", "sonic", "segmentio"}
+var jsonCodecs = []string{"std", "jsonv2", "goccy", "sonic", "segmentio"}
 
 func (r *reader) jsonCodec(name string) string {
 	raw, v := r.get(name)
 	v = strings.ToLower(v)
-	if v == "" || slices.Contains(JSONCodecs, v) {
+	if v == "" || slices.Contains(jsonCodecs, v) {
 		return v
 	}
-	r.fail(name, raw, "not a JSON codec ("+strings.Join(JSONCodecs, ", ")+")")
+	r.fail(name, raw, "not a JSON codec ("+strings.Join(jsonCodecs, ", ")+")")
 	return ""
 }

@@ -21,13 +21,13 @@ func compareMain(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.Scenarios, "scenario", "", "comma-separated scenarios to run (default: the standard set): WORKLOAD-nN, e.g. size-256KiB-n1; the standard set is "+strings.Join(standardNames(), ", "))
 	fs.StringVar(&cfg.Workload, "workload", "", "run one custom scenario of this workload (tiny, size:S, mix, grow, event:NAME) instead of the standard set")
 	fs.IntVar(&cfg.N, "n", 1, "with -workload: AWS_LAMBDA_MAX_CONCURRENCY")
-	fs.StringVar(&cfg.Lmigo, "lmigo", "", "lmigo bootstrap binary (default: build ./cmd/bootstrap)")
-	fs.StringVar(&cfg.Ref, "ref", "", "aws-lambda-go bootstrap binary (default: build ./loadtest/refbootstrap)")
-	fs.Var((*stringList)(&cfg.Extra), "extra", "NAME=BINARY: one more runtime (a variant of lmigo, say) run interleaved with the two others, figures and rejection verdict of its own (repeatable)")
+	fs.StringVar(&cfg.Lmigo, "lmigo", "", "lmigo bootstrap binary (default: build ./cmd/bootstrap; ./loadtest/events/lmigo for event:NAME)")
+	fs.StringVar(&cfg.Ref, "ref", "", "aws-lambda-go bootstrap binary (default: build ./loadtest/refbootstrap; ./loadtest/events/awslambdago for event:NAME)")
+	fs.Var((*stringList)(&cfg.Extra), "extra", "NAME=BINARY: one more runtime (a variant of lmigo, say) run interleaved with those of -runtimes, figures and rejection verdict of its own (repeatable)")
 	fs.StringVar(&cfg.Raw, "raw", "", "lmigo-raw bootstrap binary (default: build ./loadtest/rawbootstrap)")
 	fs.StringVar(&cfg.Runtimes, "runtimes", rtLmigo+","+rtRef, "comma-separated runtimes, run interleaved in this order: "+rtLmigo+" (typed handler), "+rtRaw+" (raw handler), "+rtRef+"; ratios are against "+rtRef)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: loadtest compare [flags]\n\nRuns each scenario for lmigo and aws-lambda-go (and lmigo-raw with -runtimes), interleaved, -reps times, and reports medians, ratios and whether the memory targets of issue #7 hold.")
+		fmt.Fprintln(fs.Output(), "usage: loadtest compare [flags]\n\nRuns each scenario for lmigo and aws-lambda-go (and lmigo-raw with -runtimes), interleaved, -reps times, and reports medians, ratios, whether the memory targets of issue #7 hold and, against the emulator, whether issue #9's rejection target does.")
 		fs.PrintDefaults()
 	}
 	if err := cfg.parse(fs, args); err != nil {
@@ -191,6 +191,27 @@ func compareRuntimes(ctx context.Context, cfg *config) ([]runtimeSpec, func(), e
 		return nil, nil, err
 	}
 	return rts, cleanup, nil
+}
+
+// extraRuntimes appends cfg.Extra (NAME=BINARY) to rts. Each survives a
+// panic if its name starts with lmigo.
+func extraRuntimes(cfg *config, rts []runtimeSpec) ([]runtimeSpec, error) {
+	if len(cfg.Extra) > 0 && cfg.Target == targetLambda {
+		return nil, errors.New("-extra: fake and rie targets only")
+	}
+	for _, kv := range cfg.Extra {
+		name, bin, ok := strings.Cut(kv, "=")
+		if !ok || name == "" || bin == "" {
+			return nil, fmt.Errorf("-extra %q: want NAME=BINARY", kv)
+		}
+		for _, rt := range rts {
+			if rt.Name == name {
+				return nil, fmt.Errorf("-extra %q: runtime %s exists already", kv, name)
+			}
+		}
+		rts = append(rts, runtimeSpec{Name: name, Binary: bin, SurvivesPanic: strings.HasPrefix(name, rtLmigo)})
+	}
+	return rts, nil
 }
 
 // report is everything a run or a comparison produced; it is written as
@@ -410,7 +431,21 @@ func notes(cfg *config, scs []scenario) []string {
 	ns = append(ns,
 		fmt.Sprintf("Each value is the median of %d repetitions; runs of the runtimes interleaved (A B A B ..., or A B C A B C ...), each in a new process. Ratio is lmigo / aws-lambda-go (and lmigo-raw / aws-lambda-go): below 1 is less (faster, smaller) for lmigo, except inv/s where above 1 is better.", cfg.Reps),
 		"Latency: closed model, the target's own measure (fake API: from hand-out on /next until the response is read in full); open model, from the intended send time. Percentiles from an HDR histogram (3 significant digits).",
-		"Peak RSS is VmHWM; RSS before is VmRSS before the first wave (grow); RSS after is VmRSS after the idle period (grow) or at the end of the load; GC/1k counts gctrace lines (GODEBUG=gctrace=1) per 1000 invocations; conns/1k is TCP connections the runtime opened per 1000 invocations (fake API); ready is exec to N polls outstanding (rie: emulator start to init done); thr/1k is throttled attempts (Runtime.Unavailable) per 1000 invocations: a throttled invocation is retried as soon as the fake API has a /next pending again (other targets: after 1 ms; -throttle-pause sets a fixed pause).",
+		"Peak RSS is VmHWM; RSS before is VmRSS before the first wave (grow); RSS after is VmRSS after the idle period (grow) or at the end of the load; GC/1k counts gctrace lines (GODEBUG=gctrace=1) per 1000 invocations; conns/1k is TCP connections the runtime opened per 1000 invocations (fake API); ready is exec to N polls outstanding (rie: emulator start to init done); thr/1k is throttled attempts (Runtime.Unavailable) per 1000 invocations, rej % per 100 attempts: "+throttleHandling(cfg)+".",
 	)
 	return ns
+}
+
+// throttleHandling says what a caller did with a throttled invocation
+// (-on-throttle, -throttle-pause; retryWait).
+func throttleHandling(cfg *config) string {
+	switch {
+	case cfg.OnThrottle == throttleNext:
+		return "a throttled invocation is not retried: it counts as rejected and its caller sends the next one at once (-on-throttle next; grow retries it, as its wave waits for it)"
+	case cfg.Pause > 0:
+		return fmt.Sprintf("a throttled invocation is retried after %s (-throttle-pause)", cfg.Pause)
+	case cfg.Target == targetFake:
+		return "a throttled invocation is retried as soon as the fake API has a /next pending again"
+	}
+	return "a throttled invocation is retried after 1 ms"
 }

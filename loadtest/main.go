@@ -5,7 +5,7 @@
 //
 //	go run ./loadtest run [flags]       one runtime, one scenario (make run: the demo)
 //	go run ./loadtest compare [flags]   lmigo and aws-lambda-go side by side (make loadtest)
-//	go run ./loadtest build [flags]     cross-build the load test and both bootstraps for EC2
+//	go run ./loadtest build [flags]     cross-build the load test and the bootstraps for EC2
 //
 // # How a run goes
 //
@@ -13,16 +13,20 @@
 // process, in the emulator, or a deployed function), waits until it has N
 // polls outstanding, sends a warm-up, then the measured load (closed or
 // open model, or the grow waves), each bounded by a count and a send
-// window, and reads, from outside: CPU (user+sys in /proc/PID/stat) over
-// the measured window, VmHWM, VmRSS (again after an idle period for grow),
-// RSS every 100 ms, GCs from GODEBUG=gctrace=1 on stderr, and the fake
-// API's connection and exactly-once accounting. Latency percentiles come
-// from an HDR histogram.
+// window; a throttled invocation is retried or, with -on-throttle next
+// (the default against the emulator), counted as rejected. It reads, from
+// outside: CPU (user+sys in /proc/PID/stat) over the measured window,
+// VmHWM, VmRSS (for grow also before the first wave and after an idle
+// period), RSS every 100 ms, GCs from GODEBUG=gctrace=1 on stderr, and the
+// fake API's connection and exactly-once accounting. Latency percentiles
+// come from an HDR histogram.
 //
-// A comparison runs every scenario for both runtimes interleaved (A B A B
-// ...), -reps times, each in a new process, and reports per metric the
-// median of the repetitions and the ratio lmigo / aws-lambda-go. Scenarios
-// at N=1 run pinned to one CPU, the runtime and this process alike.
+// A comparison runs every scenario for its runtimes interleaved (A B A B
+// ...; -runtimes adds lmigo-raw, -extra more), -reps times, each in a new
+// process, and reports per metric the median of the repetitions and the
+// ratio to aws-lambda-go. Scenarios at N=1 run pinned to one CPU, the
+// runtime and this process alike. LOADTEST_CPUPROFILE=file writes this
+// process's CPU profile (the driver's and the fake API's).
 //
 // Every run stops by itself; all traffic stays on loopback except with
 // -target lambda. Reports go to the terminal and, as JSON, Markdown and

@@ -234,19 +234,21 @@ func targetLines(rep *report) []string {
 	return lines
 }
 
+// summaryLines are the lines under the table: #7's targets, the notes and
+// #9's rejection verdicts.
+func summaryLines(rep *report) []string {
+	return slices.Concat(targetLines(rep), rep.Notes, throttleLines(rep))
+}
+
 // printTable writes the summary for the terminal.
 func printTable(w io.Writer, rep *report) {
 	fmt.Fprintf(w, "\nlmigo load test (%s): target %s, %s, %d CPUs, %s, %s, %d repetition(s), %s\n\n",
 		rep.Kind, rep.Config.Target, rep.Host.CPUModel, rep.Host.CPUs, rep.Host.Arch, rep.Host.GoVersion, rep.Config.Reps, time.Duration(rep.Elapsed).Round(time.Second))
 	writeAligned(w, rows(rep), 2)
 	fmt.Fprintln(w)
-	for _, l := range targetLines(rep) {
+	for _, l := range summaryLines(rep) {
 		fmt.Fprintln(w, "- "+l)
 	}
-	for _, n := range rep.Notes {
-		fmt.Fprintln(w, "- "+n)
-	}
-	fmt.Fprint(w, throttleSummary(rep))
 	printAccounting(w, rep)
 }
 
@@ -334,13 +336,9 @@ func markdown(rep *report) []byte {
 		}
 	}
 	b.WriteString("\n")
-	for _, l := range targetLines(rep) {
+	for _, l := range summaryLines(rep) {
 		b.WriteString("- " + l + "\n")
 	}
-	for _, n := range rep.Notes {
-		b.WriteString("- " + n + "\n")
-	}
-	b.WriteString(throttleSummary(rep))
 	b.WriteString("\n## Runs\n\n| scenario | runtime | rep | invocations | function errors | throttles | abandoned | max polls+in flight | violations | problems, warnings |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, sr := range rep.Scenarios {
 		for _, r := range sr.Runs {

@@ -20,7 +20,7 @@ func runMain(ctx context.Context, args []string) error {
 	cfg.Reps, cfg.Count, cfg.Warmup, cfg.N, cfg.Runtime = 1, 4000, 100, 8, rtLmigo
 	fs := flag.NewFlagSet("loadtest run", flag.ContinueOnError)
 	cfg.register(fs)
-	fs.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "the runtime: lmigo (builds ./cmd/bootstrap), lmigo-raw (./loadtest/rawbootstrap) or aws-lambda-go (./loadtest/refbootstrap)")
+	fs.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "the runtime: lmigo (builds ./cmd/bootstrap), lmigo-raw (./loadtest/rawbootstrap) or aws-lambda-go (./loadtest/refbootstrap); for event:NAME, ./loadtest/events/lmigo or ./loadtest/events/awslambdago")
 	fs.StringVar(&cfg.Bootstrap, "bootstrap", "", "a prebuilt bootstrap binary of -runtime instead")
 	fs.StringVar(&cfg.Workload, "workload", "", "tiny, size:S, mix, mix-panic, grow or event:NAME (default: mix-panic for lmigo, mix otherwise)")
 	fs.IntVar(&cfg.N, "n", cfg.N, "AWS_LAMBDA_MAX_CONCURRENCY")

@@ -1,10 +1,6 @@
 package main
 
-import (
-	"errors"
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // What a caller does with a throttled invocation (-on-throttle).
 const (
@@ -87,34 +83,4 @@ func throttleLines(rep *report) []string {
 		how = "a throttled invocation was not retried: it counts as rejected and its caller sent the next one at once (-on-throttle next, issue #9's protocol)"
 	}
 	return append([]string{"rej % is throttled attempts per 100 attempts (Runtime.Unavailable / (answered + throttled)), medians; " + how + "."}, lines...)
-}
-
-// throttleSummary is throttleLines as one block for the terminal.
-func throttleSummary(rep *report) string {
-	var b strings.Builder
-	for _, l := range throttleLines(rep) {
-		b.WriteString("- " + l + "\n")
-	}
-	return b.String()
-}
-
-// extraRuntimes appends cfg.Extra (NAME=BINARY) to rts. Each survives a
-// panic if its name starts with lmigo.
-func extraRuntimes(cfg *config, rts []runtimeSpec) ([]runtimeSpec, error) {
-	if len(cfg.Extra) > 0 && cfg.Target == targetLambda {
-		return nil, errors.New("-extra: fake and rie targets only")
-	}
-	for _, kv := range cfg.Extra {
-		name, bin, ok := strings.Cut(kv, "=")
-		if !ok || name == "" || bin == "" {
-			return nil, fmt.Errorf("-extra %q: want NAME=BINARY", kv)
-		}
-		for _, rt := range rts {
-			if rt.Name == name {
-				return nil, fmt.Errorf("-extra %q: runtime %s exists already", kv, name)
-			}
-		}
-		rts = append(rts, runtimeSpec{Name: name, Binary: bin, SurvivesPanic: strings.HasPrefix(name, rtLmigo)})
-	}
-	return rts, nil
 }

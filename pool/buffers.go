@@ -39,8 +39,9 @@ func NewBuffers(retainCap int) *Buffers {
 	return &Buffers{retainCap: max(retainCap, 0)}
 }
 
-// Get returns an empty buffer, a kept one if there is any. The caller owns
-// it until it passes it to Put.
+// Get returns an empty buffer, a kept one if there is any: the one put back
+// last (the runtime relies on it to give each buffer back to the same use).
+// The caller owns it until it passes it to Put.
 func (b *Buffers) Get() *bytebufferpool.ByteBuffer {
 	b.mu.Lock()
 	if b.n == 0 {

@@ -104,7 +104,9 @@ func newConn(c *Client) *Conn {
 //
 // When a GET /next is queued behind the last post (QueueNext), Next writes
 // nothing: it reads that poll's answer, and never sends the GET again on a
-// new connection when the queued one fails (see the package doc).
+// new connection when the queued one fails (see the package doc). With
+// LazyAnswer, it first reads the answer to that post, and returns an
+// *AnswerError (inv empty) when that is not a success.
 //
 // An answer that breaks off after its request ID leaves inv.RequestID set
 // (and nothing else) with the error, so that the invocation can be failed;
@@ -213,17 +215,17 @@ func (c *Conn) Fail(ctx context.Context, requestID, errorType string, body, xray
 }
 
 // QueueNext turns on (or off) pipelining of the next poll behind each post:
-// with it on, Respond and Fail write GET /runtime/invocation/next right
-// behind the POST, in the same write, read the POST's answer as usual and
-// leave the GET's answer unread; the next Next on this Conn only reads it.
-// The Runtime API thus has the runtime's next poll the moment it has the
-// answer, on the same keep-alive connection, and the Conn never holds more
-// than one poll: use it when the caller's next call on this Conn is Next
-// (one Conn per slot). While a poll is queued, Respond and Fail refuse with
-// ErrInvalid and write nothing, since their answer would come only after
-// that poll's invocation. Turning it off affects later posts only: a poll
-// already queued is still read by the next Next. Default off. Like the other
-// methods, QueueNext is for the Conn's owner only.
+// with it on, Respond and Fail write GET /runtime/invocation/next right behind
+// the POST, in the same write, read the POST's answer as usual (unless
+// LazyAnswer leaves it to Next) and leave the GET's answer unread; the next
+// Next on this Conn only reads it. The Runtime API thus has the runtime's next
+// poll the moment it has the answer, on the same keep-alive connection, and
+// the Conn never holds more than one poll: use it when the caller's next call
+// on this Conn is Next (one Conn per slot). While a poll is queued, Respond
+// and Fail refuse with ErrInvalid and write nothing, since their answer would
+// come only after that poll's invocation. Turning it off affects later posts
+// only: a poll already queued is still read by the next Next. Default off.
+// Like the other methods, QueueNext is for the Conn's owner only.
 func (c *Conn) QueueNext(on bool) {
 	c.queue = on
 }

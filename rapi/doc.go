@@ -10,11 +10,12 @@
 //
 // What blocks: Next blocks until the Runtime API hands out an invocation;
 // Respond, Fail and Stream until the Runtime API has accepted the answer (in
-// LMI, until the caller received it), Stream also while its body's Read
-// blocks. A done context unblocks the call at once by
-// putting a past deadline on the connection, which is then dropped (unless
-// it broke no I/O and a poll is queued, below); the error wraps ctx.Err().
-// Close, from any goroutine, does the same and ends the Conn.
+// LMI, until the caller received it; with LazyAnswer, Respond and Fail only
+// until it is written), Stream also while its body's Read blocks. A done
+// context unblocks the call at once by putting a past deadline on the
+// connection, which is then dropped (unless it broke no I/O and a poll is
+// queued, below); the error wraps ctx.Err(). Close, from any goroutine, does
+// the same and ends the Conn.
 //
 // Ownership: a Conn belongs to one goroutine at a time. Next writes into the
 // caller's Invocation and reads the body into inv.Payload[:0], growing that
@@ -25,7 +26,8 @@
 //
 // Streaming (Conn.Stream): a response read from an io.Reader is posted with
 // Lambda-Runtime-Function-Response-Mode: streaming and chunked framing, one
-// chunk per Read, from a 32 KiB buffer the Conn makes once and reuses. A
+// chunk per Read, from a 32 KiB buffer the Conn makes once and reuses (one
+// per Write, from the body's own bytes, for an io.WriterTo). A
 // read error after the first byte ends the body with the declared trailers
 // Lambda-Runtime-Function-Error-Type and Lambda-Runtime-Function-Error-Body
 // (base64, at most MaxStreamErrorBody bytes of document: the Runtime API

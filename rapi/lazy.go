@@ -21,22 +21,6 @@ const (
 	maxLowat = 1 << 10
 )
 
-// AnswerError is the error Next returns when the answer to the post
-// before it, left to Next by LazyAnswer, was not a success, or could not
-// be read. Err is what Respond or Fail would have returned. When the
-// connection is intact, the poll queued behind the post is still there:
-// the next Next reads it.
-type AnswerError struct {
-	Op  string // response or error
-	Err error
-}
-
-func (e *AnswerError) Error() string {
-	return "rapi: the answer to the last " + e.Op + ", read with the next poll: " + e.Err.Error()
-}
-
-func (e *AnswerError) Unwrap() error { return e.Err }
-
 // LazyAnswer turns on (or off) leaving the answer to a post with a queued
 // poll (QueueNext) to the next Next: Respond and Fail then return once the
 // request is written, and Next reads their answer before the poll's,

@@ -70,8 +70,8 @@ type ErrorFunc func(err error, sent int64) (errorType string, body []byte)
 // nothing per chunk. A body that is an io.WriterTo writes itself out
 // instead: each Write it makes is one chunk, sent from its own bytes
 // (writev), so a *bytes.Reader or *bytes.Buffer is not copied at all.
-// body is not retained after Stream returns. An empty
-// contentType sends no Content-Type (application/octet-stream).
+// body is not retained after Stream returns. An empty contentType sends no
+// Content-Type (application/octet-stream).
 //
 // A read error (any error but io.EOF) ends the stream. Before the first
 // byte, nothing has been written: Stream posts an ordinary /error instead,

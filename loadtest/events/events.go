@@ -64,15 +64,15 @@ func Handler(name string) (any, error) {
 
 // Get returns the event of the given name.
 func Get(name string) (Event, error) {
-	f, ok := files[name]
-	if !ok {
-		return Event{}, fmt.Errorf("events: unknown event %q (want one of %v)", name, Names())
-	}
-	b, err := testdata.ReadFile(f)
+	h, err := Handler(name)
 	if err != nil {
 		return Event{}, err
 	}
-	return Event{Name: name, Payload: b, Handler: handlers[name]}, nil
+	b, err := testdata.ReadFile(files[name])
+	if err != nil {
+		return Event{}, err
+	}
+	return Event{Name: name, Payload: b, Handler: h}, nil
 }
 
 // All returns every event, in the order of Names.

@@ -65,7 +65,9 @@
 // [Server.Invoke] blocks until the invocation ends, its context is done or
 // the server closes. /response and /error reply 202 only after the result
 // has been handed to the waiting Invoke, as on the platform.
-// [Server.WaitPolls] blocks until enough /next are pending (init is done).
+// [Server.WaitPolls] blocks until enough /next are pending (init is done);
+// [Server.WaitPoll] until one is, for at most a given time (a throttled
+// caller waiting to retry).
 //
 // # Ownership
 //

@@ -7,7 +7,8 @@ var (
 	// ErrThrottled is returned by Invoke when no /next is pending and
 	// Options.Queue is false: the platform's Runtime.Unavailable.
 	ErrThrottled = errors.New("fakeapi: no /next pending (Runtime.Unavailable)")
-	// ErrClosed is returned by Invoke and WaitPolls once Close has been called.
+	// ErrClosed is returned by Invoke, WaitPolls and WaitPoll once Close
+	// has been called.
 	ErrClosed = errors.New("fakeapi: server closed")
 	// ErrInvalidOptions wraps every error of New about its Options.
 	ErrInvalidOptions = errors.New("fakeapi: invalid options")

@@ -23,7 +23,7 @@ type Server struct {
 
 	seq      atomic.Uint64 // last invocation sequence number handed out
 	pollq    chan *poll    // pending /next, oldest first
-	pollSig  chan struct{} // cap 1: a /next was queued (wakes WaitPolls)
+	pollSig  chan struct{} // cap 1: a /next was queued (wakes WaitPolls or WaitPoll)
 	inflight sync.Map      // request ID -> *invocation held by the runtime
 
 	closed    chan struct{}

@@ -4,11 +4,11 @@
 // the experiment.
 //
 // It is set closer to what aws-lambda-go answers than v2's defaults: nil
-// slices and maps encode as null, omitempty omits false and 0 as in v1,
-// map keys are sorted, invalid UTF-8 is replaced rather than an error, and
+// slices and maps encode as null, omitempty omits false and 0 as in v1, map
+// keys are sorted, invalid UTF-8 is replaced rather than an error, and
 // duplicate member names are accepted. Member names still match case
-// sensitively, and trailing data after the event is an error. What still differs from
-// the default codec is listed in the README (JSON codecs).
+// sensitively, and trailing data after the event is an error. What still
+// differs from the default codec is listed in the README (JSON codecs).
 package jsonv2
 
 import (
