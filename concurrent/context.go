@@ -202,11 +202,14 @@ func (c *invocationContext) AfterFunc(f func()) (stop func() bool) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	d := c.lazyDone()
-	if d == nil {
+	c.expireLocked()
+	if c.ended != notEnded {
+		// Ended already (its after-functions have run, if it had a Done
+		// channel): run f now, as context.AfterFunc does.
 		go f()
 		return func() bool { return false }
 	}
+	d := c.lazyDone()
 	a := &afterFunc{f: f}
 	d.after = append(d.after, a)
 	return func() bool {

@@ -175,3 +175,24 @@ func TestInvocationContextConcurrent(t *testing.T) {
 		t.Fatal("Err() nil after the end")
 	}
 }
+
+// TestInvocationContextAfterFuncOnEnded: an after-function registered once
+// the context has ended runs at once, also when its Done channel was made
+// before the end (context.WithCancel does Done, then AfterFunc: an end in
+// between must not leave the child uncancelled).
+func TestInvocationContextAfterFuncOnEnded(t *testing.T) {
+	for _, doneFirst := range []bool{true, false} {
+		c := testCtx(context.Background(), time.Now().Add(time.Hour))
+		if doneFirst {
+			_ = c.Done()
+		}
+		c.cancel()
+		ran := make(chan struct{})
+		c.AfterFunc(func() { close(ran) })
+		select {
+		case <-ran:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Done made before the end: %v; the after-function registered after the end never ran", doneFirst)
+		}
+	}
+}
