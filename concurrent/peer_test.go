@@ -169,6 +169,7 @@ func (p *peer) serveConn(nc net.Conn) {
 			head = append(head, deadline...)
 			head = append(head, "\r\nLambda-Runtime-Invoked-Function-Arn: arn:aws:lambda:us-east-1:123456789012:function:peer"+
 				"\r\nLambda-Runtime-Trace-Id: Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"+
+				"\r\nLambda-Runtime-Invocation-Id: 5f8a1c3e-8d2b-4b7e-9a61-0c4f2e7d9b13"+
 				"\r\nContent-Length: "...)
 			head = strconv.AppendInt(head, int64(len(p.payload)), 10)
 			head = append(head, "\r\n\r\n"...)
