@@ -87,7 +87,8 @@ func parseStat(b []byte) (procStat, error) {
 	}
 	f := strings.Fields(string(b[i+1:]))
 	// After the name: state(3) ppid(4) ... starttime(22).
-	if len(f) < 20 || len(f[0]) != 1 {
+	// The state is one letter (R, S, D, Z, T, I, ...); anything else is not a stat line.
+	if len(f) < 20 || len(f[0]) != 1 || !isLetter(f[0][0]) {
 		return procStat{}, errMalformedStat
 	}
 	ppid, err := strconv.Atoi(f[1])
@@ -100,6 +101,8 @@ func parseStat(b []byte) (procStat, error) {
 	}
 	return procStat{ppid: ppid, state: f[0][0], start: start}, nil
 }
+
+func isLetter(c byte) bool { return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' }
 
 func pids() []int {
 	ents, _ := os.ReadDir("/proc")

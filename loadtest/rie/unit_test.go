@@ -82,6 +82,8 @@ func TestParseStat(t *testing.T) {
 		{"short", "42 (sh) S 7 1 1", procStat{}, true},
 		{"bad ppid", "42 (sh) S x 42 42" + tail, procStat{}, true},
 		{"empty", "", procStat{}, true},
+		{"NUL state", ")\x00" + strings.Repeat(" 0", 19), procStat{}, true},
+		{"digit state", "1 (sh) 0 7" + tail, procStat{}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -98,8 +100,8 @@ func FuzzParseStat(f *testing.F) {
 	f.Add([]byte("1 ((x)) Z 0"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		st, err := parseStat(b)
-		if err == nil && st.state == 0 {
-			t.Fatalf("parsed %q with no state", b)
+		if err == nil && !isLetter(st.state) {
+			t.Fatalf("parsed %q with state %q, not a letter", b, st.state)
 		}
 	})
 }
