@@ -681,8 +681,7 @@ func TestFaults(t *testing.T) {
 // one is pending; ErrClosed after Close.
 func TestWaitPoll(t *testing.T) {
 	s := newServer(t, Options{MaxConcurrency: 1})
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
+	ctx := testCtx(t)
 	start := time.Now()
 	if err := s.WaitPoll(ctx, 20*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("no /next: %v", err)
