@@ -40,8 +40,7 @@ func invokeRetrying(t *testing.T, e *rie.Emulator, payload string) rie.Result {
 // process keeps serving.
 func TestUnderEmulator(t *testing.T) {
 	const n = 8
-	bin := rie.BuildT(t, "github.com/lmigo/lmigo/cmd/bootstrap")
-	e := rie.StartT(t, rie.Options{Bootstrap: bin, MaxConcurrency: n, Timeout: 15 * time.Second})
+	e := startEmulator(t, rie.Options{MaxConcurrency: n, Timeout: 15 * time.Second})
 
 	round := func(base int) {
 		replies := make([]demo.Reply, n)

@@ -14,6 +14,7 @@ package events
 import (
 	"embed"
 	"fmt"
+	"os"
 	"sort"
 )
 
@@ -52,9 +53,8 @@ func Names() []string {
 	return names
 }
 
-// Handler returns the handler of the named event, for bootstraps, which
-// need no payload.
-func Handler(name string) (any, error) {
+// handler returns the handler of the named event.
+func handler(name string) (any, error) {
 	h, ok := handlers[name]
 	if !ok {
 		return nil, fmt.Errorf("events: unknown event %q (want one of %v)", name, Names())
@@ -62,9 +62,24 @@ func Handler(name string) (any, error) {
 	return h, nil
 }
 
+// envVar names the event a bootstrap serves (loadtest sets it).
+const envVar = "LOADTEST_EVENT"
+
+// HandlerFromEnv returns the handler of the event named by $LOADTEST_EVENT,
+// for the bootstraps' main, which need no payload: when there is none it
+// reports why on stderr and exits with status 1.
+func HandlerFromEnv() any {
+	h, err := handler(os.Getenv(envVar))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, envVar+":", err)
+		os.Exit(1)
+	}
+	return h
+}
+
 // Get returns the event of the given name.
 func Get(name string) (Event, error) {
-	h, err := Handler(name)
+	h, err := handler(name)
 	if err != nil {
 		return Event{}, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,7 +30,7 @@ func HTTPAPI(_ context.Context, req events.APIGatewayV2HTTPRequest) (events.APIG
 		resp.Body = `{"error":"no such route"}`
 		return resp, nil
 	}
-	if a := req.RequestContext.Authorizer; a == nil || a.JWT == nil || !hasScope(a.JWT.Scopes, "orders:write") {
+	if a := req.RequestContext.Authorizer; a == nil || a.JWT == nil || !slices.Contains(a.JWT.Scopes, "orders:write") {
 		resp.StatusCode = 403
 		resp.Body = `{"error":"scope orders:write required"}`
 		return resp, nil
@@ -48,15 +49,6 @@ func HTTPAPI(_ context.Context, req events.APIGatewayV2HTTPRequest) (events.APIG
 	resp.Body = string(b)
 	resp.Cookies = []string{"last-order=" + req.RequestContext.RequestID + "; Secure; HttpOnly"}
 	return resp, nil
-}
-
-func hasScope(scopes []string, want string) bool {
-	for _, s := range scopes {
-		if s == want {
-			return true
-		}
-	}
-	return false
 }
 
 // SQS processes a batch: a message whose body is not a JSON object, or
@@ -100,7 +92,7 @@ func S3(_ context.Context, ev events.S3Event) (S3Summary, error) {
 		s.Objects++
 		s.Bytes += o.Size
 		s.Keys = append(s.Keys, key)
-		if !hasScope(s.Buckets, r.S3.Bucket.Name) {
+		if !slices.Contains(s.Buckets, r.S3.Bucket.Name) {
 			s.Buckets = append(s.Buckets, r.S3.Bucket.Name)
 		}
 		if ext := path.Ext(key); ext == ".pdf" || ext == ".docx" {

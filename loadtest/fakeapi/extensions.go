@@ -36,20 +36,16 @@ func (s *Server) handleExtRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case name == "":
-		s.c.extRefused.Add(1)
-		reply(w, http.StatusForbidden, bodyExtNoName)
+		s.refuseExt(w, bodyExtNoName)
 		return
 	case err != nil || over || json.Unmarshal(body, &req) != nil:
-		s.c.extRefused.Add(1)
-		reply(w, http.StatusForbidden, bodyExtBadBody)
+		s.refuseExt(w, bodyExtBadBody)
 		return
 	case len(req.Events) > 0:
-		s.c.extRefused.Add(1)
-		reply(w, http.StatusForbidden, bodyExtEvents)
+		s.refuseExt(w, bodyExtEvents)
 		return
 	case s.c.polls.Load() > 0:
-		s.c.extRefused.Add(1)
-		reply(w, http.StatusForbidden, bodyExtClosed)
+		s.refuseExt(w, bodyExtClosed)
 		return
 	}
 	s.mu.Lock()
@@ -59,8 +55,7 @@ func (s *Server) handleExtRegister(w http.ResponseWriter, r *http.Request) {
 	for _, n := range s.extensions {
 		if n == name {
 			s.mu.Unlock()
-			s.c.extRefused.Add(1)
-			reply(w, http.StatusForbidden, bodyExtDuplicate)
+			s.refuseExt(w, bodyExtDuplicate)
 			return
 		}
 	}
@@ -77,6 +72,13 @@ func (s *Server) handleExtRegister(w http.ResponseWriter, r *http.Request) {
 	reply(w, http.StatusOK, doc)
 }
 
+// refuseExt answers an Extensions API request 403 with body, counted in
+// ExtRefused.
+func (s *Server) refuseExt(w http.ResponseWriter, body []byte) {
+	s.c.extRefused.Add(1)
+	reply(w, http.StatusForbidden, body)
+}
+
 // handleExtNext holds an internal extension's event poll open: there is no
 // event for it. It returns when the client goes away or the server closes.
 func (s *Server) handleExtNext(w http.ResponseWriter, r *http.Request) {
@@ -84,8 +86,7 @@ func (s *Server) handleExtNext(w http.ResponseWriter, r *http.Request) {
 	_, ok := s.extensions[r.Header.Get(hdrExtID)]
 	s.mu.Unlock()
 	if !ok {
-		s.c.extRefused.Add(1)
-		reply(w, http.StatusForbidden, bodyExtUnknown)
+		s.refuseExt(w, bodyExtUnknown)
 		return
 	}
 	s.c.extPolls.Add(1)

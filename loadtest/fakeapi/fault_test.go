@@ -118,12 +118,8 @@ func TestFaultStallEndsOnClose(t *testing.T) {
 func TestFaultByInvocation(t *testing.T) {
 	t.Run("next reply cut", func(t *testing.T) {
 		s := newServer(t, Options{Timeout: 100 * time.Millisecond})
-		rc := dialRaw(t, s)
-		rc.write(rawNext)
 		ctx := testCtx(t)
-		if err := s.WaitPolls(ctx, 1); err != nil {
-			t.Fatal(err)
-		}
+		rc := pollRaw(t, s)
 		res, err := s.Invoke(ctx, Request{Payload: []byte(`{"big":"payload"}`), Fault: &Fault{Cut: 60, Reset: true}})
 		if err != nil || res.Err == nil || res.Err.Type != ErrorTypeTimeout {
 			t.Fatalf("Invoke = %+v, %v; want a timeout", res, err)
@@ -149,10 +145,7 @@ func TestFaultByInvocation(t *testing.T) {
 			s := newServer(t, Options{})
 			rt := newTestRuntime(t, s)
 			ctx := testCtx(t)
-			polled := rt.nextAsync(ctx)
-			if err := s.WaitPolls(ctx, 1); err != nil {
-				t.Fatal(err)
-			}
+			polled := rt.nextPending(ctx)
 			f := tt.fault
 			done := invokeAsync(ctx, s, Request{Payload: []byte(`"x"`), PostFault: &f})
 			ev := recv(t, polled)

@@ -24,6 +24,7 @@ const testTimeout = 10 * time.Second
 // connections) that drives the fake the way a real runtime would.
 type testRuntime struct {
 	t    testing.TB
+	s    *Server
 	base string
 	tr   *http.Transport
 	hc   *http.Client
@@ -32,7 +33,7 @@ type testRuntime struct {
 func newTestRuntime(t testing.TB, s *Server) *testRuntime {
 	tr := &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}
 	t.Cleanup(tr.CloseIdleConnections)
-	return &testRuntime{t: t, base: "http://" + s.Addr(), tr: tr, hc: &http.Client{Transport: tr}}
+	return &testRuntime{t: t, s: s, base: "http://" + s.Addr(), tr: tr, hc: &http.Client{Transport: tr}}
 }
 
 // event is one reply of the fake.
@@ -101,6 +102,17 @@ func (rt *testRuntime) nextAsync(ctx context.Context) <-chan event {
 		}
 		ch <- ev
 	}()
+	return ch
+}
+
+// nextPending starts one /next, as nextAsync, and returns once the server
+// holds it pending.
+func (rt *testRuntime) nextPending(ctx context.Context) <-chan event {
+	rt.t.Helper()
+	ch := rt.nextAsync(ctx)
+	if err := rt.s.WaitPolls(ctx, 1); err != nil {
+		rt.t.Fatal(err)
+	}
 	return ch
 }
 

@@ -47,17 +47,25 @@ func (rc *rawConn) read() (*http.Response, []byte) {
 
 const rawNext = "GET " + pathNext + " HTTP/1.1\r\nHost: fake\r\n\r\n"
 
+// pollRaw dials a raw connection, sends /next on it and returns once the
+// server holds it pending.
+func pollRaw(t *testing.T, s *Server) *rawConn {
+	t.Helper()
+	rc := dialRaw(t, s)
+	rc.write(rawNext)
+	if err := s.WaitPolls(testCtx(t), 1); err != nil {
+		t.Fatal(err)
+	}
+	return rc
+}
+
 // A runtime may queue its next /next behind its /response on the same
 // connection: the slot is free once the response is accepted, so this is
 // no violation, and the poll is pending at once.
 func TestPipelinedPoll(t *testing.T) {
 	s := newServer(t, Options{MaxConcurrency: 1})
 	ctx := testCtx(t)
-	rc := dialRaw(t, s)
-	rc.write(rawNext)
-	if err := s.WaitPolls(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
+	rc := pollRaw(t, s)
 	done := invokeAsync(ctx, s, Request{Payload: []byte(`"ping"`)})
 	resp, payload := rc.read()
 	id := resp.Header.Get(hdrRequestID)
@@ -86,11 +94,7 @@ func TestPipelinedPoll(t *testing.T) {
 func TestTruncatedResponse(t *testing.T) {
 	s := newServer(t, Options{})
 	ctx := testCtx(t)
-	rc := dialRaw(t, s)
-	rc.write(rawNext)
-	if err := s.WaitPolls(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
+	rc := pollRaw(t, s)
 	done := invokeAsync(ctx, s, Request{Payload: []byte(`{}`)})
 	resp, _ := rc.read()
 	id := resp.Header.Get(hdrRequestID)

@@ -128,10 +128,7 @@ func TestNextHeaders(t *testing.T) {
 			s := newServer(t, Options{Timeout: timeout})
 			rt := newTestRuntime(t, s)
 			ctx := testCtx(t)
-			polled := rt.nextAsync(ctx)
-			if err := s.WaitPolls(ctx, 1); err != nil {
-				t.Fatal(err)
-			}
+			polled := rt.nextPending(ctx)
 			before := time.Now()
 			done := invokeAsync(ctx, s, tt.req)
 			ev := recv(t, polled)
@@ -207,10 +204,7 @@ func TestThrottle(t *testing.T) {
 
 	// One poll pending serves one invoke; the next one is throttled.
 	rt := newTestRuntime(t, s)
-	polled := rt.nextAsync(ctx)
-	if err := s.WaitPolls(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
+	polled := rt.nextPending(ctx)
 	done := invokeAsync(ctx, s, Request{Payload: []byte(`1`)})
 	ev := recv(t, polled)
 	if _, err := s.Invoke(ctx, Request{Payload: []byte(`2`)}); !errors.Is(err, ErrThrottled) {
@@ -355,10 +349,7 @@ func TestPostStatus(t *testing.T) {
 			s := newServer(t, tt.opts)
 			rt := newTestRuntime(t, s)
 			ctx := testCtx(t)
-			polled := rt.nextAsync(ctx)
-			if err := s.WaitPolls(ctx, 1); err != nil {
-				t.Fatal(err)
-			}
+			polled := rt.nextPending(ctx)
 			done := invokeAsync(ctx, s, Request{Payload: []byte(`{}`)})
 			ev := recv(t, polled)
 			for i, st := range tt.steps {
@@ -413,10 +404,7 @@ func TestLateResponse(t *testing.T) {
 	s := newServer(t, Options{})
 	rt := newTestRuntime(t, s)
 	ctx := testCtx(t)
-	polled := rt.nextAsync(ctx)
-	if err := s.WaitPolls(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
+	polled := rt.nextPending(ctx)
 	start := time.Now()
 	done := invokeAsync(ctx, s, Request{Payload: []byte(`{}`), Timeout: timeout})
 	ev := recv(t, polled)
@@ -446,10 +434,7 @@ func TestCanceledInvoke(t *testing.T) {
 	s := newServer(t, Options{})
 	rt := newTestRuntime(t, s)
 	ctx := testCtx(t)
-	polled := rt.nextAsync(ctx)
-	if err := s.WaitPolls(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
+	polled := rt.nextPending(ctx)
 	ictx, cancel := context.WithCancel(ctx)
 	done := invokeAsync(ictx, s, Request{Payload: []byte(`{}`)})
 	ev := recv(t, polled)
@@ -489,10 +474,7 @@ func TestViolation(t *testing.T) {
 		s := newServer(t, Options{MaxConcurrency: 1})
 		rt := newTestRuntime(t, s)
 		ctx := testCtx(t)
-		polled := rt.nextAsync(ctx)
-		if err := s.WaitPolls(ctx, 1); err != nil {
-			t.Fatal(err)
-		}
+		polled := rt.nextPending(ctx)
 		done := invokeAsync(ctx, s, Request{Payload: []byte(`{}`)})
 		ev := recv(t, polled)
 		second := rt.nextAsync(ctx) // the slot is still busy: a violation
@@ -572,10 +554,7 @@ func TestClose(t *testing.T) {
 		s := newServer(t, Options{MaxConcurrency: 2})
 		rt := newTestRuntime(t, s)
 		ctx := testCtx(t)
-		polled := rt.nextAsync(ctx)
-		if err := s.WaitPolls(ctx, 1); err != nil {
-			t.Fatal(err)
-		}
+		polled := rt.nextPending(ctx)
 		waited := make(chan error, 1)
 		go func() { waited <- s.WaitPolls(ctx, 2) }()
 		s.Close()
@@ -689,10 +668,7 @@ func TestFaults(t *testing.T) {
 	if _, err := rt.do(ctx, http.MethodPost, pathInitError, nil, []byte(`{}`), false); err == nil {
 		t.Error("call 2: no transport error")
 	}
-	polled := rt.nextAsync(ctx)
-	if err := s.WaitPolls(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
+	polled := rt.nextPending(ctx)
 	st := s.Stats()
 	if st.Faults != 2 || st.Polls != 1 || st.InitErrors != 0 {
 		t.Errorf("stats %+v", st)
@@ -705,8 +681,7 @@ func TestFaults(t *testing.T) {
 // one is pending; ErrClosed after Close.
 func TestWaitPoll(t *testing.T) {
 	s := newServer(t, Options{MaxConcurrency: 1})
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
+	ctx := testCtx(t)
 	start := time.Now()
 	if err := s.WaitPoll(ctx, 20*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("no /next: %v", err)

@@ -52,11 +52,7 @@ func TestStreamedResponses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newServer(t, Options{})
 			ctx := testCtx(t)
-			rc := dialRaw(t, s)
-			rc.write(rawNext)
-			if err := s.WaitPolls(ctx, 1); err != nil {
-				t.Fatal(err)
-			}
+			rc := pollRaw(t, s)
 			res := invokeAsync(ctx, s, Request{Payload: []byte(`{}`)})
 			resp, _ := rc.read()
 			id := resp.Header.Get(hdrRequestID)

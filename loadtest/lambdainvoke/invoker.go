@@ -226,15 +226,7 @@ func (i *Invoker) Close() { i.transport.CloseIdleConnections() }
 // emulator's 400 Runtime.Unavailable.
 func isThrottle(err error, raw rawResponse) bool {
 	var tmr *types.TooManyRequestsException
-	switch {
-	case errors.As(err, &tmr):
-		return true
-	case raw.status == http.StatusTooManyRequests:
-		return true
-	case raw.errorType == ThrottleErrorType:
-		return true
-	}
-	return false
+	return errors.As(err, &tmr) || raw.status == http.StatusTooManyRequests || raw.errorType == ThrottleErrorType
 }
 
 // rawResponse is what the SDK does not surface: the emulator's Error-Type

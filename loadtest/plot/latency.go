@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strconv"
@@ -58,7 +59,7 @@ func LatencyPNG(path, title string, series []LatencySeries) error {
 			continue
 		}
 		pts := slices.Clone(s.Points)
-		slices.SortFunc(pts, func(a, b Percentile) int { return compareFloat(a.Q, b.Q) })
+		slices.SortFunc(pts, func(a, b Percentile) int { return cmp.Compare(a.Q, b.Q) })
 		// Nudge series apart sideways so that equal values stay visible.
 		nudge := 0.06 * (float64(k) - float64(drawn-1)/2)
 		xys := make(plotter.XYs, len(pts))
@@ -90,18 +91,8 @@ func quantiles(series []LatencySeries) []float64 {
 			qs = append(qs, pt.Q)
 		}
 	}
-	slices.SortFunc(qs, compareFloat)
+	slices.Sort(qs)
 	return slices.Compact(qs)
-}
-
-func compareFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // quantileLabel names a quantile: 1 is "max", 0.999 is "p99.9".

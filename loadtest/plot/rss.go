@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strconv"
@@ -43,7 +44,7 @@ func RSSPNG(path, title string, series []RSSSeries) error {
 			hi = max(hi, xys[j].Y)
 		}
 		// Sorted by time, so that the line does not double back.
-		slices.SortStableFunc(xys, func(a, b plotter.XY) int { return compareFloat(a.X, b.X) })
+		slices.SortStableFunc(xys, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
 		if err := addSeries(p, k, s.Name, xys, len(xys) <= markerLimit); err != nil {
 			return err
 		}

@@ -4,19 +4,11 @@
 package main
 
 import (
-	"fmt"
-	"os"
-
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/lmigo/lmigo/loadtest/events"
 )
 
 func main() {
-	h, err := events.Handler(os.Getenv("LOADTEST_EVENT"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "LOADTEST_EVENT:", err)
-		os.Exit(1)
-	}
-	lambda.Start(h)
+	lambda.Start(events.HandlerFromEnv())
 }

@@ -6,18 +6,10 @@
 package main
 
 import (
-	"fmt"
-	"os"
-
 	"github.com/lmigo/lmigo/concurrent"
 	"github.com/lmigo/lmigo/loadtest/events"
 )
 
 func main() {
-	h, err := events.Handler(os.Getenv("LOADTEST_EVENT"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "LOADTEST_EVENT:", err)
-		os.Exit(1)
-	}
-	concurrent.Start(h)
+	concurrent.Start(events.HandlerFromEnv())
 }
