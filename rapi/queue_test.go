@@ -788,30 +788,7 @@ func TestQueueNextFakeAPI(t *testing.T) {
 // A post whose write fails did not get the GET behind it out whole: nothing
 // is queued, even when the server's early answer is salvaged.
 func TestQueueNextWriteErrorQueuesNothing(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		nc, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		buf := make([]byte, 1024)
-		nc.Read(buf)
-		nc.Write([]byte("HTTP/1.1 413 Too Large\r\nContent-Length: 4\r\n\r\nbig!"))
-		nc.(*net.TCPConn).SetLinger(0)
-		nc.Close()
-	}()
-	defer func() { ln.Close(); <-done }()
-	c, err := New(ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cn := c.Conn()
-	defer cn.Close()
+	cn := earlyAnswerConn(t)
 	cn.QueueNext(true)
 	if err := cn.Respond(context.Background(), "id", make([]byte, 64<<20), ""); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("err = %v", err)
