@@ -284,13 +284,10 @@ func TestStreamErrors(t *testing.T) {
 func TestStreamQueueNextKeepAlive(t *testing.T) {
 	srv, seen := streamServer(t)
 	var rec recorder
-	c := srv.client(t, rec.option())
-	cn := c.Conn()
-	defer cn.Close()
-	cn.QueueNext(true)
-	ctx := context.Background()
 	var inv Invocation
-	queuedNext(t, cn, &inv)
+	cn := queuedConn(t, srv, &inv, rec.option())
+	c := cn.c
+	ctx := context.Background()
 	bodies := []*pieces{
 		{p: []string{"a", "bb"}},
 		{p: []string{"c"}, err: errors.New("late")},
