@@ -180,8 +180,7 @@ func buildStreamHead(r *request, p *prefixes, id, contentType string) error {
 	h = appendHeader(h, hdrResponseMode, modeStreaming)
 	h = appendHeader(h, hdrTransferEnc, chunkedValue)
 	h = appendHeader(h, hdrTrailer, trailerDecl)
-	r.head = append(h, "\r\n"...)
-	r.split, r.mid, r.body = len(r.head), nil, nil
+	r.finishHead(h)
 	return nil
 }
 
