@@ -281,13 +281,7 @@ func TestQueueNextStatusKeepsPoll(t *testing.T) {
 		t.Run(strconv.Itoa(code), func(t *testing.T) {
 			body := `{"errorMessage":"no"}`
 			resp := "HTTP/1.1 " + strconv.Itoa(code) + " X\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
-			srv, seen := logServer(t, func(sc *srvConn, r *srvReq) (action, bool) {
-				if r.is("GET", pathNext) {
-					return 0, false
-				}
-				sc.bw.WriteString(resp)
-				return keepOpen, true
-			})
+			srv, seen := refusingServer(t, resp)
 			var rec recorder
 			var inv Invocation
 			cn := queuedConn(t, srv, &inv, rec.option())
