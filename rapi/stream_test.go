@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,10 +38,7 @@ func readChunked(br *bufio.Reader, r *srvReq) bool {
 		r.chunks = append(r.chunks, int(size))
 		start := len(r.raw)
 		n := int(size) + 2
-		for cap(r.raw)-start < n {
-			r.raw = append(r.raw[:cap(r.raw)], 0)
-		}
-		r.raw = r.raw[:start+n]
+		r.raw = slices.Grow(r.raw, n)[:start+n]
 		if _, err := io.ReadFull(br, r.raw[start:]); err != nil || !bytes.HasSuffix(r.raw, []byte("\r\n")) {
 			return false
 		}
