@@ -594,10 +594,19 @@ func TestMalformedDropsConn(t *testing.T) {
 }
 
 func TestEarlyAnswerBeatsWriteError(t *testing.T) {
-	// The server refuses a large body with 413 before reading it, then
-	// resets: the caller must see ErrTooLarge, not a transport error.
-	srv := newTestServer(t, nil)
-	srv.ln.Close()
+	// The caller must see ErrTooLarge, not a transport error.
+	cn := earlyAnswerConn(t)
+	err := cn.Respond(context.Background(), "id", make([]byte, 64<<20), "")
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// earlyAnswerConn returns a Conn to a server that refuses a large body with
+// 413 after reading the start of the request only, then resets: a large
+// post's write fails after the answer has come.
+func earlyAnswerConn(t *testing.T) *Conn {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -615,17 +624,14 @@ func TestEarlyAnswerBeatsWriteError(t *testing.T) {
 		nc.(*net.TCPConn).SetLinger(0)
 		nc.Close()
 	}()
-	defer func() { ln.Close(); <-done }()
+	t.Cleanup(func() { ln.Close(); <-done })
 	c, err := New(ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	cn := c.Conn()
-	defer cn.Close()
-	err = cn.Respond(context.Background(), "id", make([]byte, 64<<20), "")
-	if !errors.Is(err, ErrTooLarge) {
-		t.Fatalf("err = %v", err)
-	}
+	t.Cleanup(func() { cn.Close() })
+	return cn
 }
 
 func TestInvocationReuseAndInterning(t *testing.T) {

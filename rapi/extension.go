@@ -90,8 +90,7 @@ func (c *Client) AwaitExtensionEvent(ctx context.Context, id string) error {
 	h = append(h, "GET "+pathExtEventNext...)
 	h = append(h, c.pre.afterPath...)
 	h = appendHeader(h, hdrExtID, id)
-	h = append(h, "\r\n"...)
-	cn.req.head, cn.req.split, cn.req.mid, cn.req.body = h, len(h), nil, nil
+	cn.req.finishHead(h)
 	return cn.exchange(ctx, opExtNext, &cn.req, nil)
 }
 

@@ -54,19 +54,17 @@ func (c *Conn) readLeft(ctx context.Context) error {
 	c.pending = ""
 	_, err := c.peekWithin(lazyWake)
 	c.setLowat(0)
-	if err == nil {
-		n := c.br.Buffered()
-		err = c.answer(ctx, op, nil)
-		if err == nil && c.nc != nil {
-			c.lowat = min(n-c.br.Buffered()+1, maxLowat)
-		}
-		if err == nil {
-			return nil
-		}
-	} else {
-		err = c.fail(ctx, op, err)
+	if err != nil {
+		return &AnswerError{Op: op, Err: c.fail(ctx, op, err)}
 	}
-	return &AnswerError{Op: op, Err: err}
+	n := c.br.Buffered()
+	if err := c.answer(ctx, op, nil); err != nil {
+		return &AnswerError{Op: op, Err: err}
+	}
+	if c.nc != nil {
+		c.lowat = min(n-c.br.Buffered()+1, maxLowat)
+	}
+	return nil
 }
 
 // peekWithin waits for the first byte of the answer, and once d has passed

@@ -14,11 +14,8 @@ import (
 // read its first invocation into inv.
 func lazyConn(t *testing.T, srv *testServer, inv *Invocation, opts ...Option) *Conn {
 	t.Helper()
-	cn := srv.client(t, opts...).Conn()
-	t.Cleanup(func() { cn.Close() })
-	cn.QueueNext(true)
+	cn := queuedConn(t, srv, inv, opts...)
 	cn.LazyAnswer(true)
-	queuedNext(t, cn, inv)
 	return cn
 }
 

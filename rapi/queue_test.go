@@ -112,6 +112,17 @@ func queuedNext(t *testing.T, cn *Conn, inv *Invocation) {
 	}
 }
 
+// queuedConn returns a Conn of srv with QueueNext on, after its first Next
+// (an ordinary GET: nothing is queued yet) into inv.
+func queuedConn(t *testing.T, srv *testServer, inv *Invocation, opts ...Option) *Conn {
+	t.Helper()
+	cn := srv.client(t, opts...).Conn()
+	t.Cleanup(func() { cn.Close() })
+	cn.QueueNext(true)
+	queuedNext(t, cn, inv)
+	return cn
+}
+
 const (
 	lineNext = "GET " + pathNext + " HTTP/1.1"
 	linePost = "POST " + pathInvocation
@@ -130,13 +141,10 @@ func waitRequests(t *testing.T, srv *testServer, n int64) {
 func TestQueueNextSmallPostOneWrite(t *testing.T) {
 	srv, seen := logServer(t, nil)
 	var rec recorder
-	c := srv.client(t, rec.option())
-	cn := c.Conn()
-	defer cn.Close()
-	cn.QueueNext(true)
-	ctx := context.Background()
 	var inv Invocation
-	queuedNext(t, cn, &inv) // nothing queued yet: an ordinary GET
+	cn := queuedConn(t, srv, &inv, rec.option())
+	c := cn.c
+	ctx := context.Background()
 	if w := rec.since(0); len(w) != 1 || !bytes.Equal(w[0], c.pre.next) {
 		t.Fatalf("first Next wrote %q", w)
 	}
@@ -273,20 +281,11 @@ func TestQueueNextStatusKeepsPoll(t *testing.T) {
 		t.Run(strconv.Itoa(code), func(t *testing.T) {
 			body := `{"errorMessage":"no"}`
 			resp := "HTTP/1.1 " + strconv.Itoa(code) + " X\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
-			srv, seen := logServer(t, func(sc *srvConn, r *srvReq) (action, bool) {
-				if r.is("GET", pathNext) {
-					return 0, false
-				}
-				sc.bw.WriteString(resp)
-				return keepOpen, true
-			})
+			srv, seen := refusingServer(t, resp)
 			var rec recorder
-			cn := srv.client(t, rec.option()).Conn()
-			defer cn.Close()
-			cn.QueueNext(true)
-			ctx := context.Background()
 			var inv Invocation
-			queuedNext(t, cn, &inv)
+			cn := queuedConn(t, srv, &inv, rec.option())
+			ctx := context.Background()
 			posts := []func() error{
 				func() error { return cn.Respond(ctx, inv.RequestID, []byte("x"), "") },
 				func() error { return cn.Fail(ctx, inv.RequestID, "E", []byte("{}"), nil) },
@@ -335,11 +334,8 @@ func TestQueueNextConnectionCloseForgets(t *testing.T) {
 				return closeConn, true // the GET behind it is never read
 			})
 			var rec recorder
-			cn := srv.client(t, rec.option()).Conn()
-			defer cn.Close()
-			cn.QueueNext(true)
 			var inv Invocation
-			queuedNext(t, cn, &inv)
+			cn := queuedConn(t, srv, &inv, rec.option())
 			err := cn.Respond(context.Background(), inv.RequestID, []byte("x"), "")
 			if tt.code == 0 && err != nil {
 				t.Fatal(err)
@@ -379,11 +375,8 @@ func TestQueueNextConnLostAfterAnswer(t *testing.T) {
 				return 0, false
 			})
 			var rec recorder
-			cn := srv.client(t, rec.option()).Conn()
-			defer cn.Close()
-			cn.QueueNext(true)
 			var inv Invocation
-			queuedNext(t, cn, &inv)
+			cn := queuedConn(t, srv, &inv, rec.option())
 			if err := cn.Respond(context.Background(), inv.RequestID, nil, ""); err != nil {
 				t.Fatal(err)
 			}
@@ -413,11 +406,8 @@ func TestQueueNextResetBeforeAnswer(t *testing.T) {
 	srv, seen := logServer(t, func(sc *srvConn, r *srvReq) (action, bool) {
 		return resetConn, sc.id == 1 && sc.n == 1 // the POST
 	})
-	cn := srv.client(t).Conn()
-	defer cn.Close()
-	cn.QueueNext(true)
 	var inv Invocation
-	queuedNext(t, cn, &inv)
+	cn := queuedConn(t, srv, &inv)
 	if err := cn.Respond(context.Background(), inv.RequestID, nil, ""); !errors.Is(err, ErrTransport) {
 		t.Fatalf("err = %v", err)
 	}
@@ -441,11 +431,8 @@ func TestQueueNextCancelWhileReadingQueued(t *testing.T) {
 		return 0, false
 	})
 	var rec recorder
-	cn := srv.client(t, rec.option()).Conn()
-	defer cn.Close()
-	cn.QueueNext(true)
 	var inv Invocation
-	queuedNext(t, cn, &inv)
+	cn := queuedConn(t, srv, &inv, rec.option())
 	if err := cn.Respond(context.Background(), inv.RequestID, nil, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -474,11 +461,8 @@ func TestQueueNextCancelWhileReadingQueued(t *testing.T) {
 func TestQueueNextIdleContextKeepsPoll(t *testing.T) {
 	srv, seen := logServer(t, nil)
 	var rec recorder
-	cn := srv.client(t, rec.option()).Conn()
-	defer cn.Close()
-	cn.QueueNext(true)
 	var inv Invocation
-	queuedNext(t, cn, &inv)
+	cn := queuedConn(t, srv, &inv, rec.option())
 	for i := range 20 {
 		ctx, cancel := context.WithCancel(context.Background())
 		if err := cn.Respond(ctx, inv.RequestID, nil, ""); err != nil {
@@ -601,12 +585,9 @@ func TestQueueNextQueuedAnswerChecks(t *testing.T) {
 		}
 		return keepOpen
 	})
-	cn := srv.client(t, WithMaxRequestBytes(64<<10)).Conn()
-	defer cn.Close()
-	cn.QueueNext(true)
-	ctx := context.Background()
 	var inv Invocation
-	queuedNext(t, cn, &inv)
+	cn := queuedConn(t, srv, &inv, WithMaxRequestBytes(64<<10))
+	ctx := context.Background()
 	if err := cn.Respond(ctx, inv.RequestID, nil, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -788,30 +769,7 @@ func TestQueueNextFakeAPI(t *testing.T) {
 // A post whose write fails did not get the GET behind it out whole: nothing
 // is queued, even when the server's early answer is salvaged.
 func TestQueueNextWriteErrorQueuesNothing(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		nc, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		buf := make([]byte, 1024)
-		nc.Read(buf)
-		nc.Write([]byte("HTTP/1.1 413 Too Large\r\nContent-Length: 4\r\n\r\nbig!"))
-		nc.(*net.TCPConn).SetLinger(0)
-		nc.Close()
-	}()
-	defer func() { ln.Close(); <-done }()
-	c, err := New(ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cn := c.Conn()
-	defer cn.Close()
+	cn := earlyAnswerConn(t)
 	cn.QueueNext(true)
 	if err := cn.Respond(context.Background(), "id", make([]byte, 64<<20), ""); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("err = %v", err)

@@ -152,6 +152,13 @@ func (r *request) finish(h []byte, body []byte) {
 	r.finishKeep(body)
 }
 
+// finishHead ends the header without Content-Length and records no body: a
+// GET, or a chunked body that the caller writes itself.
+func (r *request) finishHead(h []byte) {
+	r.head = append(h, "\r\n"...)
+	r.split, r.mid, r.body = len(r.head), nil, nil
+}
+
 func (r *request) finishKeep(body []byte) {
 	h := append(r.head, hdrContentLength+": "...)
 	h = strconv.AppendInt(h, int64(len(body)), 10)

@@ -3,7 +3,6 @@ package rapi
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"io"
 )
@@ -105,54 +104,18 @@ func (c *Conn) Stream(ctx context.Context, requestID, contentType string, body i
 	if c.sbuf == nil {
 		c.sbuf = make([]byte, chunkPrefix+streamChunk+2)
 	}
-	if wt, ok := body.(io.WriterTo); ok {
-		return c.streamTo(ctx, requestID, wt, onError)
-	}
-	n, rerr := readSome(body, c.sbuf[chunkPrefix:chunkPrefix+streamChunk])
-	if n == 0 && !errors.Is(rerr, io.EOF) {
-		// Nothing has been written: an ordinary /error says it best.
-		errorType, doc := onError(rerr, 0)
-		return c.Fail(ctx, requestID, streamErrorType(errorType), doc, nil)
-	}
-
-	queue := c.queue
-	finished := false
-	defer func() {
-		if !finished { // a panic or Goexit in Read or onError: the request is cut
-			c.drop()
-		}
-	}()
-	var werr error
-	if n > 0 {
-		c.bufs = append(c.parts[:0], c.req.head, c.chunk(n))
-		_, werr = c.bufs.WriteTo(c.nc)
-		c.parts = [5][]byte{}
-	}
-	sent := int64(n)
-	for werr == nil && rerr == nil {
-		n, rerr = readSome(body, c.sbuf[chunkPrefix:chunkPrefix+streamChunk])
-		if n > 0 {
-			_, werr = c.nc.Write(c.chunk(n))
-			sent += int64(n)
-		}
-	}
-	if werr != nil {
-		finished = true
-		return c.salvage(ctx, opResponse, werr)
-	}
-	finished = true
-	return c.endStream(ctx, sent == 0, sent, rerr, onError, queue)
+	return c.streamTo(ctx, requestID, body, onError)
 }
 
 // endStream writes the end of a streamed body: the last chunk with or
-// without trailers (rerr nil or io.EOF: without), then the queued GET, in
+// without trailers (rerr nil: without), then the queued GET, in
 // one write, behind the head when nothing was sent (headPending).
 func (c *Conn) endStream(ctx context.Context, headPending bool, sent int64, rerr error, onError ErrorFunc, queue bool) error {
 	end := c.req.head[:0]
 	if headPending {
 		end = c.req.head
 	}
-	if rerr == nil || errors.Is(rerr, io.EOF) {
+	if rerr == nil {
 		end = append(end, lastChunk...)
 	} else {
 		errorType, doc := onError(rerr, sent)
@@ -217,8 +180,7 @@ func buildStreamHead(r *request, p *prefixes, id, contentType string) error {
 	h = appendHeader(h, hdrResponseMode, modeStreaming)
 	h = appendHeader(h, hdrTransferEnc, chunkedValue)
 	h = appendHeader(h, hdrTrailer, trailerDecl)
-	r.head = append(h, "\r\n"...)
-	r.split, r.mid, r.body = len(r.head), nil, nil
+	r.finishHead(h)
 	return nil
 }
 

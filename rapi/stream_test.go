@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,10 +38,7 @@ func readChunked(br *bufio.Reader, r *srvReq) bool {
 		r.chunks = append(r.chunks, int(size))
 		start := len(r.raw)
 		n := int(size) + 2
-		for cap(r.raw)-start < n {
-			r.raw = append(r.raw[:cap(r.raw)], 0)
-		}
-		r.raw = r.raw[:start+n]
+		r.raw = slices.Grow(r.raw, n)[:start+n]
 		if _, err := io.ReadFull(br, r.raw[start:]); err != nil || !bytes.HasSuffix(r.raw, []byte("\r\n")) {
 			return false
 		}
@@ -284,13 +282,10 @@ func TestStreamErrors(t *testing.T) {
 func TestStreamQueueNextKeepAlive(t *testing.T) {
 	srv, seen := streamServer(t)
 	var rec recorder
-	c := srv.client(t, rec.option())
-	cn := c.Conn()
-	defer cn.Close()
-	cn.QueueNext(true)
-	ctx := context.Background()
 	var inv Invocation
-	queuedNext(t, cn, &inv)
+	cn := queuedConn(t, srv, &inv, rec.option())
+	c := cn.c
+	ctx := context.Background()
 	bodies := []*pieces{
 		{p: []string{"a", "bb"}},
 		{p: []string{"c"}, err: errors.New("late")},

@@ -14,8 +14,9 @@ var crlf = []byte("\r\n")
 // to: each Write becomes one chunk, sent with writev from the caller's
 // bytes (the size line, the bytes, CRLF), so the body is not copied into
 // the chunk buffer. WriteString and ReadFrom, what strings.Reader and
-// *os.File fall back on, go through the chunk buffer as Stream's reads do.
-// It lives in its Conn, so a stream allocates nothing for it.
+// *os.File fall back on, go through the chunk buffer, as does a body that
+// is only an io.Reader. It lives in its Conn, so a stream allocates nothing
+// for it.
 type streamWriter struct {
 	c    *Conn
 	head bool  // the request head has not gone out yet
@@ -58,8 +59,8 @@ func (w *streamWriter) WriteString(s string) (int, error) {
 	return n, w.err
 }
 
-// ReadFrom reads r into the chunk buffer, one chunk per Read, as Stream
-// does. It returns r's error (nil at io.EOF) or the write error.
+// ReadFrom reads r into the chunk buffer, one chunk per Read: Stream's
+// path for a body that is not an io.WriterTo. It returns r's error (nil at io.EOF) or the write error.
 func (w *streamWriter) ReadFrom(r io.Reader) (int64, error) {
 	var n int64
 	for w.err == nil {
@@ -104,12 +105,13 @@ func (w *streamWriter) done(n int, err error) (int, error) {
 	return n, nil
 }
 
-// streamTo is Stream for a body that is an io.WriterTo (*bytes.Reader,
-// *bytes.Buffer, *bufio.Reader, ...): the body writes itself out through
-// c.sw. The rest is Stream's: an error before the first byte is an
-// ordinary /error, one after it goes in the trailers, and a panic or
-// Goexit after the first byte drops the connection.
-func (c *Conn) streamTo(ctx context.Context, requestID string, body io.WriterTo, onError ErrorFunc) error {
+// streamTo streams body through c.sw: a body that is an io.WriterTo
+// (*bytes.Reader, *bytes.Buffer, *bufio.Reader, ...) writes itself out, any
+// other is read into the chunk buffer, one chunk per Read (ReadFrom). An
+// error before the first byte is an ordinary /error, one after it goes in
+// the trailers, and a panic or Goexit after the first byte drops the
+// connection.
+func (c *Conn) streamTo(ctx context.Context, requestID string, body io.Reader, onError ErrorFunc) error {
 	w := &c.sw
 	*w = streamWriter{c: c, head: true}
 	queue := c.queue
@@ -119,19 +121,22 @@ func (c *Conn) streamTo(ctx context.Context, requestID string, body io.WriterTo,
 			c.drop()
 		}
 	}()
-	_, rerr := body.WriteTo(w)
-	if errors.Is(rerr, io.EOF) {
-		rerr = nil
+	var rerr error
+	if wt, ok := body.(io.WriterTo); ok {
+		_, rerr = wt.WriteTo(w)
+		if errors.Is(rerr, io.EOF) {
+			rerr = nil
+		}
+	} else {
+		_, rerr = w.ReadFrom(body)
 	}
+	finished = true
 	if w.err != nil {
-		finished = true
 		return c.salvage(ctx, opResponse, w.err)
 	}
 	if w.head && rerr != nil {
-		finished = true
 		errorType, doc := onError(rerr, 0)
 		return c.Fail(ctx, requestID, streamErrorType(errorType), doc, nil)
 	}
-	finished = true
 	return c.endStream(ctx, w.head, w.sent, rerr, onError, queue)
 }
