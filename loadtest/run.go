@@ -99,12 +99,7 @@ func printRun(w io.Writer, rep *report) {
 	}
 	fmt.Fprintf(w, "\n%s: %s at N=%d, %s, target %s, at most %d invocations or %s\n",
 		rt, sc.Workload, sc.N, load, rep.Config.Target, sc.Count, time.Duration(sc.Window))
-	get := func(key string, f func(float64) string) string {
-		if v, ok := m[key]; ok {
-			return f(v)
-		}
-		return "-"
-	}
+	get := func(key string, f func(float64) string) string { return cell(m, key, f) }
 	var lines [][]string
 	add := func(k, v string) { lines = append(lines, []string{"  " + k, v}) }
 	add("exec to N polls outstanding", get(mReady, fmtMS))
