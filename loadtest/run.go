@@ -6,8 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -31,8 +30,7 @@ func runMain(ctx context.Context, args []string) error {
 	if err := cfg.parse(fs, args); err != nil {
 		return err
 	}
-	pkg, ok := map[string]string{rtLmigo: pkgLmigo, rtRaw: pkgRaw, rtRef: pkgRef}[cfg.Runtime]
-	if !ok {
+	if !slices.Contains([]string{rtLmigo, rtRaw, rtRef}, cfg.Runtime) {
 		return fmt.Errorf("-runtime %q: want lmigo, lmigo-raw or aws-lambda-go", cfg.Runtime)
 	}
 	rt := runtimeSpec{Name: cfg.Runtime, Binary: cfg.Bootstrap, SurvivesPanic: cfg.Runtime != rtRef}
@@ -46,32 +44,17 @@ func runMain(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case cfg.Target == targetLambda:
-		rt.Binary, rt.Function = "", cfg.Function
-	case rt.Binary == "":
-		dir, err := os.MkdirTemp("", "lmigo-run-")
+	rts := []runtimeSpec{rt}
+	if cfg.Target == targetLambda {
+		rts[0].Binary, rts[0].Function = "", cfg.Function
+	} else {
+		cleanup, err := buildMissing(ctx, cfg, rts, "-runtime")
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(dir)
-		if pkgLm, pkgAWS := bootstrapPkgs(cfg.Workload); pkgLm != pkgLmigo {
-			switch rt.Name {
-			case rtLmigo:
-				pkg = pkgLm
-			case rtRef:
-				pkg = pkgAWS
-			default:
-				return fmt.Errorf("-runtime %s serves the demo workloads only, not %s", rt.Name, cfg.Workload)
-			}
-		}
-		rt.Binary = filepath.Join(dir, "bootstrap")
-		fmt.Fprintf(cfg.stderr, "building %s ...\n", pkg)
-		if err := buildAll(ctx, hostArch(), []string{pkg}, []string{rt.Binary}); err != nil {
-			return err
-		}
+		defer cleanup()
 	}
-	rep, err := execute(ctx, cfg, "run", []scenario{sc}, []runtimeSpec{rt})
+	rep, err := execute(ctx, cfg, "run", []scenario{sc}, rts)
 	if rep != nil && len(rep.Scenarios) == 1 {
 		printRun(cfg.stdout, rep)
 		if werr := writeReports(cfg, rep, "run"); werr != nil {
