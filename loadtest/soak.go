@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lmigo/lmigo/cmd/bootstrap/demo"
 	"github.com/lmigo/lmigo/loadtest/fakeapi"
 	"github.com/lmigo/lmigo/loadtest/measure"
 )
@@ -325,10 +326,7 @@ func soakInvoke(ctx context.Context, api *fakeapi.Server, i int64, kind soakKind
 	}
 	switch kind {
 	case kindSmall, kindSleep, kindRefused:
-		var rep struct {
-			OK bool            `json:"ok"`
-			ID json.RawMessage `json:"id"`
-		}
+		var rep demo.Reply
 		if r.Err != nil || json.Unmarshal(r.Body, &rep) != nil || !rep.OK || string(rep.ID) != strconv.FormatInt(i, 10) {
 			return bad("not its answer")
 		}
