@@ -287,7 +287,7 @@ func printAccounting(w io.Writer, rep *report) {
 	var viol int64
 	for _, sr := range rep.Scenarios {
 		for _, r := range sr.Runs {
-			total += r.Load.OK + r.Load.FuncErrors + r.Load.Wrong
+			total += r.Load.answered()
 			fe += r.Load.FuncErrors
 			thr += r.Load.Throttles
 			abandoned += r.Load.Abandoned
@@ -351,7 +351,7 @@ func markdown(rep *report) []byte {
 				probs = strings.ReplaceAll(probs, "|", "\\|")
 			}
 			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %s | %s | %s |\n", r.Scenario, r.Runtime, r.Rep,
-				r.Load.OK+r.Load.FuncErrors+r.Load.Wrong, r.Load.FuncErrors, r.Load.Throttles, r.Load.Abandoned, maxOut, viol, probs)
+				r.Load.answered(), r.Load.FuncErrors, r.Load.Throttles, r.Load.Abandoned, maxOut, viol, probs)
 		}
 	}
 	return b.Bytes()

@@ -89,7 +89,7 @@ func printRun(w io.Writer, rep *report) {
 	for _, r := range sr.Runs {
 		l := r.Load
 		add("invocations answered", fmt.Sprintf("%d (%d ok, %d function errors as asked, %d wrong), %d measured after %d warm-up",
-			l.OK+l.FuncErrors+l.Wrong, l.OK, l.FuncErrors, l.Wrong, int64(m[mInvocations]), sc.Warmup))
+			l.answered(), l.OK, l.FuncErrors, l.Wrong, int64(m[mInvocations]), sc.Warmup))
 		add("throttled (Runtime.Unavailable), "+rep.Config.OnThrottle, fmt.Sprintf("%d (%s per 1000, %s of attempts)", l.Throttles, get(mThrottles, fmtOne), get(mRejected, fmtPct)))
 		if r.API != nil {
 			add("max polls + in flight (limit N)", fmt.Sprintf("%d (violations: %d)", r.API.MaxOutstanding, r.API.Violations))
