@@ -70,19 +70,12 @@ func compareScenarios(cfg *config) ([]scenario, error) {
 		sc, err := newScenario(cfg, cfg.Workload, max(cfg.N, 1), 0)
 		return []scenario{sc}, err
 	}
-	if cfg.Scenarios == "" {
-		var scs []scenario
-		for _, s := range standardSet {
-			sc, err := newScenario(cfg, s.workload, s.n, s.count)
-			if err != nil {
-				return nil, err
-			}
-			scs = append(scs, sc)
-		}
-		return scs, nil
+	names := standardNames()
+	if cfg.Scenarios != "" {
+		names = strings.Split(cfg.Scenarios, ",")
 	}
 	var scs []scenario
-	for _, name := range strings.Split(cfg.Scenarios, ",") {
+	for _, name := range names {
 		wl, n, count, err := parseScenarioName(strings.TrimSpace(name))
 		if err != nil {
 			return nil, err
