@@ -5,8 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,19 +70,12 @@ func compareScenarios(cfg *config) ([]scenario, error) {
 		sc, err := newScenario(cfg, cfg.Workload, max(cfg.N, 1), 0)
 		return []scenario{sc}, err
 	}
-	if cfg.Scenarios == "" {
-		var scs []scenario
-		for _, s := range standardSet {
-			sc, err := newScenario(cfg, s.workload, s.n, s.count)
-			if err != nil {
-				return nil, err
-			}
-			scs = append(scs, sc)
-		}
-		return scs, nil
+	names := standardNames()
+	if cfg.Scenarios != "" {
+		names = strings.Split(cfg.Scenarios, ",")
 	}
 	var scs []scenario
-	for _, name := range strings.Split(cfg.Scenarios, ",") {
+	for _, name := range names {
 		wl, n, count, err := parseScenarioName(strings.TrimSpace(name))
 		if err != nil {
 			return nil, err
@@ -161,33 +152,8 @@ func compareRuntimes(ctx context.Context, cfg *config) ([]runtimeSpec, func(), e
 		rts[1].Binary, rts[1].Function = "", cfg.RefFunction
 		return rts, func() {}, nil
 	}
-	pkgLm, pkgAWS := bootstrapPkgs(cfg.Workload)
-	if pkgLm != pkgLmigo && slices.ContainsFunc(rts, func(r runtimeSpec) bool { return r.Name == rtRaw && r.Binary == "" }) {
-		return nil, nil, fmt.Errorf("-runtimes: %s serves the demo workloads only, not %s", rtRaw, cfg.Workload)
-	}
-	pkgOf := map[string]string{rtLmigo: pkgLm, rtRaw: pkgRaw, rtRef: pkgAWS}
-	var pkgs, outs []string
-	dir := ""
-	for i := range rts {
-		if rts[i].Binary != "" {
-			continue
-		}
-		if dir == "" {
-			var err error
-			if dir, err = os.MkdirTemp("", "lmigo-loadtest-"); err != nil {
-				return nil, nil, err
-			}
-		}
-		rts[i].Binary = filepath.Join(dir, "bootstrap-"+rts[i].Name)
-		pkgs, outs = append(pkgs, pkgOf[rts[i].Name]), append(outs, rts[i].Binary)
-	}
-	if dir == "" {
-		return rts, func() {}, nil
-	}
-	cleanup := func() { _ = os.RemoveAll(dir) }
-	fmt.Fprintf(cfg.stderr, "building %s ...\n", strings.Join(pkgs, ", "))
-	if err := buildAll(ctx, hostArch(), pkgs, outs); err != nil {
-		cleanup()
+	cleanup, err := buildMissing(ctx, cfg, rts, "-runtimes:")
+	if err != nil {
 		return nil, nil, err
 	}
 	return rts, cleanup, nil

@@ -67,14 +67,13 @@ type rieInvoker struct{ e *rie.Emulator }
 
 func (r rieInvoker) Invoke(ctx context.Context, payload []byte) (outcome, error) {
 	res, err := r.e.Invoke(ctx, payload)
-	if err != nil {
+	switch {
+	case err != nil:
 		return outcome{}, err
+	case res.Throttled:
+		return outcome{Throttled: true}, nil
 	}
-	o := outcome{Body: res.Body, FunctionError: res.FunctionError, Throttled: res.Throttled, Latency: res.Latency}
-	if o.Throttled {
-		o.Body, o.FunctionError = nil, ""
-	}
-	return o, nil
+	return outcome{Body: res.Body, FunctionError: res.FunctionError, Latency: res.Latency}, nil
 }
 
 // sdkInvoker invokes through aws-sdk-go-v2's Lambda Invoke: a deployed
@@ -83,12 +82,11 @@ type sdkInvoker struct{ inv *lambdainvoke.Invoker }
 
 func (s sdkInvoker) Invoke(ctx context.Context, payload []byte) (outcome, error) {
 	res, err := s.inv.Invoke(ctx, payload)
-	if err != nil {
+	switch {
+	case err != nil:
 		return outcome{}, err
+	case res.Throttled:
+		return outcome{Throttled: true}, nil
 	}
-	o := outcome{Body: res.Body, FunctionError: res.FunctionError, Throttled: res.Throttled, Latency: res.Latency}
-	if o.Throttled {
-		o.FunctionError = ""
-	}
-	return o, nil
+	return outcome{Body: res.Body, FunctionError: res.FunctionError, Latency: res.Latency}, nil
 }

@@ -102,11 +102,7 @@ func (r *recorder) do(ctx context.Context, inv invoker, it *item, pause time.Dur
 		}
 		if err != nil {
 			r.failures.Add(1)
-			r.mu.Lock()
-			if r.firstErr == "" {
-				r.firstErr = it.name + ": " + err.Error()
-			}
-			r.mu.Unlock()
+			r.firstError(it.name + ": " + err.Error())
 			return
 		}
 		lat := o.Latency
@@ -116,11 +112,7 @@ func (r *recorder) do(ctx context.Context, inv invoker, it *item, pause time.Dur
 		switch {
 		case !it.check(o):
 			r.wrong.Add(1)
-			r.mu.Lock()
-			if r.firstErr == "" {
-				r.firstErr = it.name + ": unexpected answer " + o.FunctionError + " " + abbreviate(o.Body, 200)
-			}
-			r.mu.Unlock()
+			r.firstError(it.name + ": unexpected answer " + o.FunctionError + " " + abbreviate(o.Body, 200))
 		case o.FunctionError != "":
 			r.funcErrors.Add(1)
 		default:
@@ -131,6 +123,15 @@ func (r *recorder) do(ctx context.Context, inv invoker, it *item, pause time.Dur
 		r.mu.Unlock()
 		return
 	}
+}
+
+// firstError keeps msg if it is the first error.
+func (r *recorder) firstError(msg string) {
+	r.mu.Lock()
+	if r.firstErr == "" {
+		r.firstErr = msg
+	}
+	r.mu.Unlock()
 }
 
 func (r *recorder) stats(elapsed time.Duration) loadStats {

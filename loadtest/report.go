@@ -99,6 +99,14 @@ func scenarioLabel(sc scenario) string {
 	return s
 }
 
+// cell is m[key] formatted, or "-" when the metric is absent.
+func cell(m map[string]float64, key string, format func(float64) string) string {
+	if v, ok := m[key]; ok {
+		return format(v)
+	}
+	return "-"
+}
+
 // rows builds the summary table: per scenario one row per runtime (the
 // medians) and, for two runtimes, one row of ratios.
 func rows(rep *report) [][]string {
@@ -115,22 +123,14 @@ func rows(rep *report) [][]string {
 			}
 			med := sr.Medians[rt.Name]
 			for _, c := range columns {
-				if v, ok := med[c.key]; ok {
-					row = append(row, c.format(v))
-				} else {
-					row = append(row, "-")
-				}
+				row = append(row, cell(med, c.key, c.format))
 			}
 			out = append(out, row)
 		}
 		ratioRow := func(label string, rs map[string]float64) {
 			row := []string{"", label}
 			for _, c := range columns {
-				if v, ok := rs[c.key]; ok {
-					row = append(row, fmtRatio(v))
-				} else {
-					row = append(row, "-")
-				}
+				row = append(row, cell(rs, c.key, fmtRatio))
 			}
 			out = append(out, row)
 		}
@@ -285,16 +285,14 @@ func writeAligned(w io.Writer, rows [][]string, left int) {
 func printAccounting(w io.Writer, rep *report) {
 	var total, fe, thr, abandoned int64
 	var viol int64
-	maxOut := map[int]int64{}
 	for _, sr := range rep.Scenarios {
 		for _, r := range sr.Runs {
-			total += r.Load.OK + r.Load.FuncErrors + r.Load.Wrong
+			total += r.Load.answered()
 			fe += r.Load.FuncErrors
 			thr += r.Load.Throttles
 			abandoned += r.Load.Abandoned
 			if r.API != nil {
 				viol += r.API.Violations
-				maxOut[sr.Scenario.N] = max(maxOut[sr.Scenario.N], r.API.MaxOutstanding)
 			}
 		}
 	}
@@ -353,7 +351,7 @@ func markdown(rep *report) []byte {
 				probs = strings.ReplaceAll(probs, "|", "\\|")
 			}
 			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %s | %s | %s |\n", r.Scenario, r.Runtime, r.Rep,
-				r.Load.OK+r.Load.FuncErrors+r.Load.Wrong, r.Load.FuncErrors, r.Load.Throttles, r.Load.Abandoned, maxOut, viol, probs)
+				r.Load.answered(), r.Load.FuncErrors, r.Load.Throttles, r.Load.Abandoned, maxOut, viol, probs)
 		}
 	}
 	return b.Bytes()

@@ -6,8 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -31,8 +30,7 @@ func runMain(ctx context.Context, args []string) error {
 	if err := cfg.parse(fs, args); err != nil {
 		return err
 	}
-	pkg, ok := map[string]string{rtLmigo: pkgLmigo, rtRaw: pkgRaw, rtRef: pkgRef}[cfg.Runtime]
-	if !ok {
+	if !slices.Contains([]string{rtLmigo, rtRaw, rtRef}, cfg.Runtime) {
 		return fmt.Errorf("-runtime %q: want lmigo, lmigo-raw or aws-lambda-go", cfg.Runtime)
 	}
 	rt := runtimeSpec{Name: cfg.Runtime, Binary: cfg.Bootstrap, SurvivesPanic: cfg.Runtime != rtRef}
@@ -46,32 +44,17 @@ func runMain(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case cfg.Target == targetLambda:
-		rt.Binary, rt.Function = "", cfg.Function
-	case rt.Binary == "":
-		dir, err := os.MkdirTemp("", "lmigo-run-")
+	rts := []runtimeSpec{rt}
+	if cfg.Target == targetLambda {
+		rts[0].Binary, rts[0].Function = "", cfg.Function
+	} else {
+		cleanup, err := buildMissing(ctx, cfg, rts, "-runtime")
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(dir)
-		if pkgLm, pkgAWS := bootstrapPkgs(cfg.Workload); pkgLm != pkgLmigo {
-			switch rt.Name {
-			case rtLmigo:
-				pkg = pkgLm
-			case rtRef:
-				pkg = pkgAWS
-			default:
-				return fmt.Errorf("-runtime %s serves the demo workloads only, not %s", rt.Name, cfg.Workload)
-			}
-		}
-		rt.Binary = filepath.Join(dir, "bootstrap")
-		fmt.Fprintf(cfg.stderr, "building %s ...\n", pkg)
-		if err := buildAll(ctx, hostArch(), []string{pkg}, []string{rt.Binary}); err != nil {
-			return err
-		}
+		defer cleanup()
 	}
-	rep, err := execute(ctx, cfg, "run", []scenario{sc}, []runtimeSpec{rt})
+	rep, err := execute(ctx, cfg, "run", []scenario{sc}, rts)
 	if rep != nil && len(rep.Scenarios) == 1 {
 		printRun(cfg.stdout, rep)
 		if werr := writeReports(cfg, rep, "run"); werr != nil {
@@ -99,19 +82,14 @@ func printRun(w io.Writer, rep *report) {
 	}
 	fmt.Fprintf(w, "\n%s: %s at N=%d, %s, target %s, at most %d invocations or %s\n",
 		rt, sc.Workload, sc.N, load, rep.Config.Target, sc.Count, time.Duration(sc.Window))
-	get := func(key string, f func(float64) string) string {
-		if v, ok := m[key]; ok {
-			return f(v)
-		}
-		return "-"
-	}
+	get := func(key string, f func(float64) string) string { return cell(m, key, f) }
 	var lines [][]string
 	add := func(k, v string) { lines = append(lines, []string{"  " + k, v}) }
 	add("exec to N polls outstanding", get(mReady, fmtMS))
 	for _, r := range sr.Runs {
 		l := r.Load
 		add("invocations answered", fmt.Sprintf("%d (%d ok, %d function errors as asked, %d wrong), %d measured after %d warm-up",
-			l.OK+l.FuncErrors+l.Wrong, l.OK, l.FuncErrors, l.Wrong, int64(m[mInvocations]), sc.Warmup))
+			l.answered(), l.OK, l.FuncErrors, l.Wrong, int64(m[mInvocations]), sc.Warmup))
 		add("throttled (Runtime.Unavailable), "+rep.Config.OnThrottle, fmt.Sprintf("%d (%s per 1000, %s of attempts)", l.Throttles, get(mThrottles, fmtOne), get(mRejected, fmtPct)))
 		if r.API != nil {
 			add("max polls + in flight (limit N)", fmt.Sprintf("%d (violations: %d)", r.API.MaxOutstanding, r.API.Violations))

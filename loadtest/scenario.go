@@ -166,6 +166,8 @@ type loadCounts struct {
 	MaxLagUS                                              float64 `json:",omitempty"`
 }
 
+func (c loadCounts) answered() int64 { return c.OK + c.FuncErrors + c.Wrong }
+
 func (r *runResult) problem(format string, args ...any) {
 	r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
 }

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lmigo/lmigo/cmd/bootstrap/demo"
 	"github.com/lmigo/lmigo/loadtest/fakeapi"
 	"github.com/lmigo/lmigo/loadtest/measure"
 )
@@ -140,10 +140,6 @@ func soak(ctx context.Context, cfg soakConfig) (*soakReport, error) {
 	}
 	bin := cfg.Bootstrap
 	if bin == "" {
-		root, err := moduleRoot(ctx)
-		if err != nil {
-			return nil, err
-		}
 		dir, err := os.MkdirTemp("", "lmigo-soak-")
 		if err != nil {
 			return nil, err
@@ -151,7 +147,7 @@ func soak(ctx context.Context, cfg soakConfig) (*soakReport, error) {
 		defer os.RemoveAll(dir)
 		bin = filepath.Join(dir, "bootstrap")
 		logf("building ./cmd/bootstrap")
-		if err := goBuild(ctx, root, "./cmd/bootstrap", runtime.GOARCH, bin); err != nil {
+		if err := buildAll(ctx, hostArch(), []string{pkgLmigo}, []string{bin}); err != nil {
 			return nil, err
 		}
 	}
@@ -214,23 +210,8 @@ func soak(ctx context.Context, cfg soakConfig) (*soakReport, error) {
 	logf("N=%d, %v of load, pid %d", cfg.N, cfg.Duration, cmd.Process.Pid)
 
 	// RSS, sampled from outside.
-	stopRSS := make(chan struct{})
-	rssDone := make(chan struct{})
-	go func() {
-		defer close(rssDone)
-		tick := time.NewTicker(cfg.Sample / 4)
-		defer tick.Stop()
-		for {
-			select {
-			case <-tick.C:
-				if st, err := measure.ReadStatus(cmd.Process.Pid); err == nil {
-					rep.RSS = append(rep.RSS, soakSample{At: time.Since(t0), RSS: st.RSS})
-				}
-			case <-stopRSS:
-				return
-			}
-		}
-	}()
+	pid := cmd.Process.Pid
+	rss := measure.NewSampler(func() []int { return []int{pid} }, cfg.Sample/4, t0)
 
 	loadStart := time.Now()
 	end := loadStart.Add(cfg.Duration)
@@ -283,8 +264,9 @@ func soak(ctx context.Context, cfg soakConfig) (*soakReport, error) {
 	err = api.WaitPolls(wctx, cfg.N)
 	wcancel()
 	rep.API = api.Stats()
-	close(stopRSS)
-	<-rssDone
+	for _, s := range rss.Stop() {
+		rep.RSS = append(rep.RSS, soakSample{At: s.At, RSS: s.RSS})
+	}
 	if err != nil {
 		rep.problem("not every slot polls again after the load: %v", err)
 	}
@@ -344,10 +326,7 @@ func soakInvoke(ctx context.Context, api *fakeapi.Server, i int64, kind soakKind
 	}
 	switch kind {
 	case kindSmall, kindSleep, kindRefused:
-		var rep struct {
-			OK bool            `json:"ok"`
-			ID json.RawMessage `json:"id"`
-		}
+		var rep demo.Reply
 		if r.Err != nil || json.Unmarshal(r.Body, &rep) != nil || !rep.OK || string(rep.ID) != strconv.FormatInt(i, 10) {
 			return bad("not its answer")
 		}
@@ -394,8 +373,8 @@ func (r *soakReport) readEMF(stdout io.Reader, t0 time.Time, mu *sync.Mutex) {
 	}
 }
 
-// gcLive matches the heap sizes of a gctrace line: before, after and live
-// after marking, "12->14->6 MB".
+// gcLive matches the heap sizes of a gctrace line (measure.IsGCLine):
+// before, after and live after marking, "12->14->6 MB".
 var gcLive = regexp.MustCompile(`(\d+)->(\d+)->(\d+) MB`)
 
 // readGCTrace reads the bootstrap's stderr for GODEBUG=gctrace=1 lines.
@@ -403,8 +382,11 @@ func (r *soakReport) readGCTrace(stderr io.Reader, t0 time.Time, mu *sync.Mutex)
 	sc := bufio.NewScanner(stderr)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
+		if !measure.IsGCLine(sc.Bytes()) {
+			continue
+		}
 		m := gcLive.FindSubmatch(sc.Bytes())
-		if m == nil || !bytes.HasPrefix(sc.Bytes(), []byte("gc ")) {
+		if m == nil {
 			continue
 		}
 		live, _ := strconv.ParseInt(string(m[3]), 10, 64)
@@ -451,15 +433,14 @@ func (r *soakReport) check() {
 	// must stay within 25 % (plus a margin) of that peak; RSS, which the Go
 	// runtime gives back slowly, gets a wider margin. HeapInUse (at the end
 	// of each metrics interval, on the GC's sawtooth) is reported only.
-	heap := func(s soakSample) int64 { return s.HeapInUse }
-	if first, last, ok := soakThirds(r.Live, heap, soakPeak); ok {
+	if first, last, ok := soakThirds(r.Live, soakHeap, soakPeak); ok {
 		if last > first+first/4+16<<20 {
 			r.problem("live heap grew: peak %s in the first third, median %s in the last", soakMiB(first), soakMiB(last))
 		}
 	} else {
 		r.problem("too few GCs traced (%d): run longer", len(r.Live))
 	}
-	if first, last, ok := soakThirds(r.RSS, func(s soakSample) int64 { return s.RSS }, soakPeak); ok {
+	if first, last, ok := soakThirds(r.RSS, soakRSS, soakPeak); ok {
 		if last > first+first/2+32<<20 {
 			r.problem("RSS grew: peak %s in the first third, median %s in the last", soakMiB(first), soakMiB(last))
 		}
@@ -479,6 +460,9 @@ func soakThirds(samples []soakSample, v func(soakSample) int64, firstOf func([]s
 	k := len(samples) / 3
 	return firstOf(samples[:k], v), soakMedian(samples[len(samples)-k:], v), true
 }
+
+func soakHeap(s soakSample) int64 { return s.HeapInUse }
+func soakRSS(s soakSample) int64  { return s.RSS }
 
 func soakPeak(samples []soakSample, v func(soakSample) int64) int64 {
 	var p int64
@@ -507,14 +491,13 @@ func printSoak(w io.Writer, r *soakReport) {
 	st := r.API
 	fmt.Fprintf(w, "  fake API: %d handed out, %d ended (%d responses, %d errors, %d timeouts), %d late (410), %d faults, %d duplicates, max %d outstanding of N\n",
 		st.Invocations, st.Ended(), st.Responses, st.Errors, st.Timeouts, st.Late, st.Faults, st.Duplicates, st.MaxOutstanding)
-	heap := func(s soakSample) int64 { return s.HeapInUse }
-	if f, l, ok := soakThirds(r.Live, heap, soakPeak); ok {
+	if f, l, ok := soakThirds(r.Live, soakHeap, soakPeak); ok {
 		fmt.Fprintf(w, "  live heap after GC: peak %s in the first third, median %s in the last (%d GCs)\n", soakMiB(f), soakMiB(l), len(r.Live))
 	}
-	if f, l, ok := soakThirds(r.Heap, heap, soakMedian); ok {
+	if f, l, ok := soakThirds(r.Heap, soakHeap, soakMedian); ok {
 		fmt.Fprintf(w, "  HeapInUse (EMF): median %s in the first third, %s in the last (%d samples)\n", soakMiB(f), soakMiB(l), len(r.Heap))
 	}
-	if f, l, ok := soakThirds(r.RSS, func(s soakSample) int64 { return s.RSS }, soakPeak); ok {
+	if f, l, ok := soakThirds(r.RSS, soakRSS, soakPeak); ok {
 		fmt.Fprintf(w, "  RSS: peak %s in the first third, median %s in the last (%d samples)\n", soakMiB(f), soakMiB(l), len(r.RSS))
 	}
 	fmt.Fprintf(w, "  exit status %d, %v after SIGTERM\n", r.ExitStatus, r.ExitAfter.Round(time.Millisecond))

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -282,4 +283,40 @@ func buildAll(ctx context.Context, goarch string, pkgs, outs []string) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// buildMissing builds the bootstrap of every runtime of rts without a
+// binary (for cfg.Workload, see bootstrapPkgs) into a new temporary
+// directory and sets its Binary. cleanup removes what was built. flagName
+// starts the error for a runtime with no bootstrap for the workload.
+func buildMissing(ctx context.Context, cfg *config, rts []runtimeSpec, flagName string) (cleanup func(), err error) {
+	pkgLm, pkgAWS := bootstrapPkgs(cfg.Workload)
+	if pkgLm != pkgLmigo && slices.ContainsFunc(rts, func(r runtimeSpec) bool { return r.Name == rtRaw && r.Binary == "" }) {
+		return nil, fmt.Errorf("%s %s serves the demo workloads only, not %s", flagName, rtRaw, cfg.Workload)
+	}
+	pkgOf := map[string]string{rtLmigo: pkgLm, rtRaw: pkgRaw, rtRef: pkgAWS}
+	var pkgs, outs []string
+	dir := ""
+	for i := range rts {
+		if rts[i].Binary != "" {
+			continue
+		}
+		if dir == "" {
+			if dir, err = os.MkdirTemp("", "lmigo-loadtest-"); err != nil {
+				return nil, err
+			}
+		}
+		rts[i].Binary = filepath.Join(dir, "bootstrap-"+rts[i].Name)
+		pkgs, outs = append(pkgs, pkgOf[rts[i].Name]), append(outs, rts[i].Binary)
+	}
+	if dir == "" {
+		return func() {}, nil
+	}
+	cleanup = func() { _ = os.RemoveAll(dir) }
+	fmt.Fprintf(cfg.stderr, "building %s ...\n", strings.Join(pkgs, ", "))
+	if err := buildAll(ctx, hostArch(), pkgs, outs); err != nil {
+		cleanup()
+		return nil, err
+	}
+	return cleanup, nil
 }

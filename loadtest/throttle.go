@@ -39,12 +39,7 @@ func rejectedPct(answered, throttles int64) float64 {
 	return 100 * float64(throttles) / float64(answered+throttles)
 }
 
-func fmtPct(v float64) string {
-	if v != 0 && v < 0.1 {
-		return fmt.Sprintf("%.2f%%", v)
-	}
-	return fmt.Sprintf("%.1f%%", v)
-}
+func fmtPct(v float64) string { return fmtOne(v) + "%" }
 
 // throttleTarget is issue #9's bound: lmigo's rejection share at most a
 // quarter of aws-lambda-go's in the same run.

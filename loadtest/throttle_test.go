@@ -7,28 +7,30 @@ import (
 	"testing"
 )
 
+// parseFlags parses args into the default config with the common flags.
+func parseFlags(args ...string) (*config, error) {
+	cfg := defaultConfig()
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cfg.register(fs)
+	return cfg, cfg.parse(fs, args)
+}
+
 func TestOnThrottleDefault(t *testing.T) {
 	for target, want := range map[string]string{targetRIE: throttleNext, targetFake: throttleRetry, targetLambda: throttleRetry} {
-		cfg := defaultConfig()
-		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		cfg.register(fs)
 		args := []string{"-target", target}
 		if target == targetLambda {
 			args = append(args, "-function", "f")
 		}
-		if err := cfg.parse(fs, args); err != nil {
+		cfg, err := parseFlags(args...)
+		if err != nil {
 			t.Fatalf("%s: %v", target, err)
 		}
 		if cfg.OnThrottle != want {
 			t.Errorf("-target %s: -on-throttle %q, want %q", target, cfg.OnThrottle, want)
 		}
 	}
-	cfg := defaultConfig()
-	fs := flag.NewFlagSet("t", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	cfg.register(fs)
-	if err := cfg.parse(fs, []string{"-on-throttle", "drop"}); err == nil {
+	if _, err := parseFlags("-on-throttle", "drop"); err == nil {
 		t.Error("-on-throttle drop accepted")
 	}
 }
