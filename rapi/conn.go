@@ -126,6 +126,14 @@ func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 			if err := c.readLeft(ctx); err != nil {
 				return err
 			}
+			// An answer that ended the connection took the queued poll
+			// with it, unread by the server: poll afresh on a new one.
+			if c.nc == nil {
+				reused = false
+				if err := c.begin(ctx, opNext); err != nil {
+					return err
+				}
+			}
 		}
 		// From here every path reads the queued answer or drops nc.
 		queued := c.queued

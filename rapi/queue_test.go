@@ -313,7 +313,9 @@ func TestQueueNextStatusKeepsPoll(t *testing.T) {
 
 // A post answered with Connection: close (or an answer that ends the
 // connection): the server never reads the GET behind it, so the Conn
-// forgets it and Next redials with a fresh GET.
+// forgets it and Next redials with a fresh GET. With LazyAnswer the same
+// holds once Next has read the answer: a refusal is returned first, a
+// success is followed by the fresh GET within the same Next.
 func TestQueueNextConnectionCloseForgets(t *testing.T) {
 	tests := []struct {
 		name, resp string
@@ -324,36 +326,50 @@ func TestQueueNextConnectionCloseForgets(t *testing.T) {
 		{"http/1.0", "HTTP/1.0 202 Accepted\r\nContent-Length: 2\r\n\r\nok", 0},
 		{"body until close", "HTTP/1.1 202 Accepted\r\n\r\nok", 0},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv, seen := logServer(t, func(sc *srvConn, r *srvReq) (action, bool) {
-				if r.is("GET", pathNext) {
-					return 0, false
+	for _, lazy := range []bool{false, true} {
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%s/lazy=%v", tt.name, lazy), func(t *testing.T) {
+				srv, seen := logServer(t, func(sc *srvConn, r *srvReq) (action, bool) {
+					if r.is("GET", pathNext) {
+						return 0, false
+					}
+					sc.bw.WriteString(tt.resp)
+					return closeConn, true // the GET behind it is never read
+				})
+				var rec recorder
+				var inv Invocation
+				cn := queuedConn(t, srv, &inv, rec.option())
+				cn.LazyAnswer(lazy)
+				err := cn.Respond(context.Background(), inv.RequestID, []byte("x"), "")
+				before := rec.count()
+				if lazy {
+					if err != nil {
+						t.Fatalf("lazy Respond = %v, want nil (the answer is read by Next)", err)
+					}
+					if tt.code != 0 {
+						var ae *AnswerError
+						if err = cn.Next(context.Background(), &inv); !errors.As(err, &ae) {
+							t.Fatalf("Next = %v, want the post's *AnswerError", err)
+						}
+					}
 				}
-				sc.bw.WriteString(tt.resp)
-				return closeConn, true // the GET behind it is never read
+				if tt.code == 0 && err != nil {
+					t.Fatal(err)
+				}
+				var se *StatusError
+				if tt.code != 0 && (!errors.As(err, &se) || se.Code != tt.code) {
+					t.Fatalf("err = %v", err)
+				}
+				queuedNext(t, cn, &inv)
+				if w := rec.since(before); len(w) != 1 || !bytes.Equal(w[0], cn.c.pre.next) {
+					t.Fatalf("Next wrote %q, want a fresh GET", w)
+				}
+				got := seen()
+				if len(got) != 3 || srv.accepts.Load() != 2 || got[2].conn != 2 || got[2].n != 0 || got[2].line != lineNext {
+					t.Fatalf("accepts %d, requests %+v", srv.accepts.Load(), got)
+				}
 			})
-			var rec recorder
-			var inv Invocation
-			cn := queuedConn(t, srv, &inv, rec.option())
-			err := cn.Respond(context.Background(), inv.RequestID, []byte("x"), "")
-			if tt.code == 0 && err != nil {
-				t.Fatal(err)
-			}
-			var se *StatusError
-			if tt.code != 0 && (!errors.As(err, &se) || se.Code != tt.code) {
-				t.Fatalf("err = %v", err)
-			}
-			before := rec.count()
-			queuedNext(t, cn, &inv)
-			if w := rec.since(before); len(w) != 1 || !bytes.Equal(w[0], cn.c.pre.next) {
-				t.Fatalf("Next wrote %q, want a fresh GET", w)
-			}
-			got := seen()
-			if len(got) != 3 || srv.accepts.Load() != 2 || got[2].conn != 2 || got[2].n != 0 || got[2].line != lineNext {
-				t.Fatalf("accepts %d, requests %+v", srv.accepts.Load(), got)
-			}
-		})
+		}
 	}
 }
 
