@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -37,6 +39,18 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// fakeHeap makes the runtime read a live heap of *live (100 at first)
+// against a limit of 1000, and force its GCs through collect.
+func fakeHeap(t *testing.T, collect func(idle bool)) (live *atomic.Uint64) {
+	live = new(atomic.Uint64)
+	live.Store(100)
+	savedRead, savedCollect := readHeap, collectGarbage
+	t.Cleanup(func() { readHeap, collectGarbage = savedRead, savedCollect })
+	readHeap = func([]metrics.Sample) (uint64, uint64) { return live.Load(), 1000 }
+	collectGarbage = collect
+	return live
+}
+
 // TestAdmissionHoldsBackWhileHeapHigh: with the heap reading "high", a
 // slot whose invocation ends does not poll again, so the fake API sees
 // fewer polls than N; an invocation in flight finishes normally; the
@@ -44,20 +58,14 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // reads "low" every slot polls again.
 func TestAdmissionHoldsBackWhileHeapHigh(t *testing.T) {
 	setAdmissionTiming(t)
-	const limit = 1000
-	var live atomic.Uint64
-	live.Store(100)
 	var idleGCs, busyGCs atomic.Int64
-	savedRead, savedCollect := readHeap, collectGarbage
-	t.Cleanup(func() { readHeap, collectGarbage = savedRead, savedCollect })
-	readHeap = func([]metrics.Sample) (uint64, uint64) { return live.Load(), limit }
-	collectGarbage = func(idle bool) {
+	live := fakeHeap(t, func(idle bool) {
 		if idle {
 			idleGCs.Add(1)
 		} else {
 			busyGCs.Add(1)
 		}
-	}
+	})
 
 	const n = 4
 	started, release := make(chan struct{}), make(chan struct{})
@@ -123,6 +131,29 @@ func TestAdmissionHoldsBackWhileHeapHigh(t *testing.T) {
 	}
 	if s := api.Stats(); s.Violations != 0 || s.Invocations != n+1 || s.Responses != n+1 {
 		t.Errorf("stats %+v", s)
+	}
+}
+
+// TestAdmissionHoldsBackAfterStream: a streamed answer, like a buffered
+// one, queues no poll behind it while the heap is high.
+func TestAdmissionHoldsBackAfterStream(t *testing.T) {
+	setAdmissionTiming(t)
+	live := fakeHeap(t, func(bool) {})
+
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true})
+	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "1"},
+		func(context.Context, struct{}) (io.Reader, error) { return strings.NewReader("streamed"), nil })
+	live.Store(900) // above 85 %
+	if r := invoke(t, api, `{}`); r.Err != nil || string(r.Body) != "streamed" {
+		t.Fatalf("invoke: %s %v", r.Body, r.Err)
+	}
+	time.Sleep(50 * time.Millisecond) // time for a queued poll to arrive
+	if s := api.Stats(); s.PendingPolls != 0 {
+		t.Fatalf("held back, yet %d polls pending", s.PendingPolls)
+	}
+	live.Store(500) // below 70 %
+	if r := invoke(t, api, `{}`); r.Err != nil || string(r.Body) != "streamed" {
+		t.Fatalf("invoke after resume: %s %v", r.Body, r.Err)
 	}
 }
 

@@ -421,8 +421,7 @@ func (rt *Runtime) failInvocation(s *slot, errorType string, err error) {
 // CPU from the Runtime API just when it registers the poll. A refusal is
 // logged from there; a 5xx still stops the runtime.
 func (rt *Runtime) post(s *slot, send func(context.Context) error) {
-	s.pollQueued = !rt.stopping.Load() && !rt.holding()
-	s.conn.QueueNext(s.pollQueued)
+	rt.queueNext(s)
 	ctx := context.Background()
 	err := send(ctx)
 	if err != nil && errors.Is(err, rapi.ErrTransport) {
@@ -435,6 +434,14 @@ func (rt *Runtime) post(s *slot, send func(context.Context) error) {
 	default:
 		logInvocation(rt.log, zap.WarnLevel, &s.inv, "the Runtime API did not accept the answer", zap.Error(err))
 	}
+}
+
+// queueNext sets whether the slot's next /next goes out behind its answer
+// (post, stream): not while stopping, nor while memory holds new
+// invocations back (admission.go). pollQueued tells the slot's next poller.
+func (rt *Runtime) queueNext(s *slot) {
+	s.pollQueued = !rt.stopping.Load() && !rt.holding()
+	s.conn.QueueNext(s.pollQueued)
 }
 
 func (rt *Runtime) release(s *slot) {
