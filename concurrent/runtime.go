@@ -74,8 +74,6 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	// One byte more than the limit is enough to tell a response too large.
-	o.handler.maxReader = int64(cfg.MaxResponseBytes) + 1
 	if o.handler.codec, err = resolveCodec(cfg.JSONCodec, o.codec, o.handler); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
