@@ -259,11 +259,8 @@ func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 		case ctx.Err() != nil:
 			return false
 		case errors.Is(err, rapi.ErrPayloadTooLarge):
-			rt.metrics.begin()
-			rt.failInvocation(s, "Runtime.RequestTooLarge",
+			rt.failUnserved(s, "Runtime.RequestTooLarge",
 				fmt.Errorf("request payload larger than %d bytes (LMIGO_MAX_REQUEST_BYTES)", rt.cfg.MaxRequestBytes))
-			rt.metrics.end()
-			rt.putBuffers(s)
 			continue
 		case errors.Is(err, rapi.ErrRuntimeAPI):
 			rt.stop(err)
@@ -402,6 +399,16 @@ func (rt *Runtime) failInvocation(s *slot, errorType string, err error) {
 	rt.post(s, func(ctx context.Context) error {
 		return s.conn.Fail(ctx, s.inv.RequestID, errorType, s.resp.B, nil)
 	})
+}
+
+// failUnserved answers, with an error, an invocation that next read but
+// does not hand to a worker, counts it as one in the metrics, and gives
+// the slot's buffers back.
+func (rt *Runtime) failUnserved(s *slot, errorType string, err error) {
+	rt.metrics.begin()
+	rt.failInvocation(s, errorType, err)
+	rt.metrics.end()
+	rt.putBuffers(s)
 }
 
 // post sends an answer. A transport error is retried once on a fresh
