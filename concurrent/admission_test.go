@@ -29,16 +29,6 @@ func setAdmissionTiming(t *testing.T) {
 		0, 2*time.Millisecond, 20*time.Millisecond, 5*time.Millisecond, 50*time.Millisecond
 }
 
-// waitFor polls cond until it holds or 10 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(10 * time.Second); !cond(); time.Sleep(2 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 // fakeHeap makes the runtime read a live heap of *live (100 at first)
 // against a limit of 1000, and force its GCs through collect.
 func fakeHeap(t *testing.T, collect func(idle bool)) (live *atomic.Uint64) {
@@ -95,7 +85,7 @@ func TestAdmissionHoldsBackWhileHeapHigh(t *testing.T) {
 			t.Fatalf("invoke: %s %v", r.Body, r.Err)
 		}
 	}
-	waitFor(t, "no poll pending", func() bool { return api.Stats().PendingPolls == 0 })
+	waitUntil(t, "no poll pending", func() bool { return api.Stats().PendingPolls == 0 })
 	// The invocation in flight is not affected, and its slot holds back too.
 	close(release)
 	if r := <-blocked; r.Err != nil || string(r.Body) != `"block"` {
@@ -103,7 +93,7 @@ func TestAdmissionHoldsBackWhileHeapHigh(t *testing.T) {
 	}
 	polls := api.Stats().Polls
 	// Idle with a high heap: a GC is forced (FreeOSMemory, nothing in flight).
-	waitFor(t, "a forced GC while idle", func() bool { return idleGCs.Load() > 0 })
+	waitUntil(t, "a forced GC while idle", func() bool { return idleGCs.Load() > 0 })
 	time.Sleep(50 * time.Millisecond)
 	if s := api.Stats(); s.PendingPolls != 0 || s.Polls != polls {
 		t.Fatalf("held back, yet %d polls pending, %d polls since", s.PendingPolls, s.Polls-polls)
