@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -27,14 +29,16 @@ func setAdmissionTiming(t *testing.T) {
 		0, 2*time.Millisecond, 20*time.Millisecond, 5*time.Millisecond, 50*time.Millisecond
 }
 
-// waitFor polls cond until it holds or 10 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(10 * time.Second); !cond(); time.Sleep(2 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+// fakeHeap makes the runtime read a live heap of *live (100 at first)
+// against a limit of 1000, and force its GCs through collect.
+func fakeHeap(t *testing.T, collect func(idle bool)) (live *atomic.Uint64) {
+	live = new(atomic.Uint64)
+	live.Store(100)
+	savedRead, savedCollect := readHeap, collectGarbage
+	t.Cleanup(func() { readHeap, collectGarbage = savedRead, savedCollect })
+	readHeap = func([]metrics.Sample) (uint64, uint64) { return live.Load(), 1000 }
+	collectGarbage = collect
+	return live
 }
 
 // TestAdmissionHoldsBackWhileHeapHigh: with the heap reading "high", a
@@ -44,20 +48,14 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // reads "low" every slot polls again.
 func TestAdmissionHoldsBackWhileHeapHigh(t *testing.T) {
 	setAdmissionTiming(t)
-	const limit = 1000
-	var live atomic.Uint64
-	live.Store(100)
 	var idleGCs, busyGCs atomic.Int64
-	savedRead, savedCollect := readHeap, collectGarbage
-	t.Cleanup(func() { readHeap, collectGarbage = savedRead, savedCollect })
-	readHeap = func([]metrics.Sample) (uint64, uint64) { return live.Load(), limit }
-	collectGarbage = func(idle bool) {
+	live := fakeHeap(t, func(idle bool) {
 		if idle {
 			idleGCs.Add(1)
 		} else {
 			busyGCs.Add(1)
 		}
-	}
+	})
 
 	const n = 4
 	started, release := make(chan struct{}), make(chan struct{})
@@ -87,7 +85,7 @@ func TestAdmissionHoldsBackWhileHeapHigh(t *testing.T) {
 			t.Fatalf("invoke: %s %v", r.Body, r.Err)
 		}
 	}
-	waitFor(t, "no poll pending", func() bool { return api.Stats().PendingPolls == 0 })
+	waitUntil(t, "no poll pending", func() bool { return api.Stats().PendingPolls == 0 })
 	// The invocation in flight is not affected, and its slot holds back too.
 	close(release)
 	if r := <-blocked; r.Err != nil || string(r.Body) != `"block"` {
@@ -95,7 +93,7 @@ func TestAdmissionHoldsBackWhileHeapHigh(t *testing.T) {
 	}
 	polls := api.Stats().Polls
 	// Idle with a high heap: a GC is forced (FreeOSMemory, nothing in flight).
-	waitFor(t, "a forced GC while idle", func() bool { return idleGCs.Load() > 0 })
+	waitUntil(t, "a forced GC while idle", func() bool { return idleGCs.Load() > 0 })
 	time.Sleep(50 * time.Millisecond)
 	if s := api.Stats(); s.PendingPolls != 0 || s.Polls != polls {
 		t.Fatalf("held back, yet %d polls pending, %d polls since", s.PendingPolls, s.Polls-polls)
@@ -123,6 +121,29 @@ func TestAdmissionHoldsBackWhileHeapHigh(t *testing.T) {
 	}
 	if s := api.Stats(); s.Violations != 0 || s.Invocations != n+1 || s.Responses != n+1 {
 		t.Errorf("stats %+v", s)
+	}
+}
+
+// TestAdmissionHoldsBackAfterStream: a streamed answer, like a buffered
+// one, queues no poll behind it while the heap is high.
+func TestAdmissionHoldsBackAfterStream(t *testing.T) {
+	setAdmissionTiming(t)
+	live := fakeHeap(t, func(bool) {})
+
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true})
+	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "1"},
+		func(context.Context, struct{}) (io.Reader, error) { return strings.NewReader("streamed"), nil })
+	live.Store(900) // above 85 %
+	if r := invoke(t, api, `{}`); r.Err != nil || string(r.Body) != "streamed" {
+		t.Fatalf("invoke: %s %v", r.Body, r.Err)
+	}
+	time.Sleep(50 * time.Millisecond) // time for a queued poll to arrive
+	if s := api.Stats(); s.PendingPolls != 0 {
+		t.Fatalf("held back, yet %d polls pending", s.PendingPolls)
+	}
+	live.Store(500) // below 70 %
+	if r := invoke(t, api, `{}`); r.Err != nil || string(r.Body) != "streamed" {
+		t.Fatalf("invoke after resume: %s %v", r.Body, r.Err)
 	}
 }
 

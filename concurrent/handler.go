@@ -60,10 +60,6 @@ type handlerConfig struct {
 	indentPrefix, indent  string
 	useNumber             bool
 	disallowUnknownFields bool
-	// maxReader bounds what is read from an io.Reader result (0: no
-	// bound), so an endless reader cannot grow memory without bound; the
-	// runtime sets it just above its response limit.
-	maxReader int64
 	// codec decodes events and encodes results of typed handlers; nil is
 	// the built-in encoding/json, byte for byte as aws-lambda-go.
 	codec codec.Codec
@@ -303,9 +299,9 @@ func convertFunc[F any](v reflect.Value) (F, bool) {
 }
 
 // call runs the handler for one invocation, as run does, and reads an
-// io.Reader result into out (at most cfg.maxReader bytes) and closes it: the
-// whole response, as aws-lambda-go's Invoke returns it. The runtime streams
-// such a result instead (run).
+// io.Reader result into out and closes it: the whole response, as
+// aws-lambda-go's Invoke returns it. Only the tests call it: the runtime
+// calls run and streams such a result (Runtime.stream).
 func (h *handler) call(ctx context.Context, payload []byte, out *Buffer) (contentType string, err error) {
 	contentType, body, direct, err := h.run(ctx, payload, out)
 	if direct != nil {
@@ -320,7 +316,7 @@ func (h *handler) call(ctx context.Context, payload []byte, out *Buffer) (conten
 			contentType, err = "", newPanicError(v)
 		}
 	}()
-	if err := copyReader(out, body, h.cfg.maxReader); err != nil {
+	if err := copyReader(out, body); err != nil {
 		out.Reset()
 		return "", err
 	}
@@ -591,14 +587,10 @@ func readerContentType(r io.Reader) string {
 
 // copyReader copies a response reader into out once and closes it if it
 // is an io.Closer.
-func copyReader(out *Buffer, r io.Reader, limit int64) error {
+func copyReader(out *Buffer, r io.Reader) error {
 	if c, ok := r.(io.Closer); ok {
 		defer c.Close() // the response is complete: a close error changes nothing
 	}
-	src := r
-	if limit > 0 {
-		src = io.LimitReader(r, limit)
-	}
-	_, err := io.Copy(out, src)
+	_, err := io.Copy(out, r)
 	return err
 }

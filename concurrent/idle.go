@@ -47,32 +47,16 @@ func (t *idleTracker) end(now time.Duration) {
 // startIdleFree starts the goroutine that frees memory for the OS once per
 // burst; stop ends it and waits for it.
 func (rt *Runtime) startIdleFree() (stop func()) {
-	after, every, free, now := idleFreeAfter, idleCheckEvery, freeOSMemory, idleClock
-	done := make(chan struct{})
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		var freed uint64 // invocations begun at the last free
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			n := rt.idle.begun.Load()
-			if n == freed || rt.idle.inflight.Load() != 0 ||
-				now()-time.Duration(rt.idle.lastEnd.Load()) < after ||
-				rt.idle.begun.Load() != n { // one began meanwhile
-				continue
-			}
-			free()
-			freed = n
+	after, free, now := idleFreeAfter, freeOSMemory, idleClock
+	var freed uint64 // invocations begun at the last free
+	return every(idleCheckEvery, func(time.Time) {
+		n := rt.idle.begun.Load()
+		if n == freed || rt.idle.inflight.Load() != 0 ||
+			now()-time.Duration(rt.idle.lastEnd.Load()) < after ||
+			rt.idle.begun.Load() != n { // one began meanwhile
+			return
 		}
-	}()
-	return func() {
-		close(done)
-		<-exited
-	}
+		free()
+		freed = n
+	})
 }

@@ -160,24 +160,9 @@ func (rt *Runtime) startMetrics() (stop func()) {
 	if m == nil {
 		return func() {}
 	}
-	done := make(chan struct{})
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		t := time.NewTicker(m.interval)
-		defer t.Stop()
-		for {
-			select {
-			case now := <-t.C:
-				rt.emitMetrics(now)
-			case <-done:
-				return
-			}
-		}
-	}()
+	stopTicks := every(m.interval, rt.emitMetrics)
 	return func() {
-		close(done)
-		<-exited
+		stopTicks()
 		rt.emitMetrics(time.Now())
 	}
 }

@@ -74,8 +74,6 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	// One byte more than the limit is enough to tell a response too large.
-	o.handler.maxReader = int64(cfg.MaxResponseBytes) + 1
 	if o.handler.codec, err = resolveCodec(cfg.JSONCodec, o.codec, o.handler); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
@@ -261,11 +259,8 @@ func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 		case ctx.Err() != nil:
 			return false
 		case errors.Is(err, rapi.ErrPayloadTooLarge):
-			rt.metrics.begin()
-			rt.failInvocation(s, "Runtime.RequestTooLarge",
+			rt.failUnserved(s, "Runtime.RequestTooLarge",
 				fmt.Errorf("request payload larger than %d bytes (LMIGO_MAX_REQUEST_BYTES)", rt.cfg.MaxRequestBytes))
-			rt.metrics.end()
-			rt.putBuffers(s)
 			continue
 		case errors.Is(err, rapi.ErrRuntimeAPI):
 			rt.stop(err)
@@ -406,6 +401,16 @@ func (rt *Runtime) failInvocation(s *slot, errorType string, err error) {
 	})
 }
 
+// failUnserved answers, with an error, an invocation that next read but
+// does not hand to a worker, counts it as one in the metrics, and gives
+// the slot's buffers back.
+func (rt *Runtime) failUnserved(s *slot, errorType string, err error) {
+	rt.metrics.begin()
+	rt.failInvocation(s, errorType, err)
+	rt.metrics.end()
+	rt.putBuffers(s)
+}
+
 // post sends an answer. A transport error is retried once on a fresh
 // connection: if the first attempt did reach the Runtime API, the retry
 // gets a harmless 400.
@@ -421,8 +426,7 @@ func (rt *Runtime) failInvocation(s *slot, errorType string, err error) {
 // CPU from the Runtime API just when it registers the poll. A refusal is
 // logged from there; a 5xx still stops the runtime.
 func (rt *Runtime) post(s *slot, send func(context.Context) error) {
-	s.pollQueued = !rt.stopping.Load() && !rt.holding()
-	s.conn.QueueNext(s.pollQueued)
+	rt.queueNext(s)
 	ctx := context.Background()
 	err := send(ctx)
 	if err != nil && errors.Is(err, rapi.ErrTransport) {
@@ -435,6 +439,14 @@ func (rt *Runtime) post(s *slot, send func(context.Context) error) {
 	default:
 		logInvocation(rt.log, zap.WarnLevel, &s.inv, "the Runtime API did not accept the answer", zap.Error(err))
 	}
+}
+
+// queueNext sets whether the slot's next /next goes out behind its answer
+// (post, stream): not while stopping, nor while memory holds new
+// invocations back (admission.go). pollQueued tells the slot's next poller.
+func (rt *Runtime) queueNext(s *slot) {
+	s.pollQueued = !rt.stopping.Load() && !rt.holding()
+	s.conn.QueueNext(s.pollQueued)
 }
 
 func (rt *Runtime) release(s *slot) {

@@ -9,19 +9,26 @@ import "time"
 // good. rapi keeps no goroutine of its own, and watching from here costs
 // the hot path a clock read instead of a read deadline per invocation.
 func (rt *Runtime) watchStalls() (stop func()) {
-	every := max(rt.client.StallTimeout()/4, time.Millisecond)
+	return every(max(rt.client.StallTimeout()/4, time.Millisecond), func(time.Time) {
+		for _, s := range rt.slots {
+			s.conn.CutIfStalled()
+		}
+	})
+}
+
+// every calls f with the time of each tick of a ticker of period d, on a
+// goroutine of its own; stop ends the goroutine and waits for it.
+func every(d time.Duration, f func(now time.Time)) (stop func()) {
 	quit := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(every)
+		tick := time.NewTicker(d)
 		defer tick.Stop()
 		for {
 			select {
-			case <-tick.C:
-				for _, s := range rt.slots {
-					s.conn.CutIfStalled()
-				}
+			case now := <-tick.C:
+				f(now)
 			case <-quit:
 				return
 			}

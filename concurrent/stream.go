@@ -71,7 +71,7 @@ func (rt *Runtime) stream(s *slot, contentType string, body io.Reader) {
 		logFailure(rt.log, inv, "Runtime.HandlerExited", err)
 	}()
 
-	s.conn.QueueNext(!rt.stopping.Load())
+	rt.queueNext(s) // as post does
 	ctx := context.Background()
 	err := s.conn.Stream(ctx, inv.RequestID, contentType, src, onError)
 	if err != nil && errors.Is(err, rapi.ErrTransport) {

@@ -25,8 +25,5 @@ func (rt *Runtime) failUnreadable(s *slot, err error) {
 	if errors.Is(err, rapi.ErrTransport) {
 		errorType = errTypeTruncatedInvocation
 	}
-	rt.metrics.begin()
-	rt.failInvocation(s, errorType, fmt.Errorf("the invocation could not be read: %w", err))
-	rt.metrics.end()
-	rt.putBuffers(s)
+	rt.failUnserved(s, errorType, fmt.Errorf("the invocation could not be read: %w", err))
 }
