@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lmigo/lmigo/loadtest/events"
 	"github.com/lmigo/lmigo/loadtest/fakeapi"
 	"github.com/lmigo/lmigo/loadtest/lambdainvoke"
 	"github.com/lmigo/lmigo/loadtest/measure"
@@ -102,7 +103,7 @@ func bootstrapEnv(cfg *config, n int) []string {
 		"GODEBUG=gctrace=1",
 	}
 	if ev, ok := strings.CutPrefix(cfg.Workload, eventPrefix); ok {
-		env = append(env, "LOADTEST_EVENT="+ev) // the events bootstraps' handler
+		env = append(env, events.EnvVar+"="+ev) // the events bootstraps' handler
 	}
 	return append(env, cfg.Env...)
 }

@@ -62,16 +62,16 @@ func handler(name string) (any, error) {
 	return h, nil
 }
 
-// envVar names the event a bootstrap serves (loadtest sets it).
-const envVar = "LOADTEST_EVENT"
+// EnvVar names the event a bootstrap serves (the load test sets it).
+const EnvVar = "LOADTEST_EVENT"
 
 // HandlerFromEnv returns the handler of the event named by $LOADTEST_EVENT,
 // for the bootstraps' main, which need no payload: when there is none it
 // reports why on stderr and exits with status 1.
 func HandlerFromEnv() any {
-	h, err := handler(os.Getenv(envVar))
+	h, err := handler(os.Getenv(EnvVar))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, envVar+":", err)
+		fmt.Fprintln(os.Stderr, EnvVar+":", err)
 		os.Exit(1)
 	}
 	return h
