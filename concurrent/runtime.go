@@ -360,12 +360,12 @@ func (rt *Runtime) serve(s *slot) {
 		rt.metrics.failed(err)
 		logFailure(rt.log, inv, errorType, err)
 		rt.post(s, func(ctx context.Context) error {
-			return s.conn.Fail(ctx, inv.RequestID, errorType, s.resp.B, nil)
+			return s.conn.Fail(ctx, inv, errorType, s.resp.B, nil)
 		})
 		return
 	}
 	rt.post(s, func(ctx context.Context) error {
-		return s.conn.Respond(ctx, inv.RequestID, resp, contentType)
+		return s.conn.Respond(ctx, inv, resp, contentType)
 	})
 }
 
@@ -397,7 +397,7 @@ func (rt *Runtime) failInvocation(s *slot, errorType string, err error) {
 	rt.metrics.failed(nil)
 	logFailure(rt.log, &s.inv, errorType, err)
 	rt.post(s, func(ctx context.Context) error {
-		return s.conn.Fail(ctx, s.inv.RequestID, errorType, s.resp.B, nil)
+		return s.conn.Fail(ctx, &s.inv, errorType, s.resp.B, nil)
 	})
 }
 

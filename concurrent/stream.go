@@ -73,16 +73,16 @@ func (rt *Runtime) stream(s *slot, contentType string, body io.Reader) {
 
 	rt.queueNext(s) // as post does
 	ctx := context.Background()
-	err := s.conn.Stream(ctx, inv.RequestID, contentType, src, onError)
+	err := s.conn.Stream(ctx, inv, contentType, src, onError)
 	if err != nil && errors.Is(err, rapi.ErrTransport) {
 		// One more try on a fresh connection, as post does, when it cannot
 		// send anything twice: nothing was read yet, or the answer is an
 		// /error (a repeated one gets a harmless 400).
 		switch {
 		case g.reads == 0:
-			err = s.conn.Stream(ctx, inv.RequestID, contentType, src, onError)
+			err = s.conn.Stream(ctx, inv, contentType, src, onError)
 		case early:
-			err = s.conn.Fail(ctx, inv.RequestID, failureType, s.resp.B, nil)
+			err = s.conn.Fail(ctx, inv, failureType, s.resp.B, nil)
 		}
 	}
 	returned = true

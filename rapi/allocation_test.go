@@ -33,7 +33,7 @@ func TestAllocsNextRespond(t *testing.T) {
 			if err := cn.Next(ctx, &inv); err != nil {
 				t.Fatal(err)
 			}
-			if err := cn.Respond(postCtx, inv.RequestID, inv.Payload, "application/json"); err != nil {
+			if err := cn.Respond(postCtx, &inv, inv.Payload, "application/json"); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -44,7 +44,7 @@ func TestAllocsNextRespond(t *testing.T) {
 			if err := cn.Next(ctx, &inv); err != nil {
 				t.Fatal(err)
 			}
-			if err := cn.Fail(postCtx, inv.RequestID, "Handler.Error", errBody, nil); err != nil {
+			if err := cn.Fail(postCtx, &inv, "Handler.Error", errBody, nil); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -75,10 +75,10 @@ func TestAllocsBuildRequests(t *testing.T) {
 	var r request
 	body := []byte(`{"ok":true}`)
 	cause := []byte(`{"paths":[]}`)
-	buildResponse(&r, p, testRequestID, "application/json", body)
+	buildResponse(&r, p, &Invocation{RequestID: testRequestID}, "application/json", body)
 	if a := testing.AllocsPerRun(100, func() {
-		buildResponse(&r, p, testRequestID, "application/json", body)
-		buildError(&r, p, testRequestID, "Handler.Error", body, cause)
+		buildResponse(&r, p, &Invocation{RequestID: testRequestID}, "application/json", body)
+		buildError(&r, p, &Invocation{RequestID: testRequestID}, "Handler.Error", body, cause)
 	}); a != 0 {
 		t.Fatalf("request building allocates %.1f times", a)
 	}
@@ -92,7 +92,7 @@ func TestAllocsNextRespondLazy(t *testing.T) {
 	ctx := t.Context()
 	marked := false
 	round := func() {
-		if err := cn.Respond(ctx, inv.RequestID, inv.Payload, "application/json"); err != nil {
+		if err := cn.Respond(ctx, &inv, inv.Payload, "application/json"); err != nil {
 			t.Fatal(err)
 		}
 		marked = cn.lowatOn

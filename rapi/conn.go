@@ -200,23 +200,27 @@ func (c *Conn) staleConn(ctx context.Context, err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-// Respond posts body as the response of invocation requestID. body is only
-// read, and not retained after Respond returns. An empty contentType sends
-// no Content-Type (the Runtime API then assumes application/octet-stream).
-func (c *Conn) Respond(ctx context.Context, requestID string, body []byte, contentType string) error {
-	if err := buildResponse(&c.req, c.c.pre, requestID, contentType, body); err != nil {
+// Respond posts body as the response of inv, addressed by inv.RequestID
+// and carrying inv.InvocationID back as Lambda-Runtime-Invocation-Id when
+// it is set (the Runtime API refuses an answer whose echo does not match,
+// which guards against answering the wrong invocation). Only those two
+// fields are read. body is only read, and not retained after Respond
+// returns. An empty contentType sends no Content-Type (the Runtime API then
+// assumes application/octet-stream).
+func (c *Conn) Respond(ctx context.Context, inv *Invocation, body []byte, contentType string) error {
+	if err := buildResponse(&c.req, c.c.pre, inv, contentType, body); err != nil {
 		return fmt.Errorf("rapi: %s: %w", opResponse, err)
 	}
 	return c.post(ctx, opResponse, &c.req, c.queue)
 }
 
-// Fail posts body (the JSON error document) as the error of invocation
-// requestID, with errorType as Lambda-Runtime-Function-Error-Type (omitted
+// Fail posts body (the JSON error document) as the error of inv (addressed
+// and echoed as by Respond), with errorType as Lambda-Runtime-Function-Error-Type (omitted
 // when empty). xrayCause, when non-empty, under 1 MiB and free of control
 // bytes, goes as Lambda-Runtime-Function-XRay-Error-Cause; otherwise it is
 // left out rather than failing the report.
-func (c *Conn) Fail(ctx context.Context, requestID, errorType string, body, xrayCause []byte) error {
-	if err := buildError(&c.req, c.c.pre, requestID, errorType, body, xrayCause); err != nil {
+func (c *Conn) Fail(ctx context.Context, inv *Invocation, errorType string, body, xrayCause []byte) error {
+	if err := buildError(&c.req, c.c.pre, inv, errorType, body, xrayCause); err != nil {
 		return fmt.Errorf("rapi: %s: %w", opError, err)
 	}
 	return c.post(ctx, opError, &c.req, c.queue)

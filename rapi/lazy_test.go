@@ -22,7 +22,7 @@ func lazyConn(t *testing.T, srv *testServer, inv *Invocation, opts ...Option) *C
 // respond posts a response to inv, which must return nil.
 func respond(t *testing.T, cn *Conn, inv *Invocation) {
 	t.Helper()
-	if err := cn.Respond(context.Background(), inv.RequestID, []byte("x"), ""); err != nil {
+	if err := cn.Respond(context.Background(), inv, []byte("x"), ""); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -60,8 +60,8 @@ func TestLazyAnswerStatus(t *testing.T) {
 			cn := lazyConn(t, srv, &inv, rec.option())
 			ctx := context.Background()
 			posts := []func() error{
-				func() error { return cn.Respond(ctx, inv.RequestID, []byte("x"), "") },
-				func() error { return cn.Fail(ctx, inv.RequestID, "E", []byte("{}"), nil) },
+				func() error { return cn.Respond(ctx, &inv, []byte("x"), "") },
+				func() error { return cn.Fail(ctx, &inv, "E", []byte("{}"), nil) },
 			}
 			for i, post := range posts {
 				if err := post(); err != nil {
@@ -171,7 +171,7 @@ func TestLazyAnswerStaleReadsAtOnce(t *testing.T) {
 	var inv Invocation
 	cn := lazyConn(t, srv, &inv)
 	time.Sleep(2 * lazyFresh)
-	if err := cn.Respond(context.Background(), inv.RequestID, []byte("x"), ""); !errors.Is(err, ErrGone) {
+	if err := cn.Respond(context.Background(), &inv, []byte("x"), ""); !errors.Is(err, ErrGone) {
 		t.Fatalf("Respond = %v, want the 410 at once", err)
 	}
 	queuedNext(t, cn, &inv)

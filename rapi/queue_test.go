@@ -152,11 +152,13 @@ func TestQueueNextSmallPostOneWrite(t *testing.T) {
 		name, suffix string
 		do           func(id string) error
 	}{
-		{"respond", "/response", func(id string) error { return cn.Respond(ctx, id, []byte(`"ok"`), "application/json") }},
-		{"fail", "/error", func(id string) error {
-			return cn.Fail(ctx, id, "Handler.Error", []byte(`{"errorMessage":"x"}`), []byte(`{"c":1}`)) // the cause takes writev
+		{"respond", "/response", func(id string) error {
+			return cn.Respond(ctx, &Invocation{RequestID: id}, []byte(`"ok"`), "application/json")
 		}},
-		{"respond empty", "/response", func(id string) error { return cn.Respond(ctx, id, nil, "") }},
+		{"fail", "/error", func(id string) error {
+			return cn.Fail(ctx, &Invocation{RequestID: id}, "Handler.Error", []byte(`{"errorMessage":"x"}`), []byte(`{"c":1}`)) // the cause takes writev
+		}},
+		{"respond empty", "/response", func(id string) error { return cn.Respond(ctx, &Invocation{RequestID: id}, nil, "") }},
 	}
 	for i, p := range posts {
 		before := rec.count()
@@ -219,12 +221,12 @@ func TestQueueNextLargePostWritev(t *testing.T) {
 	cause := bytes.Repeat([]byte("c"), 10<<10)
 	var inv Invocation
 	queuedNext(t, cn, &inv)
-	if err := cn.Respond(ctx, inv.RequestID, big, ""); err != nil {
+	if err := cn.Respond(ctx, &inv, big, ""); err != nil {
 		t.Fatal(err)
 	}
 	waitRequests(t, srv, 3) // the server read the queued GET by itself
 	queuedNext(t, cn, &inv)
-	if err := cn.Fail(ctx, inv.RequestID, "E", big, cause); err != nil {
+	if err := cn.Fail(ctx, &inv, "E", big, cause); err != nil {
 		t.Fatal(err)
 	}
 	queuedNext(t, cn, &inv)
@@ -261,7 +263,7 @@ func TestQueueNextKeepAlive(t *testing.T) {
 		if err := cn.Next(ctx, &inv); err != nil {
 			t.Fatalf("next %d: %v", i, err)
 		}
-		if err := cn.Respond(ctx, inv.RequestID, inv.Payload, "application/json"); err != nil {
+		if err := cn.Respond(ctx, &inv, inv.Payload, "application/json"); err != nil {
 			t.Fatalf("respond %d: %v", i, err)
 		}
 	}
@@ -287,8 +289,8 @@ func TestQueueNextStatusKeepsPoll(t *testing.T) {
 			cn := queuedConn(t, srv, &inv, rec.option())
 			ctx := context.Background()
 			posts := []func() error{
-				func() error { return cn.Respond(ctx, inv.RequestID, []byte("x"), "") },
-				func() error { return cn.Fail(ctx, inv.RequestID, "E", []byte("{}"), nil) },
+				func() error { return cn.Respond(ctx, &inv, []byte("x"), "") },
+				func() error { return cn.Fail(ctx, &inv, "E", []byte("{}"), nil) },
 			}
 			for i, post := range posts {
 				var se *StatusError
@@ -340,7 +342,7 @@ func TestQueueNextConnectionCloseForgets(t *testing.T) {
 				var inv Invocation
 				cn := queuedConn(t, srv, &inv, rec.option())
 				cn.LazyAnswer(lazy)
-				err := cn.Respond(context.Background(), inv.RequestID, []byte("x"), "")
+				err := cn.Respond(context.Background(), &inv, []byte("x"), "")
 				before := rec.count()
 				if lazy {
 					if err != nil {
@@ -393,7 +395,7 @@ func TestQueueNextConnLostAfterAnswer(t *testing.T) {
 			var rec recorder
 			var inv Invocation
 			cn := queuedConn(t, srv, &inv, rec.option())
-			if err := cn.Respond(context.Background(), inv.RequestID, nil, ""); err != nil {
+			if err := cn.Respond(context.Background(), &inv, nil, ""); err != nil {
 				t.Fatal(err)
 			}
 			close(release)
@@ -424,7 +426,7 @@ func TestQueueNextResetBeforeAnswer(t *testing.T) {
 	})
 	var inv Invocation
 	cn := queuedConn(t, srv, &inv)
-	if err := cn.Respond(context.Background(), inv.RequestID, nil, ""); !errors.Is(err, ErrTransport) {
+	if err := cn.Respond(context.Background(), &inv, nil, ""); !errors.Is(err, ErrTransport) {
 		t.Fatalf("err = %v", err)
 	}
 	if cn.queued {
@@ -449,7 +451,7 @@ func TestQueueNextCancelWhileReadingQueued(t *testing.T) {
 	var rec recorder
 	var inv Invocation
 	cn := queuedConn(t, srv, &inv, rec.option())
-	if err := cn.Respond(context.Background(), inv.RequestID, nil, ""); err != nil {
+	if err := cn.Respond(context.Background(), &inv, nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -481,7 +483,7 @@ func TestQueueNextIdleContextKeepsPoll(t *testing.T) {
 	cn := queuedConn(t, srv, &inv, rec.option())
 	for i := range 20 {
 		ctx, cancel := context.WithCancel(context.Background())
-		if err := cn.Respond(ctx, inv.RequestID, nil, ""); err != nil {
+		if err := cn.Respond(ctx, &inv, nil, ""); err != nil {
 			t.Fatalf("%d: %v", i, err)
 		}
 		cancel()
@@ -517,7 +519,7 @@ func TestQueueNextClose(t *testing.T) {
 	cn.QueueNext(true)
 	var inv Invocation
 	queuedNext(t, cn, &inv)
-	if err := cn.Respond(context.Background(), inv.RequestID, nil, ""); err != nil {
+	if err := cn.Respond(context.Background(), &inv, nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -544,14 +546,14 @@ func TestQueueNextNothingSentOnInvalidPost(t *testing.T) {
 	bad := func() {
 		t.Helper()
 		for _, id := range []string{"", "a/b", "a b", "a\r\nb", ".."} {
-			if err := cn.Respond(ctx, id, nil, ""); !errors.Is(err, ErrInvalid) {
+			if err := cn.Respond(ctx, &Invocation{RequestID: id}, nil, ""); !errors.Is(err, ErrInvalid) {
 				t.Fatalf("%q: err = %v", id, err)
 			}
-			if err := cn.Fail(ctx, id, "E", nil, nil); !errors.Is(err, ErrInvalid) {
+			if err := cn.Fail(ctx, &Invocation{RequestID: id}, "E", nil, nil); !errors.Is(err, ErrInvalid) {
 				t.Fatalf("%q: err = %v", id, err)
 			}
 		}
-		if err := cn.Respond(ctx, "id", nil, "bad\r\nvalue"); !errors.Is(err, ErrInvalid) {
+		if err := cn.Respond(ctx, &Invocation{RequestID: "id"}, nil, "bad\r\nvalue"); !errors.Is(err, ErrInvalid) {
 			t.Fatalf("err = %v", err)
 		}
 	}
@@ -565,15 +567,15 @@ func TestQueueNextNothingSentOnInvalidPost(t *testing.T) {
 		t.Fatalf("writes %q", w)
 	}
 	bad()
-	if err := cn.Respond(ctx, inv.RequestID, nil, ""); err != nil {
+	if err := cn.Respond(ctx, &inv, nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	before := rec.count()
 	bad()
-	if err := cn.Respond(ctx, inv.RequestID, nil, ""); !errors.Is(err, ErrInvalid) {
+	if err := cn.Respond(ctx, &inv, nil, ""); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("post with a poll queued: err = %v", err)
 	}
-	if err := cn.Fail(ctx, inv.RequestID, "E", nil, nil); !errors.Is(err, ErrInvalid) {
+	if err := cn.Fail(ctx, &inv, "E", nil, nil); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("post with a poll queued: err = %v", err)
 	}
 	if w := rec.since(before); len(w) != 0 || !cn.queued {
@@ -604,13 +606,13 @@ func TestQueueNextQueuedAnswerChecks(t *testing.T) {
 	var inv Invocation
 	cn := queuedConn(t, srv, &inv, WithMaxRequestBytes(64<<10))
 	ctx := context.Background()
-	if err := cn.Respond(ctx, inv.RequestID, nil, ""); err != nil {
+	if err := cn.Respond(ctx, &inv, nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := cn.Next(ctx, &inv); !errors.Is(err, ErrPayloadTooLarge) || inv.RequestID != "big-id" {
 		t.Fatalf("err = %v, id %q", err, inv.RequestID)
 	}
-	if err := cn.Fail(ctx, inv.RequestID, "Runtime.RequestTooLarge", []byte("{}"), nil); err != nil {
+	if err := cn.Fail(ctx, &inv, "Runtime.RequestTooLarge", []byte("{}"), nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := cn.Next(ctx, &inv); !errors.Is(err, ErrRuntimeAPI) {
@@ -630,11 +632,11 @@ func TestQueueNextOffRestoresWire(t *testing.T) {
 	script := func(cn *Conn, inv *Invocation) {
 		ctx := context.Background()
 		steps := []func() error{
-			func() error { return cn.Respond(ctx, "r1", []byte("hi"), "text/plain") },
+			func() error { return cn.Respond(ctx, &Invocation{RequestID: "r1"}, []byte("hi"), "text/plain") },
 			func() error { return cn.Next(ctx, inv) },
-			func() error { return cn.Respond(ctx, "r2", big, "") },
+			func() error { return cn.Respond(ctx, &Invocation{RequestID: "r2"}, big, "") },
 			func() error { return cn.Next(ctx, inv) },
-			func() error { return cn.Fail(ctx, "r3", "E", []byte("{}"), []byte("cause")) },
+			func() error { return cn.Fail(ctx, &Invocation{RequestID: "r3"}, "E", []byte("{}"), []byte("cause")) },
 			func() error { return cn.Next(ctx, inv) },
 		}
 		for i, s := range steps {
@@ -655,7 +657,7 @@ func TestQueueNextOffRestoresWire(t *testing.T) {
 	defer b.Close()
 	b.QueueNext(true)
 	queuedNext(t, b, &inv)
-	if err := b.Respond(context.Background(), inv.RequestID, nil, ""); err != nil {
+	if err := b.Respond(context.Background(), &inv, nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	b.QueueNext(false)
@@ -711,9 +713,9 @@ func TestQueueNextFakeAPI(t *testing.T) {
 				}
 				var err error
 				if inv.Payload[1] == 'e' { // the callers' mark for an error
-					err = cn.Fail(ctx, inv.RequestID, "Handler.Error", inv.Payload, nil)
+					err = cn.Fail(ctx, &inv, "Handler.Error", inv.Payload, nil)
 				} else {
-					err = cn.Respond(ctx, inv.RequestID, inv.Payload, "application/json")
+					err = cn.Respond(ctx, &inv, inv.Payload, "application/json")
 				}
 				if err != nil {
 					t.Errorf("worker %d: %v", w, err)
@@ -787,7 +789,7 @@ func TestQueueNextFakeAPI(t *testing.T) {
 func TestQueueNextWriteErrorQueuesNothing(t *testing.T) {
 	cn := earlyAnswerConn(t)
 	cn.QueueNext(true)
-	if err := cn.Respond(context.Background(), "id", make([]byte, 64<<20), ""); !errors.Is(err, ErrTooLarge) {
+	if err := cn.Respond(context.Background(), &Invocation{RequestID: "id"}, make([]byte, 64<<20), ""); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("err = %v", err)
 	}
 	if cn.queued || cn.nc != nil {

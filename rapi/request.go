@@ -62,8 +62,8 @@ func (r *request) bytes() []byte {
 
 // buildResponse prepares POST .../invocation/{id}/response. An empty
 // contentType sends no Content-Type header.
-func buildResponse(r *request, p *prefixes, id, contentType string, body []byte) error {
-	h, err := responseHead(r, p, id, contentType)
+func buildResponse(r *request, p *prefixes, inv *Invocation, contentType string, body []byte) error {
+	h, err := responseHead(r, p, inv, contentType)
 	if err != nil {
 		return err
 	}
@@ -73,17 +73,14 @@ func buildResponse(r *request, p *prefixes, id, contentType string, body []byte)
 
 // responseHead starts POST .../invocation/{id}/response in r.head, up to and
 // including the Content-Type header; buffered and streamed responses share it.
-func responseHead(r *request, p *prefixes, id, contentType string) ([]byte, error) {
-	if err := checkRequestID(id); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+func responseHead(r *request, p *prefixes, inv *Invocation, contentType string) ([]byte, error) {
+	if err := checkTarget(inv); err != nil {
+		return nil, err
 	}
 	if err := checkHeaderValue(hdrContentType, contentType, maxHeaderValueLen); err != nil {
 		return nil, err
 	}
-	h := append(r.head[:0], p.postInv...)
-	h = append(h, id...)
-	h = append(h, suffixResponse...)
-	h = append(h, p.afterPath...)
+	h := appendTarget(r.head[:0], p, inv, suffixResponse)
 	if contentType != "" {
 		h = appendHeader(h, hdrContentType, contentType)
 	}
@@ -93,17 +90,14 @@ func responseHead(r *request, p *prefixes, id, contentType string) ([]byte, erro
 // buildError prepares POST .../invocation/{id}/error. xrayCause is sent as a
 // header only when it is non-empty, under 1 MiB and header-safe: it is an
 // optional diagnostic, and dropping it is better than losing the report.
-func buildError(r *request, p *prefixes, id, errorType string, body, xrayCause []byte) error {
-	if err := checkRequestID(id); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalid, err)
+func buildError(r *request, p *prefixes, inv *Invocation, errorType string, body, xrayCause []byte) error {
+	if err := checkTarget(inv); err != nil {
+		return err
 	}
 	if err := checkHeaderValue(hdrErrorType, errorType, maxHeaderValueLen); err != nil {
 		return err
 	}
-	h := append(r.head[:0], p.postInv...)
-	h = append(h, id...)
-	h = append(h, suffixError...)
-	h = append(h, p.afterPath...)
+	h := appendTarget(r.head[:0], p, inv, suffixError)
 	h = appendErrorHeaders(h, errorType)
 	if len(xrayCause) > 0 && len(xrayCause) <= maxXRayCauseLen && headerSafe(xrayCause) {
 		h = append(h, hdrXRayErrorCause+": "...)
@@ -116,6 +110,31 @@ func buildError(r *request, p *prefixes, id, errorType string, body, xrayCause [
 	}
 	r.finish(h, body)
 	return nil
+}
+
+// checkTarget checks what an answer takes from its invocation: a request ID
+// safe in a URL path and an invocation ID safe in a header.
+func checkTarget(inv *Invocation) error {
+	if inv == nil {
+		return fmt.Errorf("%w: nil Invocation", ErrInvalid)
+	}
+	if err := checkRequestID(inv.RequestID); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return checkHeaderValue(hdrInvocationID, inv.InvocationID, maxHeaderValueLen)
+}
+
+// appendTarget appends the request line and fixed headers of an answer to
+// inv, and the echo of its invocation ID when it has one.
+func appendTarget(h []byte, p *prefixes, inv *Invocation, suffix string) []byte {
+	h = append(h, p.postInv...)
+	h = append(h, inv.RequestID...)
+	h = append(h, suffix...)
+	h = append(h, p.afterPath...)
+	if inv.InvocationID != "" {
+		h = appendHeader(h, hdrInvocationID, inv.InvocationID)
+	}
+	return h
 }
 
 // buildInitError prepares POST /runtime/init/error.

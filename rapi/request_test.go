@@ -29,26 +29,30 @@ func TestBuildRequests(t *testing.T) {
 		{
 			name: "response",
 			build: func(r *request) error {
-				return buildResponse(r, testPrefixes(), "abc-1", "application/json", []byte("{}"))
+				return buildResponse(r, testPrefixes(), &Invocation{RequestID: "abc-1"}, "application/json", []byte("{}"))
 			},
 			want: "POST /2018-06-01/runtime/invocation/abc-1/response" + wantCommon +
 				"Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
 		},
 		{
-			name:  "response without content type, empty body",
-			build: func(r *request) error { return buildResponse(r, testPrefixes(), "abc-1", "", nil) },
-			want:  "POST /2018-06-01/runtime/invocation/abc-1/response" + wantCommon + "Content-Length: 0\r\n\r\n",
+			name: "response without content type, empty body",
+			build: func(r *request) error {
+				return buildResponse(r, testPrefixes(), &Invocation{RequestID: "abc-1"}, "", nil)
+			},
+			want: "POST /2018-06-01/runtime/invocation/abc-1/response" + wantCommon + "Content-Length: 0\r\n\r\n",
 		},
 		{
-			name:  "response large body",
-			build: func(r *request) error { return buildResponse(r, testPrefixes(), "id", "text/plain", []byte(big)) },
+			name: "response large body",
+			build: func(r *request) error {
+				return buildResponse(r, testPrefixes(), &Invocation{RequestID: "id"}, "text/plain", []byte(big))
+			},
 			want: "POST /2018-06-01/runtime/invocation/id/response" + wantCommon +
 				"Content-Type: text/plain\r\nContent-Length: 5000\r\n\r\n" + big,
 		},
 		{
 			name: "error",
 			build: func(r *request) error {
-				return buildError(r, testPrefixes(), "abc-1", "Handler.Error", []byte(`{"errorMessage":"x"}`), nil)
+				return buildError(r, testPrefixes(), &Invocation{RequestID: "abc-1"}, "Handler.Error", []byte(`{"errorMessage":"x"}`), nil)
 			},
 			want: "POST /2018-06-01/runtime/invocation/abc-1/error" + wantCommon +
 				"Lambda-Runtime-Function-Error-Type: Handler.Error\r\nContent-Type: application/json\r\n" +
@@ -57,7 +61,7 @@ func TestBuildRequests(t *testing.T) {
 		{
 			name: "error with xray cause",
 			build: func(r *request) error {
-				return buildError(r, testPrefixes(), "abc-1", "E", []byte("{}"), []byte(`{"paths":[]}`))
+				return buildError(r, testPrefixes(), &Invocation{RequestID: "abc-1"}, "E", []byte("{}"), []byte(`{"paths":[]}`))
 			},
 			want: "POST /2018-06-01/runtime/invocation/abc-1/error" + wantCommon +
 				"Lambda-Runtime-Function-Error-Type: E\r\nContent-Type: application/json\r\n" +
@@ -66,7 +70,7 @@ func TestBuildRequests(t *testing.T) {
 		{
 			name: "error xray cause with CRLF is left out, empty type omitted",
 			build: func(r *request) error {
-				return buildError(r, testPrefixes(), "abc-1", "", []byte("{}"), []byte("a\r\nX-Evil: 1"))
+				return buildError(r, testPrefixes(), &Invocation{RequestID: "abc-1"}, "", []byte("{}"), []byte("a\r\nX-Evil: 1"))
 			},
 			want: "POST /2018-06-01/runtime/invocation/abc-1/error" + wantCommon +
 				"Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
@@ -74,10 +78,37 @@ func TestBuildRequests(t *testing.T) {
 		{
 			name: "error xray cause of 1 MiB is left out",
 			build: func(r *request) error {
-				return buildError(r, testPrefixes(), "abc-1", "E", nil, make([]byte, 1<<20))
+				return buildError(r, testPrefixes(), &Invocation{RequestID: "abc-1"}, "E", nil, make([]byte, 1<<20))
 			},
 			want: "POST /2018-06-01/runtime/invocation/abc-1/error" + wantCommon +
 				"Lambda-Runtime-Function-Error-Type: E\r\nContent-Type: application/json\r\nContent-Length: 0\r\n\r\n",
+		},
+		{
+			name: "response echoes the invocation ID",
+			build: func(r *request) error {
+				return buildResponse(r, testPrefixes(), &Invocation{RequestID: "abc-1", InvocationID: "inv-7"}, "application/json", []byte("{}"))
+			},
+			want: "POST /2018-06-01/runtime/invocation/abc-1/response" + wantCommon +
+				"Lambda-Runtime-Invocation-Id: inv-7\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+		},
+		{
+			name: "error echoes the invocation ID",
+			build: func(r *request) error {
+				return buildError(r, testPrefixes(), &Invocation{RequestID: "abc-1", InvocationID: "inv-7"}, "E", []byte("{}"), nil)
+			},
+			want: "POST /2018-06-01/runtime/invocation/abc-1/error" + wantCommon +
+				"Lambda-Runtime-Invocation-Id: inv-7\r\nLambda-Runtime-Function-Error-Type: E\r\nContent-Type: application/json\r\n" +
+				"Content-Length: 2\r\n\r\n{}",
+		},
+		{
+			name: "stream head echoes the invocation ID",
+			build: func(r *request) error {
+				return buildStreamHead(r, testPrefixes(), &Invocation{RequestID: "abc-1", InvocationID: "inv-7"}, "text/plain")
+			},
+			want: "POST /2018-06-01/runtime/invocation/abc-1/response" + wantCommon +
+				"Lambda-Runtime-Invocation-Id: inv-7\r\nContent-Type: text/plain\r\n" +
+				"Lambda-Runtime-Function-Response-Mode: streaming\r\nTransfer-Encoding: chunked\r\n" +
+				"Trailer: Lambda-Runtime-Function-Error-Type, Lambda-Runtime-Function-Error-Body\r\n\r\n",
 		},
 		{
 			name:  "init error",
@@ -106,23 +137,34 @@ func TestBuildRefusesUnsafeValues(t *testing.T) {
 		name  string
 		build func(r *request) error
 	}{
-		{"empty id", func(r *request) error { return buildResponse(r, p, "", "", nil) }},
-		{"dot id", func(r *request) error { return buildResponse(r, p, ".", "", nil) }},
-		{"dotdot id", func(r *request) error { return buildResponse(r, p, "..", "", nil) }},
-		{"slash", func(r *request) error { return buildResponse(r, p, "a/b", "", nil) }},
-		{"space", func(r *request) error { return buildResponse(r, p, "a b", "", nil) }},
-		{"crlf", func(r *request) error { return buildResponse(r, p, "a\r\nHost: x", "", nil) }},
-		{"lf", func(r *request) error { return buildError(r, p, "a\nb", "E", nil, nil) }},
-		{"query", func(r *request) error { return buildResponse(r, p, "a?b", "", nil) }},
-		{"fragment", func(r *request) error { return buildResponse(r, p, "a#b", "", nil) }},
-		{"percent", func(r *request) error { return buildResponse(r, p, "a%2Fb", "", nil) }},
-		{"nul", func(r *request) error { return buildResponse(r, p, "a\x00b", "", nil) }},
-		{"del", func(r *request) error { return buildResponse(r, p, "a\x7fb", "", nil) }},
-		{"non-ascii", func(r *request) error { return buildResponse(r, p, "caf\xc3\xa9", "", nil) }},
-		{"too long", func(r *request) error { return buildResponse(r, p, strings.Repeat("a", 513), "", nil) }},
-		{"content type crlf", func(r *request) error { return buildResponse(r, p, "ok", "a\r\nb: c", nil) }},
-		{"content type too long", func(r *request) error { return buildResponse(r, p, "ok", strings.Repeat("a", 9000), nil) }},
-		{"error type lf", func(r *request) error { return buildError(r, p, "ok", "a\nb", nil, nil) }},
+		{"empty id", func(r *request) error { return buildResponse(r, p, &Invocation{RequestID: ""}, "", nil) }},
+		{"dot id", func(r *request) error { return buildResponse(r, p, &Invocation{RequestID: "."}, "", nil) }},
+		{"dotdot id", func(r *request) error { return buildResponse(r, p, &Invocation{RequestID: ".."}, "", nil) }},
+		{"slash", func(r *request) error { return buildResponse(r, p, &Invocation{RequestID: "a/b"}, "", nil) }},
+		{"space", func(r *request) error { return buildResponse(r, p, &Invocation{RequestID: "a b"}, "", nil) }},
+		{"crlf", func(r *request) error { return buildResponse(r, p, &Invocation{RequestID: "a\r\nHost: x"}, "", nil) }},
+		{"lf", func(r *request) error { return buildError(r, p, &Invocation{RequestID: "a\nb"}, "E", nil, nil) }},
+		{"query", func(r *request) error { return buildResponse(r, p, &Invocation{RequestID: "a?b"}, "", nil) }},
+		{"fragment", func(r *request) error { return buildResponse(r, p, &Invocation{RequestID: "a#b"}, "", nil) }},
+		{"percent", func(r *request) error { return buildResponse(r, p, &Invocation{RequestID: "a%2Fb"}, "", nil) }},
+		{"nul", func(r *request) error { return buildResponse(r, p, &Invocation{RequestID: "a\x00b"}, "", nil) }},
+		{"del", func(r *request) error { return buildResponse(r, p, &Invocation{RequestID: "a\x7fb"}, "", nil) }},
+		{"non-ascii", func(r *request) error { return buildResponse(r, p, &Invocation{RequestID: "caf\xc3\xa9"}, "", nil) }},
+		{"too long", func(r *request) error {
+			return buildResponse(r, p, &Invocation{RequestID: strings.Repeat("a", 513)}, "", nil)
+		}},
+		{"nil invocation", func(r *request) error { return buildResponse(r, p, nil, "", nil) }},
+		{"invocation ID crlf", func(r *request) error {
+			return buildError(r, p, &Invocation{RequestID: "ok", InvocationID: "a\r\nX-Evil: 1"}, "E", nil, nil)
+		}},
+		{"invocation ID too long", func(r *request) error {
+			return buildResponse(r, p, &Invocation{RequestID: "ok", InvocationID: strings.Repeat("a", 9000)}, "", nil)
+		}},
+		{"content type crlf", func(r *request) error { return buildResponse(r, p, &Invocation{RequestID: "ok"}, "a\r\nb: c", nil) }},
+		{"content type too long", func(r *request) error {
+			return buildResponse(r, p, &Invocation{RequestID: "ok"}, strings.Repeat("a", 9000), nil)
+		}},
+		{"error type lf", func(r *request) error { return buildError(r, p, &Invocation{RequestID: "ok"}, "a\nb", nil, nil) }},
 		{"init error type cr", func(r *request) error { return buildInitError(r, p, "a\rb", nil) }},
 	}
 	for _, tt := range tests {

@@ -59,7 +59,7 @@ const lastChunk = "0\r\n\r\n"
 // it returns.
 type ErrorFunc func(err error, sent int64) (errorType string, body []byte)
 
-// Stream posts the response of invocation requestID in streaming mode:
+// Stream posts the response of inv (addressed and echoed as by Respond) in streaming mode:
 // Lambda-Runtime-Function-Response-Mode: streaming, Transfer-Encoding:
 // chunked, and a Trailer header declaring Lambda-Runtime-Function-Error-Type
 // and Lambda-Runtime-Function-Error-Body. It reads body until io.EOF; each
@@ -87,12 +87,12 @@ type ErrorFunc func(err error, sent int64) (errorType string, body []byte)
 // ErrInvalid and reads nothing. A panic or runtime.Goexit in body's Read
 // after the first byte drops the connection, which the Runtime API reports
 // as a truncated response, and goes on up the stack.
-func (c *Conn) Stream(ctx context.Context, requestID, contentType string, body io.Reader, onError ErrorFunc) error {
+func (c *Conn) Stream(ctx context.Context, inv *Invocation, contentType string, body io.Reader, onError ErrorFunc) error {
 	defer c.trim()
 	if body == nil || onError == nil {
 		return fmt.Errorf("rapi: %s: %w: nil body or ErrorFunc", opResponse, ErrInvalid)
 	}
-	if err := buildStreamHead(&c.req, c.c.pre, requestID, contentType); err != nil {
+	if err := buildStreamHead(&c.req, c.c.pre, inv, contentType); err != nil {
 		return fmt.Errorf("rapi: %s: %w", opResponse, err)
 	}
 	if err := c.begin(ctx, opResponse); err != nil {
@@ -104,7 +104,7 @@ func (c *Conn) Stream(ctx context.Context, requestID, contentType string, body i
 	if c.sbuf == nil {
 		c.sbuf = make([]byte, chunkPrefix+streamChunk+2)
 	}
-	return c.streamTo(ctx, requestID, body, onError)
+	return c.streamTo(ctx, inv, body, onError)
 }
 
 // endStream writes the end of a streamed body: the last chunk with or
@@ -172,8 +172,8 @@ func readSome(r io.Reader, p []byte) (int, error) {
 
 // buildStreamHead prepares the header of a streamed POST
 // .../invocation/{id}/response in r.head.
-func buildStreamHead(r *request, p *prefixes, id, contentType string) error {
-	h, err := responseHead(r, p, id, contentType)
+func buildStreamHead(r *request, p *prefixes, inv *Invocation, contentType string) error {
+	h, err := responseHead(r, p, inv, contentType)
 	if err != nil {
 		return err
 	}

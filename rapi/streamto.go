@@ -111,7 +111,7 @@ func (w *streamWriter) done(n int, err error) (int, error) {
 // error before the first byte is an ordinary /error, one after it goes in
 // the trailers, and a panic or Goexit after the first byte drops the
 // connection.
-func (c *Conn) streamTo(ctx context.Context, requestID string, body io.Reader, onError ErrorFunc) error {
+func (c *Conn) streamTo(ctx context.Context, inv *Invocation, body io.Reader, onError ErrorFunc) error {
 	w := &c.sw
 	*w = streamWriter{c: c, head: true}
 	queue := c.queue
@@ -136,7 +136,7 @@ func (c *Conn) streamTo(ctx context.Context, requestID string, body io.Reader, o
 	}
 	if w.head && rerr != nil {
 		errorType, doc := onError(rerr, 0)
-		return c.Fail(ctx, requestID, streamErrorType(errorType), doc, nil)
+		return c.Fail(ctx, inv, streamErrorType(errorType), doc, nil)
 	}
 	return c.endStream(ctx, w.head, w.sent, rerr, onError, queue)
 }
