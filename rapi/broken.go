@@ -51,27 +51,36 @@ func (c *Conn) CutIfStalled() bool {
 }
 
 // resetKeepingID empties inv after an answer failed, keeping its request
-// ID when one had been read and is safe to post to: the invocation was
-// handed out, and only the runtime can still end it before its deadline.
+// ID when one had been read and is safe to post to (the invocation was
+// handed out, and only the runtime can still end it before its deadline),
+// and its invocation ID if read too, so that the error answer echoes it.
 func (c *Conn) resetKeepingID(inv *Invocation) {
-	id := inv.RequestID
+	id, invID := inv.RequestID, inv.InvocationID
 	if id == "" {
-		id = c.sink.requestID()
+		id, invID = c.sink.requestID(), c.sink.gathered(fInvocationID)
 	}
 	inv.reset()
 	inv.RequestID = id
+	if id != "" {
+		inv.InvocationID = invID
+	}
 }
 
 // requestID returns the request ID gathered by header so far, or "" when
 // there is none or it is not safe in a URL path. It allocates: error paths
 // only.
 func (s *invSink) requestID() string {
-	if s.inv == nil || s.seen&(1<<fRequestID) == 0 {
-		return ""
-	}
-	id := string(s.strs[s.spans[fRequestID].off:s.spans[fRequestID].end])
+	id := s.gathered(fRequestID)
 	if checkRequestID(id) != nil {
 		return ""
 	}
 	return id
+}
+
+// gathered returns fresh field f as read by header so far, or "".
+func (s *invSink) gathered(f int) string {
+	if s.inv == nil || s.seen&(1<<f) == 0 {
+		return ""
+	}
+	return string(s.strs[s.spans[f].off:s.spans[f].end])
 }
