@@ -61,8 +61,9 @@ type Conn struct {
 	// Owner-only. queue: QueueNext is on. queued: a GET /next went out
 	// behind the last post on nc and its answer has not been read; every
 	// drop forgets it, so it implies nc != nil.
-	queue  bool
-	queued bool
+	queue   bool
+	queued  bool
+	queueIf func() bool // QueueNextIf; nil: always
 
 	// Owner-only, LazyAnswer (lazy.go): pending names the post whose
 	// answer Next must read first; polled is when the last /next answer
@@ -211,7 +212,7 @@ func (c *Conn) Respond(ctx context.Context, inv *Invocation, body []byte, conten
 	if err := buildResponse(&c.req, c.c.pre, inv, contentType, body); err != nil {
 		return fmt.Errorf("rapi: %s: %w", opResponse, err)
 	}
-	return c.post(ctx, opResponse, &c.req, c.queue)
+	return c.post(ctx, opResponse, &c.req, c.queueing())
 }
 
 // Fail posts body (the JSON error document) as the error of inv (addressed
@@ -223,7 +224,7 @@ func (c *Conn) Fail(ctx context.Context, inv *Invocation, errorType string, body
 	if err := buildError(&c.req, c.c.pre, inv, errorType, body, xrayCause); err != nil {
 		return fmt.Errorf("rapi: %s: %w", opError, err)
 	}
-	return c.post(ctx, opError, &c.req, c.queue)
+	return c.post(ctx, opError, &c.req, c.queueing())
 }
 
 // QueueNext turns on (or off) pipelining of the next poll behind each post:
@@ -241,6 +242,24 @@ func (c *Conn) Fail(ctx context.Context, inv *Invocation, errorType string, body
 func (c *Conn) QueueNext(on bool) {
 	c.queue = on
 }
+
+// QueueNextIf makes each queued poll (QueueNext) depend on cond, asked
+// right before the post (or the end of a stream) is written: a caller that
+// decides to stop polling while a long answer is being written (a stream
+// may take minutes) then has no poll sent after that decision. nil asks
+// nothing. cond runs on the owner's goroutine and must not block.
+func (c *Conn) QueueNextIf(cond func() bool) {
+	c.queueIf = cond
+}
+
+// queueing reports whether the post about to be written queues a poll.
+func (c *Conn) queueing() bool {
+	return c.queue && (c.queueIf == nil || c.queueIf())
+}
+
+// Queued reports whether a GET /next went out behind the last post and
+// its answer is still to be read by Next.
+func (c *Conn) Queued() bool { return c.queued }
 
 // Close closes the connection and ends the Conn: a blocked call returns an
 // error wrapping ErrClosed, and later calls fail the same way. Close is

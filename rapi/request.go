@@ -121,7 +121,8 @@ func checkTarget(inv *Invocation) error {
 	if err := checkRequestID(inv.RequestID); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	return checkHeaderValue(hdrInvocationID, inv.InvocationID, maxHeaderValueLen)
+	// Next read it from a header: whatever fits the head is echoed.
+	return checkHeaderValue(hdrInvocationID, inv.InvocationID, maxHeadBytes)
 }
 
 // appendTarget appends the request line and fixed headers of an answer to

@@ -158,7 +158,7 @@ func TestBuildRefusesUnsafeValues(t *testing.T) {
 			return buildError(r, p, &Invocation{RequestID: "ok", InvocationID: "a\r\nX-Evil: 1"}, "E", nil, nil)
 		}},
 		{"invocation ID too long", func(r *request) error {
-			return buildResponse(r, p, &Invocation{RequestID: "ok", InvocationID: strings.Repeat("a", 9000)}, "", nil)
+			return buildResponse(r, p, &Invocation{RequestID: "ok", InvocationID: strings.Repeat("a", maxHeadBytes+1)}, "", nil)
 		}},
 		{"content type crlf", func(r *request) error { return buildResponse(r, p, &Invocation{RequestID: "ok"}, "a\r\nb: c", nil) }},
 		{"content type too long", func(r *request) error {

@@ -114,7 +114,6 @@ func (w *streamWriter) done(n int, err error) (int, error) {
 func (c *Conn) streamTo(ctx context.Context, inv *Invocation, body io.Reader, onError ErrorFunc) error {
 	w := &c.sw
 	*w = streamWriter{c: c, head: true}
-	queue := c.queue
 	finished := false
 	defer func() {
 		if !finished && !w.head { // the request is cut
@@ -138,5 +137,5 @@ func (c *Conn) streamTo(ctx context.Context, inv *Invocation, body io.Reader, on
 		errorType, doc := onError(rerr, 0)
 		return c.Fail(ctx, inv, streamErrorType(errorType), doc, nil)
 	}
-	return c.endStream(ctx, w.head, w.sent, rerr, onError, queue)
+	return c.endStream(ctx, w.head, w.sent, rerr, onError, c.queueing())
 }
