@@ -11,6 +11,26 @@
 // which reads the payload bytes and writes its response into a worker-owned
 // buffer.
 //
+// # Exactly once
+//
+// Every invocation the Runtime API hands out (its request ID read from
+// /next) gets exactly one answer, a response or an error, carrying its own
+// bytes and echoing its Lambda-Runtime-Invocation-Id, whatever the handler
+// does (returns, fails, panics, calls runtime.Goexit, replaces a
+// RawHandler's out.B) and whatever the Runtime API does (refuses an answer,
+// resets, cuts an answer midway, a shutdown comes). One file keeps that
+// promise: answer.go, through which every path ends an invocation. It
+// knows whether the invocation is answered, and when the intended answer
+// cannot be sent for a reason on the runtime's side (a header value, a
+// size) it sends an error answer the Runtime API accepts instead; what is
+// replaced, and how, is listed there. Once the shutdown begins no poll is
+// queued or sent, and answers are posted within the shutdown budget.
+//
+// The runtime never keeps, writes to or lends again an array it did not
+// lend: a RawHandler's response found in another array (one of its own,
+// shared by all invocations, or the payload) is sent from there and
+// forgotten.
+//
 // # Slots
 //
 // The runtime owns a fixed number of slots (limits.Config.Workers, at most

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"sort"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
@@ -120,4 +121,39 @@ func stackFrame(f runtime.Frame) *messages.InvokeResponse_Error_StackFrame {
 	label = label[strings.LastIndexByte(label, '/')+1:]
 	label = label[strings.IndexByte(label, '.')+1:]
 	return &messages.InvokeResponse_Error_StackFrame{Path: path, Line: int32(f.Line), Label: label}
+}
+
+// writeErrorDoc writes the error document for err into out, which must be
+// empty, and returns the error type. It is writeErrorBody's document when
+// that has at most limit bytes (maxErrorBody for an /error,
+// rapi.MaxStreamErrorBody for a stream's trailer); otherwise the same
+// without the stack trace, the type cut to maxDocErrorType, and the message
+// cut (marked "...") as little as needed to fit.
+func writeErrorDoc(out *Buffer, err error, limit int) string {
+	errorType := writeErrorBody(out, err)
+	if len(out.B) <= limit {
+		return errorType
+	}
+	var doc messages.InvokeResponse_Error
+	_ = json.Unmarshal(out.B, &doc) // the document writeErrorBody wrote
+	doc.StackTrace = nil
+	doc.Type = cutUTF8(doc.Type, maxDocErrorType)
+	msg := doc.Message
+	fits := func(n int) bool { // the message cut to n bytes fits
+		doc.Message = msg
+		if n < len(msg) {
+			doc.Message = cutUTF8(msg, n) + "..."
+		}
+		out.Reset()
+		encodeErrorBody(out, &doc)
+		return len(out.B) <= limit
+	}
+	if fits(len(msg)) {
+		return errorType
+	}
+	// The longest cut that fits; escaping makes the encoded length grow
+	// unevenly, so search rather than compute.
+	n := sort.Search(len(msg), func(n int) bool { return !fits(n) }) - 1
+	fits(max(n, 0))
+	return errorType
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"reflect"
 	"runtime"
+	"unsafe"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambda/handlertrace"
@@ -27,6 +28,12 @@ type Buffer = bytebufferpool.ByteBuffer
 // reused by the worker's next invocation. The response is sent with
 // Content-Type application/json. If it returns an error, whatever it wrote
 // is discarded.
+//
+// out.B may also be set to a slice the handler owns (a static answer
+// shared by every invocation, the payload itself): the response is then
+// sent from that array, which the runtime reads until the answer is
+// posted (so it must not change meanwhile) and never writes to, keeps or
+// lends to another invocation.
 type RawHandler func(ctx context.Context, payload []byte, out *Buffer) error
 
 // PanicError is a panic recovered from a handler. The invocation fails with
@@ -342,7 +349,8 @@ func (h *handler) run(ctx context.Context, payload []byte, out *Buffer) (content
 	}()
 	switch h.path {
 	case pathRaw:
-		contentType, err = jsonContentType, h.raw(ctx, payload, out)
+		contentType = jsonContentType
+		direct, err = h.callRaw(ctx, payload, out)
 	case pathInvoker:
 		contentType, err = h.callInvoker(ctx, payload, out)
 	case pathNoIO:
@@ -370,6 +378,32 @@ func newPanicError(v any) *PanicError {
 	var pcs [maxPanicFrames + 8]uintptr
 	n := runtime.Callers(2, pcs[:]) // from the deferred function that recovered
 	return &PanicError{Value: v, Stack: append([]uintptr(nil), pcs[:n]...)}
+}
+
+// callRaw runs a RawHandler. A response it leaves in an array the runtime
+// did not lend (out.B set to a slice of its own, to the payload, or grown
+// past its capacity by append) is returned as direct, borrowed until the
+// answer is posted, and out gets the lent array back, even after a panic:
+// the runtime never writes to, keeps or lends again an array it did not
+// lend, since the handler may share it. (After a growth the runtime lends
+// a large enough buffer next time, so a steady size costs no allocation.)
+func (h *handler) callRaw(ctx context.Context, payload []byte, out *Buffer) (direct []byte, err error) {
+	lent := out.B[:0]
+	defer func() {
+		if !sameArray(out.B, lent) {
+			direct, out.B = out.B, lent
+		}
+	}()
+	return nil, h.raw(ctx, payload, out)
+}
+
+// sameArray reports whether a and b are slices of the same array (from its
+// start), or both have none.
+func sameArray(a, b []byte) bool {
+	if cap(a) == 0 || cap(b) == 0 {
+		return cap(a) == cap(b)
+	}
+	return unsafe.SliceData(a) == unsafe.SliceData(b)
 }
 
 // callInvoker copies the invoker's bytes into out: they may not be its to

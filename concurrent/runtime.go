@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/aws/aws-lambda-go/lambda/messages"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/lmigo/lmigo/limits"
 	"github.com/lmigo/lmigo/pool"
@@ -40,11 +38,15 @@ type Runtime struct {
 	// stopping turns off queued polls: a poll queued during shutdown would
 	// be abandoned at exit, and the invocation handed to it lost.
 	stopping atomic.Bool
-	fatal    chan error
-	metrics  *runtimeMetrics // nil unless LMIGO_METRICS=emf
-	idle     idleTracker     // for the idle free (startIdleFree)
-	outage   outage          // rate-limits the warnings while /next fails
-	mem      memGuard        // memory-aware admission (admission.go)
+	// shutdown is the context answers are posted with once stopping is
+	// set (answerCtx); it ends with the shutdown budget.
+	shutdown    context.Context
+	endShutdown context.CancelFunc
+	fatal       chan error
+	metrics     *runtimeMetrics // nil unless LMIGO_METRICS=emf
+	idle        idleTracker     // for the idle free (startIdleFree)
+	outage      outage          // rate-limits the warnings while /next fails
+	mem         memGuard        // memory-aware admission (admission.go)
 }
 
 // slot is everything one invocation needs, reused from one invocation to
@@ -57,9 +59,11 @@ type slot struct {
 	bufs *pool.Buffers
 	req  *bytebufferpool.ByteBuffer
 	resp *bytebufferpool.ByteBuffer
-	// pollQueued: the last post queued the slot's next /next (post), so
-	// the poller must read it, whatever the memory.
-	pollQueued bool
+	// ended: the invocation in inv has been answered (answer.go).
+	ended bool
+	// respHint is the size of the last RawHandler response that did not
+	// fit the buffer lent to it: the next one lends that much (serve).
+	respHint int
 }
 
 // New builds a Runtime for handler from the environment. It returns an
@@ -100,6 +104,7 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 		fatal:       make(chan error, 1),
 		metrics:     newMetrics(cfg),
 	}
+	rt.shutdown, rt.endShutdown = context.WithCancel(context.Background())
 	if rt.log == nil {
 		rt.log = newLogger(cfg.LogFormat, cfg.LogLevel, stderr)
 	}
@@ -116,7 +121,9 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	rt.slots = make([]*slot, cfg.Workers)
 	for i := range rt.slots {
 		s := &slot{conn: client.Conn(), bufs: pool.NewBuffers(cfg.BufferRetainBytes)}
-		s.conn.LazyAnswer(true) // see post
+		s.conn.QueueNext(true) // see send
+		s.conn.QueueNextIf(rt.mayQueue)
+		s.conn.LazyAnswer(true)
 		rt.slots[i] = s
 		rt.free <- s
 	}
@@ -160,13 +167,16 @@ func (rt *Runtime) Run(ctx context.Context) error {
 		err = fmt.Errorf("%w: %w", ErrRuntimeAPI, err)
 		rt.log.Error("runtime API failure, stopping", zap.Error(err))
 	}
+	// One budget for the whole shutdown, answers posted during it included:
+	// Lambda kills the process about 600 ms after SIGTERM.
 	began := time.Now()
+	deadline := began.Add(rt.cfg.ShutdownTimeout)
+	budget := time.AfterFunc(rt.cfg.ShutdownTimeout, rt.endShutdown)
+	defer budget.Stop()
+	defer rt.endShutdown()
 	rt.stopping.Store(true)
 	stopPolling()
 	pollers.Wait()
-	// One budget for the whole shutdown: Lambda kills the process about
-	// 600 ms after SIGTERM.
-	deadline := time.Now().Add(rt.cfg.ShutdownTimeout)
 	left := rt.drain(deadline)
 	_ = rt.workers.Release(max(time.Until(deadline), time.Millisecond))
 	stopMetrics() // the last document, after the last invocation
@@ -217,11 +227,10 @@ func (rt *Runtime) poll(ctx context.Context) {
 			return
 		}
 		// Held back while memory is high, unless the poll is out already.
-		if !s.pollQueued && !rt.admit(ctx) {
+		if !s.conn.Queued() && !rt.admit(ctx) {
 			rt.free <- s
 			return
 		}
-		s.pollQueued = false
 		if !rt.next(ctx, s) {
 			rt.free <- s
 			return
@@ -256,28 +265,30 @@ func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 		case err == nil:
 			rt.outage.ok(rt.log)
 			return true
-		case ctx.Err() != nil:
-			return false
-		case errors.Is(err, rapi.ErrPayloadTooLarge):
-			rt.failUnserved(s, "Runtime.RequestTooLarge",
-				fmt.Errorf("request payload larger than %d bytes (LMIGO_MAX_REQUEST_BYTES)", rt.cfg.MaxRequestBytes))
-			continue
 		case errors.Is(err, rapi.ErrRuntimeAPI):
 			rt.stop(err)
 			return false
 		case errors.As(err, new(*rapi.AnswerError)):
-			// The answer to the slot's last post (see post). The queued
+			// The answer to the slot's last post (see send). The queued
 			// poll is read next, or sent again if the connection broke.
 			rt.log.Warn("the Runtime API did not accept the answer", zap.String(keyRequestID, answered), zap.Error(err))
 			continue
 		case s.inv.RequestID != "":
-			// The answer broke off after its request ID: the invocation
-			// was handed out, and only this runtime can end it before
-			// its deadline. No backoff: the /error has a poll queued
-			// behind it, which must not wait while an invocation may be
-			// handed to it (if the /error failed, so does that poll).
-			rt.failUnreadable(s, err)
+			// Handed out but not servable (too large, or the answer broke
+			// off after its request ID, a shutdown's interruption
+			// included): only this runtime can end it before its
+			// deadline. No backoff: the /error has a poll queued behind it,
+			// which must not wait while an invocation may be handed to it
+			// (if the /error failed, so does that poll).
+			if errors.Is(err, rapi.ErrPayloadTooLarge) {
+				rt.failUnserved(s, "Runtime.RequestTooLarge",
+					fmt.Errorf("request payload larger than %d bytes (LMIGO_MAX_REQUEST_BYTES)", rt.cfg.MaxRequestBytes))
+			} else {
+				rt.failUnreadable(s, err)
+			}
 			continue
+		case ctx.Err() != nil:
+			return false
 		}
 		rt.outage.failed(rt.log, err, backoff)
 		// Full jitter keeps N pollers from retrying in lockstep.
@@ -293,18 +304,26 @@ func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 	}
 }
 
-// serve runs one invocation on a worker and answers it exactly once. The
-// pool calls release afterwards.
+// serve runs one invocation on a worker and answers it exactly once
+// (answer.go). The pool calls release afterwards.
 func (rt *Runtime) serve(s *slot) {
 	inv := &s.inv
 	s.resp = s.bufs.Get()
+	s.ended = false
 	rt.metrics.begin()
 	defer rt.metrics.end()
 	rt.idle.begin()
 	defer func() { rt.idle.end(idleClock()) }()
+	// Panics are recovered by the handler adapter; runtime.Goexit cannot
+	// be, and leaves serve with the invocation unanswered.
+	defer func() {
+		if !s.ended {
+			rt.fail(s, "Runtime.HandlerExited", errors.New("the handler called runtime.Goexit"))
+		}
+	}()
 
 	if inv.DeadlineErr != nil {
-		rt.failInvocation(s, "Runtime.InvalidDeadline", inv.DeadlineErr)
+		rt.fail(s, "Runtime.InvalidDeadline", inv.DeadlineErr)
 		return
 	}
 	ctx := newInvocation(rt.baseCtx, inv.Deadline, &lambdacontext.LambdaContext{
@@ -319,14 +338,14 @@ func (rt *Runtime) serve(s *slot) {
 	lc := &ctx.lc
 	if inv.ClientContext != "" {
 		if err := lc.ClientContext.UnmarshalJSON([]byte(inv.ClientContext)); err != nil {
-			rt.failInvocation(s, "Runtime.InvalidClientContext",
+			rt.fail(s, "Runtime.InvalidClientContext",
 				fmt.Errorf("Lambda-Runtime-Client-Context is not valid JSON: %w", err))
 			return
 		}
 	}
 	if inv.CognitoIdentity != "" {
 		if err := json.Unmarshal([]byte(inv.CognitoIdentity), &lc.Identity); err != nil {
-			rt.failInvocation(s, "Runtime.InvalidCognitoIdentity",
+			rt.fail(s, "Runtime.InvalidCognitoIdentity",
 				fmt.Errorf("Lambda-Runtime-Cognito-Identity is not valid JSON: %w", err))
 			return
 		}
@@ -334,71 +353,38 @@ func (rt *Runtime) serve(s *slot) {
 	if rt.setTraceEnv {
 		_ = os.Setenv("_X_AMZN_TRACE_ID", inv.TraceID)
 	}
+	if s.respHint > cap(s.resp.B) {
+		// Lent, so that it may be kept: see handler.callRaw.
+		s.resp.B = make([]byte, 0, s.respHint)
+	}
+	s.respHint = 0
 
-	contentType, body, direct, err := rt.call(ctx, s)
+	contentType, body, direct, err := rt.h.run(ctx, inv.Payload, s.resp)
 	if body != nil {
 		rt.stream(s, contentType, body) // while ctx lives: body may need it
 		return
 	}
 	ctx.cancel()
 
-	// direct is the handler's own result (a json.RawMessage), borrowed
-	// until the post returns; otherwise the response is in s.resp.
+	// direct is the handler's own result (a json.RawMessage, or a
+	// RawHandler's response in an array it did not get from the runtime),
+	// borrowed until the post returns; otherwise the response is in s.resp.
 	resp := s.resp.B
 	if direct != nil {
 		resp = direct
-	}
-	if err == nil && len(resp) > rt.cfg.MaxResponseBytes {
-		err = fmt.Errorf("%w: %d bytes, the limit is %d (LMIGO_MAX_RESPONSE_BYTES)",
-			ErrResponseTooLarge, len(resp), rt.cfg.MaxResponseBytes)
-		rt.failInvocation(s, "Function.ResponseSizeTooLarge", err)
-		return
-	}
-	if err != nil {
-		s.resp.Reset()
-		errorType := writeErrorBody(s.resp, err)
-		rt.metrics.failed(err)
-		logFailure(rt.log, inv, errorType, err)
-		rt.post(s, func(ctx context.Context) error {
-			return s.conn.Fail(ctx, inv, errorType, s.resp.B, nil)
-		})
-		return
-	}
-	rt.post(s, func(ctx context.Context) error {
-		return s.conn.Respond(ctx, inv, resp, contentType)
-	})
-}
-
-// call runs the handler. Panics are recovered by the handler adapter;
-// runtime.Goexit cannot be, so a deferred check answers the invocation
-// before the goroutine ends (the pool still releases the slot). A result
-// to stream comes back as body, unread, and one to send from the handler's
-// own bytes as direct (handler.run).
-func (rt *Runtime) call(ctx context.Context, s *slot) (contentType string, body io.Reader, direct []byte, err error) {
-	returned := false
-	defer func() {
-		if !returned {
-			rt.failInvocation(s, "Runtime.HandlerExited", errors.New("the handler called runtime.Goexit"))
+		if rt.h.path == pathRaw && len(direct) > cap(s.resp.B) && len(direct) <= rt.cfg.BufferRetainBytes {
+			s.respHint = len(direct)
 		}
-	}()
-	contentType, body, direct, err = rt.h.run(ctx, s.inv.Payload, s.resp)
-	returned = true
-	return contentType, body, direct, err
-}
-
-// failInvocation answers the invocation in s with an error the runtime
-// itself detected.
-func (rt *Runtime) failInvocation(s *slot, errorType string, err error) {
-	if s.resp == nil {
-		s.resp = s.bufs.Get()
 	}
-	s.resp.Reset()
-	writeErrorBody(s.resp, messages.InvokeResponse_Error{Message: err.Error(), Type: errorType})
-	rt.metrics.failed(nil)
-	logFailure(rt.log, &s.inv, errorType, err)
-	rt.post(s, func(ctx context.Context) error {
-		return s.conn.Fail(ctx, &s.inv, errorType, s.resp.B, nil)
-	})
+	switch {
+	case err != nil:
+		rt.failWith(s, err)
+	case len(resp) > rt.cfg.MaxResponseBytes:
+		rt.fail(s, "Function.ResponseSizeTooLarge", fmt.Errorf("%w: %d bytes, the limit is %d (LMIGO_MAX_RESPONSE_BYTES)",
+			ErrResponseTooLarge, len(resp), rt.cfg.MaxResponseBytes))
+	default:
+		rt.respond(s, resp, contentType)
+	}
 }
 
 // failUnserved answers, with an error, an invocation that next read but
@@ -406,47 +392,9 @@ func (rt *Runtime) failInvocation(s *slot, errorType string, err error) {
 // the slot's buffers back.
 func (rt *Runtime) failUnserved(s *slot, errorType string, err error) {
 	rt.metrics.begin()
-	rt.failInvocation(s, errorType, err)
+	rt.fail(s, errorType, err)
 	rt.metrics.end()
 	rt.putBuffers(s)
-}
-
-// post sends an answer. A transport error is retried once on a fresh
-// connection: if the first attempt did reach the Runtime API, the retry
-// gets a harmless 400.
-//
-// While the runtime runs, the slot's next /next is queued on the same
-// connection right behind the answer, so the Runtime API has the poll the
-// moment the caller has its response; the slot's next poller only reads
-// it. That closes the gap in which LMI throttles an invoke arriving right
-// after a response, and never holds more polls than slots: the poll is
-// the slot's own, and the server only takes it after the answer. The
-// answer itself (a 202, as a rule) is then read by that poller, with the
-// next invocation (rapi.Conn.LazyAnswer): waking up for it here would take
-// CPU from the Runtime API just when it registers the poll. A refusal is
-// logged from there; a 5xx still stops the runtime.
-func (rt *Runtime) post(s *slot, send func(context.Context) error) {
-	rt.queueNext(s)
-	ctx := context.Background()
-	err := send(ctx)
-	if err != nil && errors.Is(err, rapi.ErrTransport) {
-		err = send(ctx)
-	}
-	switch {
-	case err == nil:
-	case errors.Is(err, rapi.ErrRuntimeAPI):
-		rt.stop(err)
-	default:
-		logInvocation(rt.log, zap.WarnLevel, &s.inv, "the Runtime API did not accept the answer", zap.Error(err))
-	}
-}
-
-// queueNext sets whether the slot's next /next goes out behind its answer
-// (post, stream): not while stopping, nor while memory holds new
-// invocations back (admission.go). pollQueued tells the slot's next poller.
-func (rt *Runtime) queueNext(s *slot) {
-	s.pollQueued = !rt.stopping.Load() && !rt.holding()
-	s.conn.QueueNext(s.pollQueued)
 }
 
 func (rt *Runtime) release(s *slot) {

@@ -2,15 +2,12 @@ package concurrent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
-	"sort"
 	"unicode/utf8"
 
-	"github.com/aws/aws-lambda-go/lambda/messages"
 	"github.com/lmigo/lmigo/rapi"
-	"go.uber.org/zap"
 )
 
 // Streaming. A handler result that aws-lambda-go sends as the bytes it
@@ -32,6 +29,7 @@ import (
 // error document.
 func (rt *Runtime) stream(s *slot, contentType string, body io.Reader) {
 	inv := &s.inv
+	contentType = rt.cleanContentType(inv, contentType)
 	g := &guardedReader{r: body}
 	var src io.Reader = g
 	if wt, ok := body.(io.WriterTo); ok {
@@ -47,57 +45,55 @@ func (rt *Runtime) stream(s *slot, contentType string, body io.Reader) {
 	onError := func(err error, sent int64) (string, []byte) {
 		failure, early = err, sent == 0
 		s.resp.Reset()
+		limit := rapi.MaxStreamErrorBody // a trailer
 		if early {
-			failureType = writeErrorBody(s.resp, err)
-		} else {
-			failureType = writeStreamErrorBody(s.resp, err)
+			limit = maxErrorBody
 		}
-		return failureType, s.resp.B
+		failureType = writeErrorDoc(s.resp, err, limit)
+		return headerErrorType(failureType), s.resp.B
 	}
 	returned := false
 	defer func() {
 		if returned {
 			return
 		}
-		// runtime.Goexit in Read (a panic is recovered by g). After the first
-		// byte the connection was dropped, which the Runtime API reports as a
-		// truncated response; before it nothing was sent.
+		// runtime.Goexit in Read (a panic is recovered by g). After the
+		// first byte rapi dropped the connection, which the Runtime API
+		// reports as a truncated response: that ends the invocation.
 		err := errors.New("the response reader called runtime.Goexit")
 		if g.n == 0 {
-			rt.failInvocation(s, "Runtime.HandlerExited", err)
+			rt.fail(s, "Runtime.HandlerExited", err)
 			return
 		}
+		s.ended = true
 		rt.metrics.failed(nil)
 		logFailure(rt.log, inv, "Runtime.HandlerExited", err)
 	}()
 
-	rt.queueNext(s) // as post does
-	ctx := context.Background()
-	err := s.conn.Stream(ctx, inv, contentType, src, onError)
-	if err != nil && errors.Is(err, rapi.ErrTransport) {
-		// One more try on a fresh connection, as post does, when it cannot
-		// send anything twice: nothing was read yet, or the answer is an
-		// /error (a repeated one gets a harmless 400).
+	// A retry on a fresh connection (send) only when it cannot send
+	// anything twice: nothing was read yet, or the answer is an /error (a
+	// repeated one gets a harmless 400).
+	var last error
+	err := rt.send(func(ctx context.Context) error {
 		switch {
-		case g.reads == 0:
-			err = s.conn.Stream(ctx, inv, contentType, src, onError)
+		case last == nil || g.reads == 0:
+			last = s.conn.Stream(ctx, inv, contentType, src, onError)
 		case early:
-			err = s.conn.Fail(ctx, inv, failureType, s.resp.B, nil)
+			last = s.conn.Fail(ctx, inv, headerErrorType(failureType), s.resp.B, nil)
 		}
-	}
+		return last
+	})
 	returned = true
 	rt.closeReader(inv, body)
 	if failure != nil {
 		rt.metrics.failed(failure)
 		logFailure(rt.log, inv, failureType, failure)
 	}
-	switch {
-	case err == nil:
-	case errors.Is(err, rapi.ErrRuntimeAPI):
-		rt.stop(err)
-	default:
-		logInvocation(rt.log, zap.WarnLevel, inv, "the Runtime API did not accept the streamed answer", zap.Error(err))
+	if errors.Is(err, rapi.ErrInvalid) && g.reads == 0 {
+		rt.fail(s, errTypeUnsendable, fmt.Errorf("the response could not be sent: %w", err))
+		return
 	}
+	rt.settle(s, err)
 }
 
 // closeReader closes a streamed reader that is an io.Closer, as
@@ -188,40 +184,6 @@ func (c *countingWriter) ReadFrom(r io.Reader) (int64, error) {
 	}
 	*c.n += n
 	return n, err
-}
-
-// writeStreamErrorBody writes the error document of a stream that failed
-// after its first byte into out, which must be empty, and returns the error
-// type. It is writeErrorBody's document when that fits the trailer
-// (rapi.MaxStreamErrorBody); otherwise the same without the stack trace,
-// and with the message cut (marked "...") as little as needed to fit.
-func writeStreamErrorBody(out *Buffer, err error) string {
-	errorType := writeErrorBody(out, err)
-	if len(out.B) <= rapi.MaxStreamErrorBody {
-		return errorType
-	}
-	var doc messages.InvokeResponse_Error
-	_ = json.Unmarshal(out.B, &doc) // the document writeErrorBody wrote
-	doc.StackTrace = nil
-	doc.Type = cutUTF8(doc.Type, maxDocErrorType)
-	msg := doc.Message
-	fits := func(n int) bool { // the message cut to n bytes fits
-		doc.Message = msg
-		if n < len(msg) {
-			doc.Message = cutUTF8(msg, n) + "..."
-		}
-		out.Reset()
-		encodeErrorBody(out, &doc)
-		return len(out.B) <= rapi.MaxStreamErrorBody
-	}
-	if fits(len(msg)) {
-		return errorType
-	}
-	// The longest cut that fits; escaping makes the encoded length grow
-	// unevenly, so search rather than compute.
-	n := sort.Search(len(msg), func(n int) bool { return !fits(n) }) - 1
-	fits(max(n, 0))
-	return errorType
 }
 
 // maxDocErrorType bounds the error type inside a trailer's document, so

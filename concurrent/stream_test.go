@@ -333,7 +333,7 @@ func TestStreamErrorBodyFits(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var full, out Buffer
 			wantType := writeErrorBody(&full, tt.err)
-			typ := writeStreamErrorBody(&out, tt.err)
+			typ := writeErrorDoc(&out, tt.err, rapi.MaxStreamErrorBody)
 			if typ != wantType || len(out.B) > rapi.MaxStreamErrorBody || !json.Valid(out.B) || bytes.Equal(out.B, full.B) != tt.keep {
 				t.Fatalf("type %q (want %q), %d bytes: %.200s", typ, wantType, len(out.B), out.B)
 			}

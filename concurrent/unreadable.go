@@ -1,6 +1,7 @@
 package concurrent
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -13,7 +14,7 @@ const (
 	// (headers over 64 KiB, a header line that does not parse).
 	errTypeInvalidInvocation = "Runtime.InvalidInvocation"
 	// errTypeTruncatedInvocation: the connection failed or stalled in the
-	// middle of the answer.
+	// middle of the answer, or the shutdown interrupted it.
 	errTypeTruncatedInvocation = "Runtime.TruncatedInvocation"
 )
 
@@ -22,7 +23,7 @@ const (
 // caller would otherwise wait for its deadline.
 func (rt *Runtime) failUnreadable(s *slot, err error) {
 	errorType := errTypeInvalidInvocation
-	if errors.Is(err, rapi.ErrTransport) {
+	if errors.Is(err, rapi.ErrTransport) || errors.Is(err, context.Canceled) {
 		errorType = errTypeTruncatedInvocation
 	}
 	rt.failUnserved(s, errorType, fmt.Errorf("the invocation could not be read: %w", err))

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -794,5 +796,86 @@ func TestQueueNextWriteErrorQueuesNothing(t *testing.T) {
 	}
 	if cn.queued || cn.nc != nil {
 		t.Fatalf("queued %v, connection kept %v", cn.queued, cn.nc != nil)
+	}
+}
+
+// gatedReader sends one chunk, then waits for release before EOF.
+type gatedReader struct {
+	first   chan<- struct{}
+	release <-chan struct{}
+	sent    bool
+}
+
+func (r *gatedReader) Read(p []byte) (int, error) {
+	if !r.sent {
+		r.sent = true
+		close(r.first)
+		return copy(p, "chunk"), nil
+	}
+	<-r.release
+	return 0, io.EOF
+}
+
+// TestQueueNextIfAskedAtWrite: QueueNextIf's condition is asked when the
+// end of a stream is written, not when the stream begins: a caller that
+// stops polling while a stream runs has no poll sent behind it.
+func TestQueueNextIfAskedAtWrite(t *testing.T) {
+	s, err := fakeapi.New(fakeapi.Options{MaxConcurrency: 1, Queue: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := New(s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cn := c.Conn()
+	defer cn.Close()
+	var allowed atomic.Bool
+	allowed.Store(true)
+	cn.QueueNext(true)
+	cn.QueueNextIf(allowed.Load)
+	results := make(chan fakeapi.Result, 2)
+	for range 2 {
+		go func() {
+			res, _ := s.Invoke(ctx, fakeapi.Request{Payload: []byte(`{}`)})
+			results <- res
+		}()
+	}
+
+	var inv Invocation
+	mustNext(t, cn, &inv)
+	first, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- cn.Stream(ctx, &inv, "text/plain", &gatedReader{first: first, release: release},
+			func(error, int64) (string, []byte) { return "E", nil })
+	}()
+	<-first
+	allowed.Store(false) // the caller stops polling mid-stream
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if res := <-results; string(res.Body) != "chunk" {
+		t.Fatalf("streamed %q", res.Body)
+	}
+	if cn.Queued() || s.Stats().PendingPolls != 0 {
+		t.Fatalf("a poll went out after the condition said no: queued %v, %+v", cn.Queued(), s.Stats())
+	}
+
+	allowed.Store(true)
+	mustNext(t, cn, &inv) // a GET of its own
+	if err := cn.Respond(ctx, &inv, []byte(`{}`), "application/json"); err != nil {
+		t.Fatal(err)
+	}
+	<-results
+	if !cn.Queued() {
+		t.Fatal("no poll queued behind the post while the condition says yes")
+	}
+	if err := s.WaitPolls(ctx, 1); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,0 +1,192 @@
+package concurrent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-lambda-go/lambda/messages"
+	"github.com/lmigo/lmigo/rapi"
+	"go.uber.org/zap"
+)
+
+// How an invocation ends. Every invocation the Runtime API hands out (its
+// request ID read from /next) is answered exactly once, and only through
+// this file: respond (a buffered response), fail and failWith (an error),
+// and Runtime.stream (stream.go), which ends through sent. Each marks the
+// slot ended; serve's guard answers an invocation that left serve unended
+// (runtime.Goexit in the handler). An answer that cannot be sent for a
+// reason on the runtime's side is replaced here, never dropped:
+//
+//   - an error type that no header can carry (a control byte, over
+//     maxErrorTypeHeader bytes) goes in Lambda-Runtime-Function-Error-Type
+//     as invalidErrorType; the body keeps it (JSON escapes anything);
+//   - an error document over maxErrorBody, the most the Runtime API reads
+//     of an /error, is cut to fit: stack trace first, then the message;
+//   - a response content type that no header can carry is sent as
+//     application/octet-stream, with a warning;
+//   - any answer rapi still refuses to write (rapi.ErrInvalid, nothing
+//     sent) is replaced by an error of type errTypeUnsendable.
+//
+// Every answer echoes the invocation's Lambda-Runtime-Invocation-Id (rapi),
+// so that the Runtime API refuses one that reached the wrong invocation.
+// Answers are posted with context.Background while the runtime runs and,
+// once shutdown began, with a context that ends with the shutdown budget.
+
+const (
+	// invalidErrorType stands in the error type header for a type that
+	// cannot be sent there.
+	invalidErrorType = "Function.InvalidErrorType"
+	// errTypeUnsendable: the intended answer was refused before it was
+	// written; this error takes its place.
+	errTypeUnsendable = "Runtime.InvalidResponse"
+	// maxErrorTypeHeader bounds the error type header, as rapi bounds the
+	// one of a stream's trailer.
+	maxErrorTypeHeader = 256
+	// maxErrorBody is what the Runtime API reads of an /error body (the
+	// emulator's requestBodyLimitBytes, 1 MiB); a larger one is refused
+	// with 413 and the invocation is left open.
+	maxErrorBody = 1 << 20
+	// maxContentType bounds a response's content type.
+	maxContentType = 1 << 10
+)
+
+// respond ends s with body as its response. body is read until the post
+// returns.
+func (rt *Runtime) respond(s *slot, body []byte, contentType string) {
+	contentType = rt.cleanContentType(&s.inv, contentType)
+	err := rt.send(func(ctx context.Context) error {
+		return s.conn.Respond(ctx, &s.inv, body, contentType)
+	})
+	if errors.Is(err, rapi.ErrInvalid) {
+		rt.fail(s, errTypeUnsendable, fmt.Errorf("the response could not be sent: %w", err))
+		return
+	}
+	rt.settle(s, err)
+}
+
+// failWith ends s with err, the handler's error or panic, as aws-lambda-go
+// reports it.
+func (rt *Runtime) failWith(s *slot, err error) {
+	s.resp.Reset()
+	errorType := writeErrorDoc(s.resp, err, maxErrorBody)
+	rt.metrics.failed(err)
+	logFailure(rt.log, &s.inv, errorType, err)
+	rt.postError(s, errorType)
+}
+
+// fail ends s with an error the runtime itself detected.
+func (rt *Runtime) fail(s *slot, errorType string, err error) {
+	if s.resp == nil {
+		s.resp = s.bufs.Get()
+	}
+	s.resp.Reset()
+	writeErrorDoc(s.resp, messages.InvokeResponse_Error{Message: err.Error(), Type: errorType}, maxErrorBody)
+	rt.metrics.failed(nil)
+	logFailure(rt.log, &s.inv, errorType, err)
+	rt.postError(s, errorType)
+}
+
+// postError posts the error document in s.resp.
+func (rt *Runtime) postError(s *slot, errorType string) {
+	errorType = headerErrorType(errorType)
+	err := rt.send(func(ctx context.Context) error {
+		return s.conn.Fail(ctx, &s.inv, errorType, s.resp.B, nil)
+	})
+	if errors.Is(err, rapi.ErrInvalid) && errorType != errTypeUnsendable {
+		s.resp.Reset()
+		encodeErrorBody(s.resp, &messages.InvokeResponse_Error{
+			Message: "the error could not be sent: " + err.Error(), Type: errTypeUnsendable,
+		})
+		err = rt.send(func(ctx context.Context) error {
+			return s.conn.Fail(ctx, &s.inv, errTypeUnsendable, s.resp.B, nil)
+		})
+	}
+	rt.settle(s, err)
+}
+
+// send posts an answer: once, and once more on a fresh connection after a
+// transport error (if the first one did reach the Runtime API, the second
+// gets a harmless 400).
+//
+// The slot's next /next goes out on the same connection right behind the
+// answer (rapi.Conn.QueueNext, asked at write time through mayQueue), so
+// the Runtime API has the poll the moment the caller has its response and
+// the slot's next poller only reads it. That closes the gap in which LMI
+// throttles an invoke arriving right after a response, and never holds
+// more polls than slots. The Runtime API's answer to the post is read by
+// that poller with the next invocation (rapi.Conn.LazyAnswer): waking up
+// for it here would take CPU from the Runtime API just when it registers
+// the poll. A refusal is logged from there; a 5xx still stops the runtime.
+func (rt *Runtime) send(post func(context.Context) error) error {
+	ctx := rt.answerCtx()
+	err := post(ctx)
+	if err != nil && errors.Is(err, rapi.ErrTransport) {
+		err = post(ctx)
+	}
+	return err
+}
+
+// settle marks s ended and reports what became of its answer: nothing
+// more can be done for it.
+func (rt *Runtime) settle(s *slot, err error) {
+	s.ended = true
+	switch {
+	case err == nil:
+	case errors.Is(err, rapi.ErrRuntimeAPI):
+		rt.stop(err)
+	default:
+		logInvocation(rt.log, zap.WarnLevel, &s.inv, "the Runtime API did not accept the answer", zap.Error(err))
+	}
+}
+
+// answerCtx is the context answers are posted with: none to wait for while
+// the runtime runs, the shutdown budget once it stops.
+func (rt *Runtime) answerCtx() context.Context {
+	if rt.stopping.Load() {
+		return rt.shutdown
+	}
+	return context.Background()
+}
+
+// mayQueue tells rapi, right before an answer is written, whether to queue
+// the slot's next poll behind it: not once shutdown began (the poll would
+// be left registered, and the invocation handed to it lost), nor while
+// memory holds new invocations back (admission.go).
+func (rt *Runtime) mayQueue() bool {
+	return !rt.stopping.Load() && !rt.holding()
+}
+
+// headerErrorType is errorType if a header can carry it, else
+// invalidErrorType.
+func headerErrorType(errorType string) string {
+	if !headerValue(errorType, maxErrorTypeHeader) {
+		return invalidErrorType
+	}
+	return errorType
+}
+
+// cleanContentType is contentType if a header can carry it, else
+// application/octet-stream (logged).
+func (rt *Runtime) cleanContentType(inv *rapi.Invocation, contentType string) string {
+	if headerValue(contentType, maxContentType) {
+		return contentType
+	}
+	logInvocation(rt.log, zap.WarnLevel, inv, "the response's content type cannot be sent, "+bytesContentType+" is sent instead",
+		zap.String("contentType", cutUTF8(contentType, 64)), zap.Int("length", len(contentType)))
+	return bytesContentType
+}
+
+// headerValue reports whether v has at most limit bytes, none of them a
+// control byte (RFC 9110 field-content).
+func headerValue(v string, limit int) bool {
+	if len(v) > limit {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,298 @@
+package concurrent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda/messages"
+	"github.com/lmigo/lmigo/loadtest/fakeapi"
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+)
+
+// typedReader is an io.Reader result with a content type of its own.
+type typedReader struct {
+	r  io.Reader
+	ct string
+}
+
+func (r typedReader) Read(p []byte) (int, error) { return r.r.Read(p) }
+func (r typedReader) ContentType() string        { return r.ct }
+
+// TestUnsendableAnswersGetAnError: answers the Runtime API would refuse, or
+// that rapi refuses to write, for a reason on the runtime's side (a header
+// value with a control byte or too long, an error body over the 1 MiB the
+// Runtime API reads) still end their invocation at once, never by its
+// deadline.
+func TestUnsendableAnswersGetAnError(t *testing.T) {
+	const n = 2
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: n, Queue: true})
+	long := strings.Repeat("T", 9000)
+	huge := strings.Repeat("m", 2<<20)
+	handler := func(_ context.Context, ev struct{ Case string }) (any, error) {
+		switch ev.Case {
+		case "type control byte":
+			return nil, messages.InvokeResponse_Error{Message: "m", Type: "Bad\x01Type"}
+		case "type 9000 bytes":
+			return nil, messages.InvokeResponse_Error{Message: "m", Type: long}
+		case "panic type control byte":
+			panic(messages.InvokeResponse_Error{Message: "m", Type: "Bad\r\nType"})
+		case "panic type 9000 bytes":
+			panic(messages.InvokeResponse_Error{Message: "m", Type: long})
+		case "message 2 MiB":
+			return nil, errors.New(huge)
+		case "content type crlf":
+			return typedReader{strings.NewReader("body"), "text/plain\r\nX-Evil: 1"}, nil
+		case "content type 9000 bytes":
+			return typedReader{strings.NewReader("body"), long}, nil
+		}
+		return "ok", nil
+	}
+	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": strconv.Itoa(n)}, handler)
+	tests := []struct {
+		name     string
+		wantType string // the error type of the answer; "" for a response
+	}{
+		{"type control byte", invalidErrorType},
+		{"type 9000 bytes", invalidErrorType},
+		{"panic type control byte", invalidErrorType},
+		{"panic type 9000 bytes", invalidErrorType},
+		{"message 2 MiB", "errorString"},
+		{"content type crlf", ""},
+		{"content type 9000 bytes", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			res, err := api.Invoke(ctx, fakeapi.Request{
+				Payload: []byte(`{"Case":"` + tt.name + `"}`),
+				Timeout: 3 * time.Second, // the time it would take to end by the deadline
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantType == "" {
+				if res.Err != nil || string(res.Body) != "body" || res.ContentType != bytesContentType {
+					t.Fatalf("got %+v (err %+v), want the body as %s", res, res.Err, bytesContentType)
+				}
+				return
+			}
+			if res.Err == nil || res.Err.Type != tt.wantType {
+				t.Fatalf("got %+v (err %+v), want an error answer of type %s", res, res.Err, tt.wantType)
+			}
+			var doc messages.InvokeResponse_Error
+			if err := json.Unmarshal(res.Err.Body, &doc); err != nil || doc.Message == "" {
+				t.Fatalf("error body %.200q: %v", res.Err.Body, err)
+			}
+			if len(res.Err.Body) > maxErrorBody {
+				t.Fatalf("error body of %d bytes, over %d", len(res.Err.Body), maxErrorBody)
+			}
+		})
+	}
+	answeredOnce(t, api)
+}
+
+// staticAnswer is a response a RawHandler hands over in an array of its own.
+var staticAnswer = []byte(`{"static":"answer"}`)
+
+// TestRawHandlerForeignArray: a RawHandler may set out.B to an array the
+// runtime did not lend (one of its own, shared by every invocation, or the
+// payload); the answer is sent from it, and the array is never written to,
+// pooled or lent to another invocation.
+func TestRawHandlerForeignArray(t *testing.T) {
+	const n, total = 8, 1600
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: n, Queue: true})
+	raw := RawHandler(func(_ context.Context, payload []byte, out *Buffer) error {
+		switch payload[0] {
+		case 's':
+			out.B = staticAnswer
+		case 'p':
+			out.B = payload
+		case 'e':
+			out.B = staticAnswer
+			return errors.New("failed after replacing out.B")
+		default:
+			out.B = append(out.B, "own:"...)
+			out.B = append(out.B, payload...)
+		}
+		return nil
+	})
+	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": strconv.Itoa(n)}, raw)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var wrong []string
+	for c := range n {
+		wg.Go(func() {
+			for i := c; i < total; i += n {
+				kind := "spxo"[i%4]
+				if i%50 == 7 {
+					kind = 'e'
+				}
+				payload := fmt.Sprintf("%c-%d-%s", kind, i, strings.Repeat("z", i%300))
+				res, err := api.Invoke(ctx, fakeapi.Request{Payload: []byte(payload)})
+				want := map[byte]string{'s': string(staticAnswer), 'p': payload, 'x': "own:" + payload, 'o': "own:" + payload}[kind]
+				var got string
+				switch {
+				case err != nil:
+					got = err.Error()
+				case kind == 'e' && res.Err != nil:
+					continue
+				case res.Err != nil:
+					got = res.Err.Type
+				default:
+					got = string(res.Body)
+				}
+				if got != want {
+					mu.Lock()
+					wrong = append(wrong, fmt.Sprintf("%.40q: got %.60q", payload, got))
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(wrong) > 0 {
+		t.Fatalf("%d of %d answers wrong, e.g. %v", len(wrong), total, wrong[:min(len(wrong), 3)])
+	}
+	if string(staticAnswer) != `{"static":"answer"}` {
+		t.Fatalf("the handler's own array was written to: %q", staticAnswer)
+	}
+	answeredOnce(t, api)
+}
+
+// TestShutdownFailsHalfReadInvocation: a shutdown that comes while the
+// answer to a /next is half read (its request ID known, its body not)
+// still answers that invocation, with an error, before Run returns.
+func TestShutdownFailsHalfReadInvocation(t *testing.T) {
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1})
+	rt, err := New(sleepy, WithLookupEnv(env{"AWS_LAMBDA_RUNTIME_API": api.Addr(),
+		"AWS_LAMBDA_MAX_CONCURRENCY": "1", "LMIGO_SHUTDOWN_TIMEOUT": "2s"}.lookup), WithLogger(zap.NewNop()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- rt.Run(ctx) }()
+	defer cancel()
+	wctx, wcancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer wcancel()
+	if err := api.WaitPolls(wctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	// The headers go whole, the body stops after a few bytes and hangs.
+	payload := bytes.Repeat([]byte("p"), 64<<10)
+	got := make(chan fakeapi.Result, 1)
+	go func() {
+		res, _ := api.Invoke(wctx, fakeapi.Request{Payload: payload, Timeout: 10 * time.Second,
+			Fault: &fakeapi.Fault{Cut: 4 << 10, Stall: time.Hour}})
+		got <- res
+	}()
+	// Its request ID is read once the runtime blocks in the body.
+	waitUntil(t, "the runtime reading the body", func() bool {
+		buf := make([]byte, 1<<20)
+		return bytes.Contains(buf[:runtime.Stack(buf, true)], []byte("rapi.(*body).readAll"))
+	})
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("Run did not return")
+	}
+	res := <-got
+	if res.Err == nil || res.Err.Type != errTypeTruncatedInvocation {
+		t.Fatalf("got %+v (err %+v), want a %s error answer", res, res.Err, errTypeTruncatedInvocation)
+	}
+	answeredOnce(t, api)
+}
+
+// blockingReader streams one chunk, then waits for release before EOF.
+type blockingReader struct {
+	started chan<- struct{}
+	release <-chan struct{}
+	sent    bool
+}
+
+func (r *blockingReader) Read(p []byte) (int, error) {
+	if !r.sent {
+		r.sent = true
+		r.started <- struct{}{}
+		return copy(p, "first"), nil
+	}
+	<-r.release
+	return 0, io.EOF
+}
+
+// TestShutdownQueuesNoPollBehindStreams: streams still running when the
+// shutdown begins end without a poll behind them, so that no /next is left
+// registered once Run returns (the Runtime API would hand it an invocation
+// that nobody reads).
+func TestShutdownQueuesNoPollBehindStreams(t *testing.T) {
+	const n = 16
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: n, Queue: true})
+	started := make(chan struct{}, n)
+	release := make(chan struct{})
+	handler := func(context.Context, json.RawMessage) (io.Reader, error) {
+		return &blockingReader{started: started, release: release}, nil
+	}
+	rt, err := New(handler, WithLookupEnv(env{"AWS_LAMBDA_RUNTIME_API": api.Addr(),
+		"AWS_LAMBDA_MAX_CONCURRENCY": strconv.Itoa(n), "LMIGO_SHUTDOWN_TIMEOUT": "5s"}.lookup), WithLogger(zap.NewNop()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- rt.Run(ctx) }()
+	defer cancel()
+	ictx, icancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer icancel()
+	if err := api.WaitPolls(ictx, n); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() { _, _ = api.Invoke(ictx, fakeapi.Request{Payload: []byte(`{}`)}) })
+	}
+	for range n {
+		<-started
+	}
+	cancel()
+	waitUntil(t, "the pollers stopped", func() bool { return rt.stopping.Load() })
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	wg.Wait()
+	if st := answeredOnce(t, api); st.PendingPolls != 0 {
+		t.Fatalf("%d polls left registered after Run returned: %+v", st.PendingPolls, st)
+	}
+}
+
+// TestNewWithoutRunLeaksNothing: a Runtime that is built and dropped
+// without Run leaves no goroutine behind.
+func TestNewWithoutRunLeaksNothing(t *testing.T) {
+	api := newAPI(t, fakeapi.Options{MaxConcurrency: 4})
+	before := goleak.IgnoreCurrent()
+	for range 3 {
+		if _, err := New(sleepy, WithLookupEnv(env{"AWS_LAMBDA_RUNTIME_API": api.Addr(),
+			"AWS_LAMBDA_MAX_CONCURRENCY": "4"}.lookup), WithLogger(zap.NewNop())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	goleak.VerifyNone(t, before)
+}
