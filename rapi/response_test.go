@@ -249,6 +249,9 @@ func TestDeadline(t *testing.T) {
 		{"zero", "Lambda-Runtime-Deadline-Ms: 0\r\n", false, 0},
 		{"float", "Lambda-Runtime-Deadline-Ms: 1.5\r\n", false, 0},
 		{"overflow", "Lambda-Runtime-Deadline-Ms: 99999999999999999999\r\n", false, 0},
+		{"last ms in int64 ns", "Lambda-Runtime-Deadline-Ms: 9223372036854\r\n", true, 9223372036854},
+		{"past 2262", "Lambda-Runtime-Deadline-Ms: 9223372036855\r\n", false, 0},
+		{"far past 2262", "Lambda-Runtime-Deadline-Ms: 999999999999999999\r\n", false, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -259,13 +262,20 @@ func TestDeadline(t *testing.T) {
 			}
 			inv := p.inv
 			if tt.ok {
-				if inv.DeadlineErr != nil || inv.DeadlineMs != tt.ms || !inv.Deadline.Equal(time.UnixMilli(tt.ms)) {
+				// UnixNano is what deadline arithmetic rests on: it must not wrap.
+				if inv.DeadlineErr != nil || inv.DeadlineMs != tt.ms || !inv.Deadline.Equal(time.UnixMilli(tt.ms)) ||
+					inv.Deadline.UnixNano()/1e6 != tt.ms {
 					t.Fatalf("%+v", inv)
 				}
 				return
 			}
 			if !errors.Is(inv.DeadlineErr, ErrMalformed) || !inv.Deadline.IsZero() || inv.DeadlineMs != 0 {
 				t.Fatalf("DeadlineErr %v Deadline %v ms %d", inv.DeadlineErr, inv.Deadline, inv.DeadlineMs)
+			}
+			if _, v, ok := strings.Cut(strings.TrimSpace(tt.header), ": "); ok && v != "" {
+				if msg := inv.DeadlineErr.Error(); !strings.Contains(msg, hdrDeadlineMs) || !strings.Contains(msg, v) {
+					t.Fatalf("DeadlineErr %q does not name the header and %q", msg, v)
+				}
 			}
 		})
 	}
