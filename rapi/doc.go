@@ -36,7 +36,8 @@
 // the platform's streaming limits do.
 //
 // Bounds: the status line and headers are capped at 64 KiB and 100 fields;
-// chunk framing and trailers at 64 KiB; the /next body at MaxRequestBytes,
+// each chunk-size line, and the trailers, at 64 KiB (not the number of
+// chunks: the body's limit bounds it); the /next body at MaxRequestBytes,
 // checked before anything is allocated. A larger body gives
 // ErrPayloadTooLarge with the Invocation's headers filled so that the
 // invocation can be failed; the body is skipped when under 32 MiB, else the

@@ -368,6 +368,52 @@ func TestFramingCapBoundsReading(t *testing.T) {
 	}
 }
 
+func TestFramingBounds(t *testing.T) {
+	const chunked = okHead + "Transfer-Encoding: chunked\r\n\r\n"
+	long := strings.Repeat("e", maxFraming)
+	trailer := "X-T: " + strings.Repeat("t", 1000) + "\r\n"
+	tests := []struct {
+		name, raw string
+		ok        bool
+	}{
+		{"one-byte chunks", chunked + strings.Repeat("1\r\nx\r\n", 3*maxFraming/6) + "0\r\n\r\n", true},
+		{"long extension on each chunk", chunked + strings.Repeat("1;"+long[:maxFraming-5]+"\r\nx\r\n", 3) + "0\r\n\r\n", true},
+		{"chunk line too long", chunked + "1;" + long + "\r\nx\r\n0\r\n\r\n", false},
+		{"last chunk line too long", chunked + "1\r\nx\r\n0;" + long + "\r\n\r\n", false},
+		{"trailers within bound", chunked + "0\r\n" + strings.Repeat(trailer, maxFraming/len(trailer)) + "\r\n", true},
+		{"trailers too long", chunked + "0\r\n" + strings.Repeat(trailer, maxFraming/len(trailer)+1) + "\r\n", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lim := defaultLimits
+			lim.headers = 1 << 10 // the field count is not under test
+			br := bufio.NewReaderSize(strings.NewReader(tt.raw), 4096)
+			var (
+				spill []byte
+				sink  invSink
+				inv   Invocation
+				b     body
+			)
+			sink.start(&inv, &intern{})
+			h, err := readHead(br, &spill, &lim, &sink)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.init(br, &spill, h, &lim)
+			_, err = b.readAll(nil, 1<<20)
+			if tt.ok {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "chunk framing") {
+				t.Fatalf("err = %v, want the framing bound", err)
+			}
+		})
+	}
+}
+
 func TestStatusErrorIs(t *testing.T) {
 	tests := []struct {
 		code int
