@@ -38,11 +38,13 @@ const maxYields = 1000
 // NewWorkers; the zero value is not usable. Its methods are safe for
 // concurrent use.
 type Workers[T any] struct {
-	p       *ants.PoolWithFuncGeneric[T]
-	fn      func(T)
-	done    func(T)
-	onPanic func(any)
-	size    int64
+	p        atomic.Pointer[ants.PoolWithFuncGeneric[T]] // nil until the first Invoke
+	startMu  sync.Mutex                                  // orders the pool's start with Release
+	fn       func(T)
+	done     func(T)
+	onPanic  func(any)
+	size     int64
+	preAlloc bool
 
 	busy    atomic.Int64 // tasks admitted and not yet finished
 	yields  atomic.Int64 // times Invoke yielded for a worker to park; for benchmarks
@@ -53,7 +55,8 @@ type Workers[T any] struct {
 
 // NewWorkers returns a pool that runs fn for each Invoke, at most size at
 // once. Worker goroutines start on demand and then stay parked until
-// Release, so a steady load starts no goroutine and allocates nothing.
+// Release, so a steady load starts no goroutine and allocates nothing. A
+// pool never invoked starts no goroutine at all, and needs no Release.
 func NewWorkers[T any](size int, fn func(T), opts ...Option) (*Workers[T], error) {
 	if size < 1 || size > math.MaxInt32/headroom {
 		return nil, fmt.Errorf("%w: size %d, want 1..%d", ErrInvalid, size, math.MaxInt32/headroom)
@@ -66,10 +69,11 @@ func NewWorkers[T any](size int, fn func(T), opts ...Option) (*Workers[T], error
 		opt(&o)
 	}
 	w := &Workers[T]{
-		fn:      fn,
-		onPanic: o.onPanic,
-		size:    int64(size),
-		stopped: make(chan struct{}),
+		fn:       fn,
+		onPanic:  o.onPanic,
+		size:     int64(size),
+		preAlloc: o.preAlloc,
+		stopped:  make(chan struct{}),
 	}
 	if o.done != nil {
 		done, ok := o.done.(func(T))
@@ -78,7 +82,25 @@ func NewWorkers[T any](size int, fn func(T), opts ...Option) (*Workers[T], error
 		}
 		w.done = done
 	}
-	p, err := ants.NewPoolWithFuncGeneric(size*headroom, w.run,
+	return w, nil
+}
+
+// start returns the ants pool, starting it on first use: ants starts a
+// clock goroutine with every pool, which would outlive a Workers that is
+// built and dropped without Release. It fails only after Release.
+func (w *Workers[T]) start() (*ants.PoolWithFuncGeneric[T], error) {
+	if p := w.p.Load(); p != nil {
+		return p, nil
+	}
+	w.startMu.Lock()
+	defer w.startMu.Unlock()
+	if p := w.p.Load(); p != nil {
+		return p, nil
+	}
+	if w.closed.Load() {
+		return nil, ErrClosed
+	}
+	p, err := ants.NewPoolWithFuncGeneric(int(w.size)*headroom, w.run,
 		ants.WithNonblocking(true),
 		// Resident workers: no goroutine churn after an idle spell, and the
 		// goroutine count never exceeds the ants capacity.
@@ -87,14 +109,14 @@ func NewWorkers[T any](size int, fn func(T), opts ...Option) (*Workers[T], error
 		// stack in BenchmarkInvoke (within noise at sizes 1, 16 and 256),
 		// and the stack hands the most recently parked, cache-warm
 		// goroutine to the next task.
-		ants.WithPreAlloc(o.preAlloc),
+		ants.WithPreAlloc(w.preAlloc),
 		ants.WithPanicHandler(w.reportPanic),
 	)
-	if err != nil {
+	if err != nil { // not with the arguments NewWorkers checked
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	w.p = p
-	return w, nil
+	w.p.Store(p)
+	return p, nil
 }
 
 // Invoke starts fn(arg) on a free worker and returns without waiting for
@@ -118,8 +140,13 @@ func (w *Workers[T]) Invoke(arg T) error {
 			break
 		}
 	}
+	p, err := w.start()
+	if err != nil {
+		w.busy.Add(-1)
+		return err
+	}
 	for i := 0; ; i++ {
-		err := w.p.Invoke(arg)
+		err := p.Invoke(arg)
 		if err == nil {
 			return nil
 		}
@@ -144,11 +171,18 @@ func (w *Workers[T]) Invoke(arg T) error {
 // so a later call with a longer timeout can still see the pool stop.
 func (w *Workers[T]) Release(timeout time.Duration) error {
 	w.once.Do(func() {
-		w.closed.Store(true)
+		w.startMu.Lock()
+		w.closed.Store(true) // under startMu: no pool starts after it
+		p := w.p.Load()
+		w.startMu.Unlock()
+		if p == nil {
+			close(w.stopped) // never started
+			return
+		}
 		// ants waits for its workers, and for its clock goroutine, only in
 		// ReleaseContext and only once; one waiter lets every Release wait.
 		go func() {
-			_ = w.p.ReleaseContext(context.Background())
+			_ = p.ReleaseContext(context.Background())
 			close(w.stopped)
 		}()
 	})

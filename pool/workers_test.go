@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // wait is the upper bound of every wait in these tests; none is expected
@@ -259,6 +261,60 @@ func TestWorkersRelease(t *testing.T) {
 				t.Fatal("Release returned before the task finished")
 			}
 		})
+	}
+}
+
+// A pool that is never used leaves no goroutine behind, released or not:
+// a runtime built and dropped without running (concurrent.New without Run)
+// must not leak one per call.
+func TestWorkersUnusedStartsNothing(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	for range 3 {
+		if _, err := NewWorkers(4, func(int) {}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := NewWorkers(4, func(int) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Release(0); err != nil {
+		t.Fatalf("Release of an unused pool = %v, want nil at once", err)
+	}
+	if err := w.Invoke(1); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Invoke after Release = %v, want ErrClosed", err)
+	}
+}
+
+// Invoke racing Release on a pool not started yet either starts it before
+// Release, which then stops it, or is refused: nothing is left running.
+func TestWorkersStartRacesRelease(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	for range 50 {
+		var ran atomic.Int64
+		w, err := NewWorkers(4, func(int) { ran.Add(1) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var ok atomic.Int64
+		for i := range 4 {
+			wg.Go(func() {
+				if w.Invoke(i) == nil {
+					ok.Add(1)
+				}
+			})
+		}
+		if err := w.Release(wait); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		if err := w.Release(wait); err != nil {
+			t.Fatal(err)
+		}
+		if ran.Load() != ok.Load() {
+			t.Fatalf("%d tasks ran, %d admitted", ran.Load(), ok.Load())
+		}
 	}
 }
 

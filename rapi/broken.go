@@ -17,8 +17,14 @@ import "time"
 func (c *Conn) beginAnswer() {
 	now := time.Now()
 	c.polled = now
+	c.watchAnswer(now)
+}
+
+// watchAnswer puts the answer being read, begun at since, under
+// CutIfStalled's watch until endAnswer.
+func (c *Conn) watchAnswer(since time.Time) {
 	c.mu.Lock()
-	c.answerSince = now
+	c.answerSince = since
 	c.mu.Unlock()
 }
 
@@ -36,6 +42,8 @@ func (c *Conn) endAnswer() {
 // reports whether it cut. The wait for the first byte, the long poll itself,
 // is never cut, and neither are posts: the Runtime API answers a post only
 // once the caller has the body, which a slow caller may legitimately delay.
+// The one exception is the body of a post's answer past the discard cap,
+// read through to keep the poll queued behind it (Conn.discarded).
 //
 // Call it periodically (every StallTimeout/4, say) from any goroutine; a
 // runtime with one Conn per slot calls it for each. It costs a lock.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,12 @@ const (
 	// salvageWait bounds the wait for an early answer after a failed write.
 	salvageWait = 100 * time.Millisecond
 )
+
+// errLostPoll ends the error that Next returns, once, when a connection
+// holding a queued poll was dropped after the answer to the post in front
+// of it had begun (see lose).
+var errLostPoll = errors.New("the poll queued behind it was lost with its connection " +
+	"(the Runtime API may still hand it an invocation, which then fails)")
 
 // aLongTimeAgo is a deadline that makes blocked I/O return at once.
 var aLongTimeAgo = time.Unix(1, 0)
@@ -64,6 +71,9 @@ type Conn struct {
 	queue   bool
 	queued  bool
 	queueIf func() bool // QueueNextIf; nil: always
+	// Owner-only. lost: what Next reports, once, about a queued poll that
+	// a drop took with it after the server may have registered it (lose).
+	lost error
 
 	// Owner-only, LazyAnswer (lazy.go): pending names the post whose
 	// answer Next must read first; polled is when the last /next answer
@@ -107,7 +117,10 @@ func newConn(c *Client) *Conn {
 // nothing: it reads that poll's answer, and never sends the GET again on a
 // new connection when the queued one fails (see the package doc). With
 // LazyAnswer, it first reads the answer to that post, and returns an
-// *AnswerError (inv empty) when that is not a success.
+// *AnswerError (inv empty) when that is not a success. When the answer to
+// that post broke once begun, the connection went and the poll with it,
+// possibly still registered: Next returns an error saying so, once, writing
+// nothing, and the Next after it polls afresh.
 //
 // An answer that breaks off after its request ID leaves inv.RequestID set
 // (and nothing else) with the error, so that the invocation can be failed;
@@ -118,6 +131,10 @@ func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 	}
 	inv.reset()
 	defer c.trim()
+	if err := c.lost; err != nil {
+		c.lost = nil
+		return err
+	}
 	for retried := false; ; retried = true {
 		reused := c.nc != nil && !c.interrupted.Load()
 		if err := c.begin(ctx, opNext); err != nil {
@@ -125,6 +142,10 @@ func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 		}
 		if c.pending != "" {
 			if err := c.readLeft(ctx); err != nil {
+				return err
+			}
+			if err := c.lost; err != nil { // a success whose body broke
+				c.lost = nil
 				return err
 			}
 			// An answer that ended the connection took the queued poll
@@ -173,13 +194,13 @@ func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 	}
 	if err := c.sink.finish(); err != nil {
 		inv.reset() // nothing that can be answered
-		return c.skip(h, maxDiscardPayload, fmt.Errorf("rapi: %s: %w", opNext, err))
+		return c.skip(opNext, h, maxDiscardPayload, fmt.Errorf("rapi: %s: %w", opNext, err))
 	}
 	p, err := c.body.readAll(inv.Payload, c.c.opts.MaxRequestBytes)
 	switch {
 	case errors.Is(err, errBodyTooLarge):
 		inv.Payload = p[:0]
-		return c.skip(h, maxDiscardPayload, fmt.Errorf("rapi: %s: %w: request %s: body over %d bytes",
+		return c.skip(opNext, h, maxDiscardPayload, fmt.Errorf("rapi: %s: %w: request %s: body over %d bytes",
 			opNext, ErrPayloadTooLarge, inv.RequestID, c.c.opts.MaxRequestBytes))
 	case err != nil:
 		c.resetKeepingID(inv)
@@ -314,15 +335,35 @@ func (c *Conn) post(ctx context.Context, op string, r *request, queue bool) erro
 // (sink, if any, sees its headers). A 2xx means the request succeeded,
 // whatever happens to the rest of the body.
 func (c *Conn) answer(ctx context.Context, op string, sink headerSink) error {
+	// Nothing of the answer yet: the server has not answered the post, so
+	// it has not read a poll queued behind it either.
+	if _, err := c.br.Peek(1); err != nil {
+		return c.fail(ctx, op, err)
+	}
 	h, err := readHead(c.br, &c.spill, &defaultLimits, sink)
 	if err != nil {
-		return c.fail(ctx, op, err)
+		return c.lose(ctx, op, err)
 	}
 	c.body.init(c.br, &c.spill, h, &defaultLimits)
 	if h.code/100 != 2 {
 		return c.status(op, h)
 	}
-	return c.skip(h, maxDiscardSmall, nil)
+	return c.skip(op, h, maxDiscardSmall, nil)
+}
+
+// lose is fail for an answer to a post that broke once begun. The server
+// reads the poll queued behind a post as soon as it has answered the post,
+// and keeps a poll whose connection ends registered (the emulator hands it
+// the next invocation, which then fails): with the framing lost, that poll's
+// answer cannot be read anymore. The next Next reports it, so that the
+// caller can log it, then polls afresh.
+func (c *Conn) lose(ctx context.Context, op string, err error) error {
+	queued := c.queued
+	err = c.fail(ctx, op, err)
+	if queued && !c.closed.Load() {
+		c.lost = fmt.Errorf("rapi: %s: the answer to the last %s broke: %w; %w", opNext, op, err, errLostPoll)
+	}
+	return err
 }
 
 // trim drops references to the caller's slices and scratch buffers that a
@@ -493,9 +534,8 @@ func (c *Conn) end(h head) {
 
 // skip discards the rest of the body (if short enough, else drops the
 // connection) and returns result.
-func (c *Conn) skip(h head, limit int64, result error) error {
-	if err := c.body.discard(limit); err != nil {
-		c.drop()
+func (c *Conn) skip(op string, h head, limit int64, result error) error {
+	if err := c.discarded(op, c.body.discard(limit)); err != nil {
 		return result
 	}
 	c.end(h)
@@ -505,12 +545,33 @@ func (c *Conn) skip(h head, limit int64, result error) error {
 // status turns a non-2xx response into a *StatusError.
 func (c *Conn) status(op string, h head) error {
 	b, err := c.body.capture(maxStatusBody, maxDiscardSmall)
-	if err != nil {
-		c.drop()
-	} else {
+	if c.discarded(op, err) == nil {
 		c.end(h)
 	}
 	return &StatusError{Op: op, Code: h.code, Body: b}
+}
+
+// discarded takes the result of discarding the rest of a body within its
+// cap, and drops the connection when it failed. With a poll queued behind
+// the answer (to a post), a body over the cap is read through instead,
+// whatever its size: dropping the connection would abandon the poll (see
+// lose), and discarding does not buffer. It has begun, so CutIfStalled cuts
+// it off should it stall. A body up to EOF still ends the connection: the
+// server closes it without reading the poll.
+func (c *Conn) discarded(op string, err error) error {
+	if errors.Is(err, errBodyTooLarge) && c.queued && c.body.mode != bodyToEOF {
+		c.watchAnswer(time.Now())
+		err = c.body.discard(math.MaxInt64)
+		c.endAnswer()
+	}
+	switch {
+	case err == nil:
+	case c.queued && !errors.Is(err, errBodyTooLarge):
+		_ = c.lose(context.Background(), op, err)
+	default:
+		c.drop()
+	}
+	return err
 }
 
 // fail classifies an I/O or framing error and drops the connection.

@@ -297,6 +297,37 @@ func TestLargePayload(t *testing.T) {
 	}
 }
 
+// TestManySmallChunks reads a 6 MiB chunked payload in 512-byte chunks: its
+// 12 288 chunk-size lines are framing of a valid body, not an excess of it.
+func TestManySmallChunks(t *testing.T) {
+	payload := make([]byte, 6<<20)
+	for i := range payload {
+		payload[i] = byte(i*7 + i>>9)
+	}
+	srv := newTestServer(t, func(sc *srvConn, r *srvReq) action {
+		sc.bw.WriteString(okHead + "Transfer-Encoding: chunked\r\n\r\n")
+		for off := 0; off < len(payload); off += 512 {
+			sc.bw.WriteString("200\r\n")
+			sc.bw.Write(payload[off : off+512])
+			sc.bw.WriteString("\r\n")
+		}
+		sc.bw.WriteString("0\r\nX-Trailer: 1\r\n\r\n")
+		return keepOpen
+	})
+	cn := srv.client(t).Conn()
+	defer cn.Close()
+	var inv Invocation
+	for range 2 { // the connection stays usable after the body
+		mustNext(t, cn, &inv)
+		if !bytes.Equal(inv.Payload, payload) {
+			t.Fatalf("payload of %d bytes differs", len(inv.Payload))
+		}
+	}
+	if a := srv.accepts.Load(); a != 1 {
+		t.Fatalf("accepts = %d, want 1", a)
+	}
+}
+
 func TestResetMidBody(t *testing.T) {
 	var calls atomic.Int64
 	srv := newTestServer(t, func(sc *srvConn, r *srvReq) action {

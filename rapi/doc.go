@@ -36,7 +36,8 @@
 // the platform's streaming limits do.
 //
 // Bounds: the status line and headers are capped at 64 KiB and 100 fields;
-// chunk framing and trailers at 64 KiB; the /next body at MaxRequestBytes,
+// each chunk-size line, and the trailers, at 64 KiB (not the number of
+// chunks: the body's limit bounds it); the /next body at MaxRequestBytes,
 // checked before anything is allocated. A larger body gives
 // ErrPayloadTooLarge with the Invocation's headers filled so that the
 // invocation can be failed; the body is skipped when under 32 MiB, else the
@@ -75,16 +76,26 @@
 //	400, 410, 413, 5xx, keep-alive      the GET, or will read it  keeps it queued; Next reads it
 //	any code with Connection: close,    nothing after the answer  drops: forgets it; Next
 //	  HTTP/1.0 or a body up to EOF        (RFC 9112 9.6)            redials and sends a fresh GET
-//	error or interruption while the     possibly registered it    drops: forgets it (see below)
-//	  answer is read (reset, EOF,
-//	  malformed, ctx, Close)
+//	error or interruption before the    not the GET               drops: nothing queued
+//	  answer's first byte
+//	error or interruption once the      possibly registered it    drops: the next Next reports
+//	  answer began (reset, EOF,                                     the poll lost, once; the one
+//	  malformed, ctx, stall)                                        after sends a fresh GET
 //	a context that fires while idle     registered it             keeps it: the past deadline
 //	  (no I/O broken)                                               is cleared, not dropped
 //
+// The body of an answer with a poll queued behind it is read through
+// whatever its size (it is discarded, not kept), as dropping the connection
+// for it would abandon the poll; CutIfStalled cuts it off should it stall.
+//
 // The trade-off: a connection dropped while a poll is queued may take with it
 // a poll the server had already registered, which then stays registered as
-// an abandoned /next, and the invocation handed to it is lost. Without
-// queueing the same failures cost nothing more. That is why an idle-fired
+// an abandoned /next, and the invocation handed to it is lost: the emulator
+// keeps a poll whose client closed its connection, hands it the next
+// invoke, and fails that invoke (Runtime.Unknown). An answer whose framing
+// is lost leaves no way to read the poll's answer; Next then returns an
+// error saying so, so that the caller can log it. Without queueing the
+// same failures cost nothing more. That is why an idle-fired
 // context does not drop such a connection, why posts should not be
 // interrupted except at exit, and why Next does not resend the queued GET:
 // a reset or EOF before any byte of its answer does not prove that the

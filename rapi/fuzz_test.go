@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,7 +84,10 @@ func FuzzParseResponse(f *testing.F) {
 				t.Fatalf("payload of %d bytes returned without error", len(p))
 			}
 		}
-		if bound := lim.head + lim.framing + maxBody + 1 + discard + bufSize; src.n > bound {
+		// Every chunk but the last carries a payload byte: one size line and
+		// one CRLF per byte at most, then the trailers.
+		chunks := maxBody + 1 + discard + 2
+		if bound := lim.head + chunks*(lim.framing+2) + lim.framing + maxBody + 1 + discard + bufSize; src.n > bound {
 			t.Fatalf("read %d bytes, bound %d", src.n, bound)
 		}
 		if cap(spill) > maxSpillKept {
@@ -113,6 +117,9 @@ func FuzzContentLength(f *testing.F) {
 	})
 }
 
+// lastNano is the latest time whose Unix nanoseconds fit in int64.
+var lastNano = time.Unix(0, math.MaxInt64)
+
 // FuzzInvocationHeaders puts arbitrary values into the invocation headers
 // and checks what Next would hand out.
 func FuzzInvocationHeaders(f *testing.F) {
@@ -120,6 +127,8 @@ func FuzzInvocationHeaders(f *testing.F) {
 	f.Add("a/b", "-1", "", "", "", "")
 	f.Add(" id ", "0012", "arn\t", "t", "", "")
 	f.Add("id\r\nLambda-Runtime-Aws-Request-Id: x", "1e3", "a", "b", "c", "d")
+	f.Add("id", "9223372036854", "a", "b", "", "") // the last millisecond whose nanoseconds fit in int64
+	f.Add("id", "9223372036855", "a", "b", "", "") // the first past it, in 2262
 	f.Fuzz(func(t *testing.T, id, deadline, arn, trace, tenant, cc string) {
 		raw := "HTTP/1.1 200 OK\r\n" +
 			hdrRequestID + ": " + id + "\r\n" +
@@ -153,8 +162,14 @@ func FuzzInvocationHeaders(f *testing.F) {
 			inv.TenantID != trim(tenant) || inv.ClientContext != trim(cc) {
 			t.Fatalf("fields differ: %+v", inv)
 		}
+		if inv.DeadlineErr == nil {
+			// Past lastNano, UnixNano wraps and a deadline would read as 1677.
+			if inv.Deadline.UnixMilli() != inv.DeadlineMs || time.Until(inv.Deadline) > time.Until(lastNano) {
+				t.Fatalf("deadline %q: %v (%d ms) past %v", deadline, inv.Deadline, inv.DeadlineMs, lastNano)
+			}
+		}
 		ms, ok := parseDecimal([]byte(trim(deadline)))
-		if ok && ms > 0 {
+		if ok && ms > 0 && ms <= maxDeadlineMs {
 			if inv.DeadlineErr != nil || inv.DeadlineMs != ms || !inv.Deadline.Equal(time.UnixMilli(ms)) {
 				t.Fatalf("deadline %q: %+v", deadline, inv)
 			}

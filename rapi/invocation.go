@@ -3,6 +3,7 @@ package rapi
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -42,7 +43,7 @@ type Invocation struct {
 	// DeadlineMs is Lambda-Runtime-Deadline-Ms (Unix epoch milliseconds), 0 if bad.
 	DeadlineMs int64
 	// DeadlineErr is nil when the deadline header was present and a positive
-	// integer; otherwise it wraps ErrMalformed. Next does not fail for it: the
+	// integer whose nanoseconds fit in int64 (up to April 2262); otherwise it wraps ErrMalformed. Next does not fail for it: the
 	// caller decides what a missing deadline means.
 	DeadlineErr error
 
@@ -181,9 +182,14 @@ func (s *invSink) header(name, v []byte) error {
 	return nil
 }
 
+// maxDeadlineMs is the last millisecond whose Unix nanoseconds fit in int64
+// (April 2262). Past it, UnixNano and the arithmetic built on it wrap to 1677,
+// so a later deadline is as unusable as a non-numeric one.
+const maxDeadlineMs = math.MaxInt64 / int64(time.Millisecond)
+
 func (s *invSink) deadline(v []byte) {
 	ms, ok := parseDecimal(v)
-	if !ok || ms <= 0 {
+	if !ok || ms <= 0 || ms > maxDeadlineMs {
 		s.inv.DeadlineErr = fmt.Errorf("%w: bad %s %q", ErrMalformed, hdrDeadlineMs, clip(v))
 		return
 	}

@@ -3,6 +3,7 @@ package rapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"time"
 )
@@ -59,6 +60,10 @@ func (c *Conn) readLeft(ctx context.Context) error {
 	}
 	n := c.br.Buffered()
 	if err := c.answer(ctx, op, nil); err != nil {
+		if c.lost != nil { // reported here, with the answer's error
+			c.lost = nil
+			err = fmt.Errorf("%w; %w", err, errLostPoll)
+		}
 		return &AnswerError{Op: op, Err: err}
 	}
 	if c.nc != nil {

@@ -879,3 +879,138 @@ func TestQueueNextIfAskedAtWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A post's answer with a large body (past what is discarded to keep a
+// connection otherwise) that has a poll queued behind it: the server has
+// read that poll, or will once the body is sent, so the Conn reads the body
+// through rather than drop the connection and abandon the poll to take the
+// next invocation. Next reads the queued answer, writing nothing.
+func TestQueueNextLargeAnswerKeepsPoll(t *testing.T) {
+	const size = 200 << 10
+	big := strings.Repeat("b", size)
+	var chunks strings.Builder
+	for off := 0; off < size; off += 1000 {
+		n := min(1000, size-off)
+		chunks.WriteString(strconv.FormatInt(int64(n), 16) + "\r\n" + big[:n] + "\r\n")
+	}
+	tests := []struct {
+		name, resp string
+		code       int
+	}{
+		{"202 with length", "HTTP/1.1 202 Accepted\r\nContent-Length: " + strconv.Itoa(size) + "\r\n\r\n" + big, 0},
+		{"202 chunked", "HTTP/1.1 202 Accepted\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks.String() + "0\r\n\r\n", 0},
+		{"410 with length", "HTTP/1.1 410 Gone\r\nContent-Length: " + strconv.Itoa(size) + "\r\n\r\n" + big, 410},
+	}
+	for _, lazy := range []bool{false, true} {
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%s/lazy=%v", tt.name, lazy), func(t *testing.T) {
+				if size <= maxDiscardSmall {
+					t.Fatalf("the body (%d) must be over the discard cap %d", size, maxDiscardSmall)
+				}
+				srv, seen := refusingServer(t, tt.resp)
+				var rec recorder
+				var inv Invocation
+				cn := queuedConn(t, srv, &inv, rec.option())
+				cn.LazyAnswer(lazy)
+				err := cn.Respond(context.Background(), &inv, []byte("x"), "")
+				if lazy && tt.code != 0 {
+					if err != nil {
+						t.Fatalf("lazy Respond = %v", err)
+					}
+					err = cn.Next(context.Background(), &inv)
+				}
+				var se *StatusError
+				if tt.code == 0 && err != nil || tt.code != 0 && (!errors.As(err, &se) || se.Code != tt.code) {
+					t.Fatalf("post: err = %v, want code %d", err, tt.code)
+				}
+				before := rec.count()
+				queuedNext(t, cn, &inv)
+				if w := rec.since(before); len(w) != 0 {
+					t.Fatalf("Next wrote %q, want only the queued poll's answer read", w)
+				}
+				if got := seen(); inv.RequestID != "id-3" || srv.accepts.Load() != 1 || len(got) != 3 || got[2].line != lineNext {
+					t.Fatalf("got %q, accepts %d, requests %+v; want the queued poll's id-3 on the first connection",
+						inv.RequestID, srv.accepts.Load(), got)
+				}
+			})
+		}
+	}
+}
+
+// A post's answer that cannot be read (its framing is lost) with a poll
+// queued behind it: the connection must go, and with it the poll, which the
+// server may hold registered. Next reports that once, writing nothing, so
+// that the caller can log it; the Next after it polls afresh.
+func TestQueueNextUnreadableAnswerReportsLostPoll(t *testing.T) {
+	tests := []struct {
+		name, resp string
+		postErr    bool // Respond (not lazy) fails: the head itself is bad
+	}{
+		{"bad head", "HTTP/1.1 202 Accepted\r\nContent-Length: x\r\n\r\n", true},
+		{"bad chunked body", "HTTP/1.1 202 Accepted\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", false},
+	}
+	for _, lazy := range []bool{false, true} {
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%s/lazy=%v", tt.name, lazy), func(t *testing.T) {
+				srv, seen := refusingServer(t, tt.resp)
+				var rec recorder
+				var inv Invocation
+				cn := queuedConn(t, srv, &inv, rec.option())
+				cn.LazyAnswer(lazy)
+				err := cn.Respond(context.Background(), &inv, []byte("x"), "")
+				if wantErr := tt.postErr && !lazy; (err != nil) != wantErr || wantErr && !errors.Is(err, ErrMalformed) {
+					t.Fatalf("Respond = %v, want an error: %v", err, wantErr)
+				}
+				before := rec.count()
+				err = cn.Next(context.Background(), &inv)
+				if !errors.Is(err, errLostPoll) || !errors.Is(err, ErrMalformed) || inv.RequestID != "" {
+					t.Fatalf("Next = %v (request %q), want the lost poll reported", err, inv.RequestID)
+				}
+				if w := rec.since(before); len(w) != 0 {
+					t.Fatalf("Next wrote %q while reporting", w)
+				}
+				queuedNext(t, cn, &inv)
+				if w := rec.since(before); len(w) != 1 || !bytes.Equal(w[0], cn.c.pre.next) {
+					t.Fatalf("writes %q, want one fresh GET", w)
+				}
+				if got := seen(); srv.accepts.Load() != 2 || got[len(got)-1].conn != 2 || got[len(got)-1].line != lineNext {
+					t.Fatalf("accepts %d, requests %+v", srv.accepts.Load(), got)
+				}
+			})
+		}
+	}
+}
+
+// A post's answer over the discard cap that stalls while it is read through
+// for its queued poll is cut off by CutIfStalled, as a /next answer is; Next
+// then reports the poll lost with the connection.
+func TestQueueNextStalledLargeAnswerCut(t *testing.T) {
+	const stall = 100 * time.Millisecond
+	srv, _ := logServer(t, func(sc *srvConn, r *srvReq) (action, bool) {
+		if sc.id != 1 || sc.n != 1 { // not the POST
+			return 0, false
+		}
+		sc.bw.WriteString("HTTP/1.1 202 Accepted\r\nContent-Length: 204800\r\n\r\n")
+		sc.bw.WriteString(strings.Repeat("b", 100<<10))
+		sc.bw.Flush()
+		sc.wait()
+		return closeConn, true
+	})
+	var inv Invocation
+	cn := queuedConn(t, srv, &inv, WithStallTimeout(stall))
+	watchStalls(t, cn)
+	start := time.Now()
+	if err := cn.Respond(context.Background(), &inv, []byte("x"), ""); err != nil {
+		t.Fatalf("Respond = %v, want nil: the post was accepted", err)
+	}
+	if d := time.Since(start); d < stall || d > 50*stall {
+		t.Fatalf("cut off after %v, want about %v", d, stall)
+	}
+	if err := cn.Next(context.Background(), &inv); !errors.Is(err, errLostPoll) || !errors.Is(err, ErrTransport) {
+		t.Fatalf("Next = %v, want the lost poll reported", err)
+	}
+	queuedNext(t, cn, &inv)
+	if srv.accepts.Load() != 2 {
+		t.Fatalf("accepts = %d, want 2", srv.accepts.Load())
+	}
+}

@@ -13,12 +13,21 @@ import (
 const (
 	maxHeadBytes   = 64 << 10 // status line + headers (+ interim 1xx responses)
 	maxHeaderCount = 100      // header fields in one response
-	maxFraming     = 64 << 10 // chunk-size lines + trailers of one body
+	maxFraming     = 64 << 10 // each chunk-size line; the trailers of one body
 	maxInterim     = 8        // 1xx responses before the final one
 	maxSpillKept   = 8 << 10  // long-line scratch kept between calls
 )
 
 // limits are the parser's bounds; tests and fuzzers shrink them.
+//
+// framing bounds each chunk-size line (extensions included) and, separately,
+// all the trailers of a body together. It does not bound the number of
+// chunks: a valid 6 MiB body in 512-byte chunks has 12 288 size lines. The
+// payload limit bounds that number instead, as every chunk before the last
+// carries at least one byte. Memory stays bounded (spill grows to framing at
+// most, and only for lines longer than the bufio buffer), and so do the
+// bytes read per payload byte (a size line, then CRLF): the rest is bounded
+// by time, which the stall and deadline machinery (broken.go) owns.
 type limits struct {
 	head    int
 	headers int
@@ -37,8 +46,9 @@ type head struct {
 
 var (
 	errHeadTooLarge    = fmt.Errorf("%w: status line and headers exceed %d bytes", ErrMalformed, maxHeadBytes)
-	errFramingTooLarge = fmt.Errorf("%w: chunk framing exceeds %d bytes", ErrMalformed, maxFraming)
+	errFramingTooLarge = fmt.Errorf("%w: chunk framing: a chunk line or the trailers exceed %d bytes", ErrMalformed, maxFraming)
 	errTooManyHeaders  = fmt.Errorf("%w: more than %d header fields", ErrMalformed, maxHeaderCount)
+	errChunkTooLong    = fmt.Errorf("%w: chunk data longer than its size", ErrMalformed)
 	errTooLong         = errors.New("over budget") // internal: readLine hit its budget
 	errBodyTooLarge    = errors.New("body over limit")
 )
@@ -313,18 +323,19 @@ const (
 // body reads one response body per its framing. It never reads past the end
 // of the body, so the connection stays usable after it.
 type body struct {
-	br      *bufio.Reader
-	spill   *[]byte
-	mode    int
-	left    int64 // bytes left in the body (length) or in the current chunk
-	framing int   // budget left for chunk lines and trailers
-	headers int   // trailer field budget
-	crlf    bool  // a chunk's data ended: its CRLF comes next
-	done    bool
+	br       *bufio.Reader
+	spill    *[]byte
+	mode     int
+	left     int64 // bytes left in the body (length) or in the current chunk
+	framing  int   // budget of each chunk line
+	trailers int   // budget left for the trailers
+	headers  int   // trailer field budget
+	crlf     bool  // a chunk's data ended: its CRLF comes next
+	done     bool
 }
 
 func (b *body) init(br *bufio.Reader, spill *[]byte, h head, lim *limits) {
-	*b = body{br: br, spill: spill, framing: lim.framing, headers: lim.headers}
+	*b = body{br: br, spill: spill, framing: lim.framing, trailers: lim.framing, headers: lim.headers}
 	switch {
 	case h.chunked:
 		b.mode = bodyChunked
@@ -379,16 +390,18 @@ func (b *body) read(p []byte) (int, error) {
 // or, for the last chunk, the trailers.
 func (b *body) nextChunk() error {
 	if b.crlf {
-		line, err := readLine(b.br, b.spill, &b.framing)
+		budget := len("\r\n") // nothing else may follow the data
+		line, err := readLine(b.br, b.spill, &budget)
+		if err == nil && len(line) != 0 || errors.Is(err, errTooLong) {
+			return errChunkTooLong
+		}
 		if err != nil {
 			return b.framingErr(err)
 		}
-		if len(line) != 0 {
-			return fmt.Errorf("%w: chunk data longer than its size", ErrMalformed)
-		}
 		b.crlf = false
 	}
-	line, err := readLine(b.br, b.spill, &b.framing)
+	budget := b.framing
+	line, err := readLine(b.br, b.spill, &budget)
 	if err != nil {
 		return b.framingErr(err)
 	}
@@ -405,7 +418,7 @@ func (b *body) nextChunk() error {
 		return nil
 	}
 	for { // trailers, ignored but bounded
-		line, err := readLine(b.br, b.spill, &b.framing)
+		line, err := readLine(b.br, b.spill, &b.trailers)
 		if err != nil {
 			return b.framingErr(err)
 		}

@@ -249,6 +249,9 @@ func TestDeadline(t *testing.T) {
 		{"zero", "Lambda-Runtime-Deadline-Ms: 0\r\n", false, 0},
 		{"float", "Lambda-Runtime-Deadline-Ms: 1.5\r\n", false, 0},
 		{"overflow", "Lambda-Runtime-Deadline-Ms: 99999999999999999999\r\n", false, 0},
+		{"last ms in int64 ns", "Lambda-Runtime-Deadline-Ms: 9223372036854\r\n", true, 9223372036854},
+		{"past 2262", "Lambda-Runtime-Deadline-Ms: 9223372036855\r\n", false, 0},
+		{"far past 2262", "Lambda-Runtime-Deadline-Ms: 999999999999999999\r\n", false, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -259,13 +262,20 @@ func TestDeadline(t *testing.T) {
 			}
 			inv := p.inv
 			if tt.ok {
-				if inv.DeadlineErr != nil || inv.DeadlineMs != tt.ms || !inv.Deadline.Equal(time.UnixMilli(tt.ms)) {
+				// UnixNano is what deadline arithmetic rests on: it must not wrap.
+				if inv.DeadlineErr != nil || inv.DeadlineMs != tt.ms || !inv.Deadline.Equal(time.UnixMilli(tt.ms)) ||
+					inv.Deadline.UnixNano()/1e6 != tt.ms {
 					t.Fatalf("%+v", inv)
 				}
 				return
 			}
 			if !errors.Is(inv.DeadlineErr, ErrMalformed) || !inv.Deadline.IsZero() || inv.DeadlineMs != 0 {
 				t.Fatalf("DeadlineErr %v Deadline %v ms %d", inv.DeadlineErr, inv.Deadline, inv.DeadlineMs)
+			}
+			if _, v, ok := strings.Cut(strings.TrimSpace(tt.header), ": "); ok && v != "" {
+				if msg := inv.DeadlineErr.Error(); !strings.Contains(msg, hdrDeadlineMs) || !strings.Contains(msg, v) {
+					t.Fatalf("DeadlineErr %q does not name the header and %q", msg, v)
+				}
 			}
 		})
 	}
@@ -355,6 +365,52 @@ func TestFramingCapBoundsReading(t *testing.T) {
 	}
 	if src.n > maxHeadBytes+maxFraming+2*4096 {
 		t.Fatalf("read %d bytes", src.n)
+	}
+}
+
+func TestFramingBounds(t *testing.T) {
+	const chunked = okHead + "Transfer-Encoding: chunked\r\n\r\n"
+	long := strings.Repeat("e", maxFraming)
+	trailer := "X-T: " + strings.Repeat("t", 1000) + "\r\n"
+	tests := []struct {
+		name, raw string
+		ok        bool
+	}{
+		{"one-byte chunks", chunked + strings.Repeat("1\r\nx\r\n", 3*maxFraming/6) + "0\r\n\r\n", true},
+		{"long extension on each chunk", chunked + strings.Repeat("1;"+long[:maxFraming-5]+"\r\nx\r\n", 3) + "0\r\n\r\n", true},
+		{"chunk line too long", chunked + "1;" + long + "\r\nx\r\n0\r\n\r\n", false},
+		{"last chunk line too long", chunked + "1\r\nx\r\n0;" + long + "\r\n\r\n", false},
+		{"trailers within bound", chunked + "0\r\n" + strings.Repeat(trailer, maxFraming/len(trailer)) + "\r\n", true},
+		{"trailers too long", chunked + "0\r\n" + strings.Repeat(trailer, maxFraming/len(trailer)+1) + "\r\n", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lim := defaultLimits
+			lim.headers = 1 << 10 // the field count is not under test
+			br := bufio.NewReaderSize(strings.NewReader(tt.raw), 4096)
+			var (
+				spill []byte
+				sink  invSink
+				inv   Invocation
+				b     body
+			)
+			sink.start(&inv, &intern{})
+			h, err := readHead(br, &spill, &lim, &sink)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.init(br, &spill, h, &lim)
+			_, err = b.readAll(nil, 1<<20)
+			if tt.ok {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "chunk framing") {
+				t.Fatalf("err = %v, want the framing bound", err)
+			}
+		})
 	}
 }
 
