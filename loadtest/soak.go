@@ -409,9 +409,9 @@ func (r *soakReport) check() {
 	if st.Invocations != r.Invocations || st.Ended() != st.Invocations {
 		r.problem("exactly once: %d sent, %d handed out, %d ended", r.Invocations, st.Invocations, st.Ended())
 	}
-	if st.Duplicates != 0 || st.Unknown != 0 || st.Violations != 0 || st.Throttles != 0 {
-		r.problem("accounting: %d duplicate answers, %d unknown, %d polls over N, %d throttles",
-			st.Duplicates, st.Unknown, st.Violations, st.Throttles)
+	if st.Duplicates != 0 || st.Unknown != 0 || st.Violations != 0 || st.Throttles != 0 || st.CrossWired != 0 || st.NoEcho != 0 {
+		r.problem("accounting: %d duplicate answers, %d unknown, %d polls over N, %d throttles, %d cross-wired, %d without echo",
+			st.Duplicates, st.Unknown, st.Violations, st.Throttles, st.CrossWired, st.NoEcho)
 	}
 	if sent := r.ByKind[kindLate]; st.Late != st.Timeouts || st.Timeouts > sent || st.Timeouts < sent/2 {
 		r.problem("%d deadlines ignored: %d timeouts, %d late answers (410)", sent, st.Timeouts, st.Late)
@@ -489,8 +489,8 @@ func printSoak(w io.Writer, r *soakReport) {
 		fmt.Fprintf(w, "  %-8s %d\n", kindNames[k], r.ByKind[k])
 	}
 	st := r.API
-	fmt.Fprintf(w, "  fake API: %d handed out, %d ended (%d responses, %d errors, %d timeouts), %d late (410), %d faults, %d duplicates, max %d outstanding of N\n",
-		st.Invocations, st.Ended(), st.Responses, st.Errors, st.Timeouts, st.Late, st.Faults, st.Duplicates, st.MaxOutstanding)
+	fmt.Fprintf(w, "  fake API: %d handed out, %d ended (%d responses, %d errors, %d timeouts), %d late (410), %d faults, %d duplicates, %d cross-wired, %d without echo, max %d outstanding of N\n",
+		st.Invocations, st.Ended(), st.Responses, st.Errors, st.Timeouts, st.Late, st.Faults, st.Duplicates, st.CrossWired, st.NoEcho, st.MaxOutstanding)
 	if f, l, ok := soakThirds(r.Live, soakHeap, soakPeak); ok {
 		fmt.Fprintf(w, "  live heap after GC: peak %s in the first third, median %s in the last (%d GCs)\n", soakMiB(f), soakMiB(l), len(r.Live))
 	}
