@@ -461,10 +461,23 @@ func printForms(w io.Writer, reps []*formReport) {
 			fmt.Sprint(r.API.Faults), fmt.Sprintf("%d in %v", r.ExitStatus, r.ExitAfter.Round(time.Millisecond))})
 	}
 	writeAligned(w, lines, 2)
+	// One line per form, failure and fault; findings are sorted so.
 	for _, r := range reps {
-		for _, f := range r.Findings {
-			fmt.Fprintf(w, "    FOUND %s: %s under fault %s, handler asked to %s: %d (request IDs %s)\n",
-				r.Form, f.What, f.Fault, f.Do, f.Count, strings.Join(f.IDs, ", "))
+		fs := r.Findings
+		for len(fs) > 0 {
+			n := 1
+			for n < len(fs) && fs[n].What == fs[0].What && fs[n].Fault == fs[0].Fault {
+				n++
+			}
+			var total int64
+			var dos []string
+			for _, f := range fs[:n] {
+				total += f.Count
+				dos = append(dos, fmt.Sprintf("%s %d", f.Do, f.Count))
+			}
+			fmt.Fprintf(w, "    FOUND %s: %s under fault %s: %d (handler asked to: %s; request IDs %s)\n",
+				r.Form, fs[0].What, fs[0].Fault, total, strings.Join(dos, ", "), strings.Join(fs[0].IDs, ", "))
+			fs = fs[n:]
 		}
 	}
 }
