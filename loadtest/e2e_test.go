@@ -141,6 +141,9 @@ func checkRun(t *testing.T, sc scenario, r runResult) {
 		t.Errorf("%s: API handed out %d, ended %d, responses %d, errors %d; driver answered %d",
 			name, api.Invocations, api.Ended(), api.Responses, api.Errors, answered)
 	}
+	if api.CrossWired != 0 || echoes(r.Runtime) && api.NoEcho != 0 {
+		t.Errorf("%s: %d answers cross-wired, %d without the invocation ID echo", name, api.CrossWired, api.NoEcho)
+	}
 	if api.Violations != 0 || api.MaxOutstanding > int64(sc.N) || api.Throttles != l.Throttles {
 		t.Errorf("%s: violations %d, max outstanding %d (N=%d), throttles API %d driver %d",
 			name, api.Violations, api.MaxOutstanding, sc.N, api.Throttles, l.Throttles)

@@ -284,7 +284,7 @@ func writeAligned(w io.Writer, rows [][]string, left int) {
 // printAccounting lists what was sent and how it ended, and every problem.
 func printAccounting(w io.Writer, rep *report) {
 	var total, fe, thr, abandoned int64
-	var viol int64
+	var viol, crossed, noEcho int64
 	for _, sr := range rep.Scenarios {
 		for _, r := range sr.Runs {
 			total += r.Load.answered()
@@ -293,6 +293,10 @@ func printAccounting(w io.Writer, rep *report) {
 			abandoned += r.Load.Abandoned
 			if r.API != nil {
 				viol += r.API.Violations
+				crossed += r.API.CrossWired
+				if echoes(r.Runtime) {
+					noEcho += r.API.NoEcho
+				}
 			}
 		}
 	}
@@ -303,7 +307,7 @@ func printAccounting(w io.Writer, rep *report) {
 	fmt.Fprintf(w, "- Accounting: %d invocations answered (warm-up included), %d function errors as asked, %d throttled attempts %s, %d given up when the window closed",
 		total, fe, thr, handled, abandoned)
 	if rep.Config.Target == targetFake {
-		fmt.Fprintf(w, "; every invocation answered exactly once, %d protocol violations", viol)
+		fmt.Fprintf(w, "; every invocation answered exactly once, %d protocol violations, %d cross-wired answers, %d answers of lmigo without the invocation ID echo", viol, crossed, noEcho)
 	}
 	fmt.Fprintln(w, ".")
 	for _, sr := range rep.Scenarios {

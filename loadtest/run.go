@@ -94,6 +94,7 @@ func printRun(w io.Writer, rep *report) {
 		if r.API != nil {
 			add("max polls + in flight (limit N)", fmt.Sprintf("%d (violations: %d)", r.API.MaxOutstanding, r.API.Violations))
 			add("invocations handed out / ended", fmt.Sprintf("%d / %d", r.API.Invocations, r.API.Ended()))
+			add("answers cross-wired / without echo", fmt.Sprintf("%d / %d", r.API.CrossWired, r.API.NoEcho))
 		}
 		if r.CPUs != "" {
 			add("runtime's CPUs", r.CPUs)

@@ -370,6 +370,9 @@ func checkAPI(r *runResult, st fakeapi.Stats, t loadStats) {
 		r.problem("API: invocations ended badly: %d timeouts, %d canceled, %d aborted, %d too large, %d truncated",
 			st.Timeouts, st.Canceled, st.Aborted, st.Oversized, st.Truncated)
 	}
+	if st.CrossWired > 0 || echoes(r.Runtime) && st.NoEcho > 0 {
+		r.problem("API: %d answers echoed another invocation's ID (cross-wired), %d echoed none", st.CrossWired, st.NoEcho)
+	}
 	if st.BadRequests+st.Late+st.TooLarge > 0 {
 		r.problem("API: answered the runtime %d x 400 (%d unknown, %d duplicate), %d x 410, %d x 413",
 			st.BadRequests, st.Unknown, st.Duplicates, st.Late, st.TooLarge)

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -24,21 +25,30 @@ import (
 	"github.com/lmigo/lmigo/loadtest/measure"
 )
 
-// The soak: one bootstrap under a long, bounded, mixed load against the
-// fake Runtime API, with failures among the invocations (handler errors,
-// panics, deadlines ignored, answers refused), checking at the end that
-// every invocation was answered exactly once and that memory stayed flat.
+// The soak, in two phases of half its duration each. First the reference
+// bootstrap under a long, bounded, mixed load against the fake Runtime
+// API, with failures among the invocations (handler errors, panics,
+// deadlines ignored, answers refused), checking at the end that every
+// invocation was answered exactly once and that memory stayed flat. Then
+// every handler form at once, under injected faults and with a token of
+// its own in each invocation, ending in SIGTERM under load (soakforms.go).
 //
 //	go run ./loadtest soak                  # make soak: N=64, 10 minutes
-//	go run ./loadtest soak -duration 10s    # what CI runs (TestSoakShort)
+//	go run ./loadtest soak -duration 14s    # what CI runs (TestSoakShort)
 
 // soakConfig is one soak run.
 type soakConfig struct {
 	N         int           // AWS_LAMBDA_MAX_CONCURRENCY, and closed-loop callers
 	Duration  time.Duration // how long the load runs
 	Bootstrap string        // the binary; "" builds ./cmd/bootstrap
-	Sample    time.Duration // memory sampling period (also LMIGO_METRICS_INTERVAL)
-	Log       io.Writer     // progress lines; nil for none
+	// FormsBootstrap is the binary of the handler forms phase; "" builds
+	// ./loadtest/soakbootstrap.
+	FormsBootstrap string
+	// NoForms leaves the handler forms phase out: the first phase gets
+	// all of Duration.
+	NoForms bool
+	Sample  time.Duration // memory sampling period (also LMIGO_METRICS_INTERVAL)
+	Log     io.Writer     // progress lines; nil for none
 }
 
 // soakKind is one kind of invocation of the mix.
@@ -101,10 +111,18 @@ type soakReport struct {
 	ExitStatus   int
 	ExitAfter    time.Duration // from SIGTERM
 	Problems     []string
+	Forms        []*formReport // the handler forms phase
 }
 
 // ok reports whether the soak found nothing wrong.
-func (r *soakReport) ok() bool { return len(r.Problems) == 0 }
+func (r *soakReport) ok() bool {
+	for _, f := range r.Forms {
+		if len(f.Problems) > 0 {
+			return false
+		}
+	}
+	return len(r.Problems) == 0
+}
 
 func soakMain(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
@@ -113,6 +131,8 @@ func soakMain(ctx context.Context, args []string) error {
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Minute, "how long the load runs")
 	fs.StringVar(&cfg.Bootstrap, "bootstrap", "", "bootstrap binary to soak (default: build ./cmd/bootstrap)")
 	fs.DurationVar(&cfg.Sample, "sample", time.Second, "memory sampling period (1s or more)")
+	fs.StringVar(&cfg.FormsBootstrap, "forms-bootstrap", "", "bootstrap binary of the handler forms phase (default: build ./loadtest/soakbootstrap)")
+	fs.BoolVar(&cfg.NoForms, "no-forms", false, "leave out the handler forms phase")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -122,7 +142,7 @@ func soakMain(ctx context.Context, args []string) error {
 	}
 	printSoak(os.Stdout, rep)
 	if !rep.ok() {
-		return fmt.Errorf("soak failed: %d problems", len(rep.Problems))
+		return fmt.Errorf("soak failed: %d problems", rep.problems())
 	}
 	return nil
 }
@@ -138,18 +158,30 @@ func soak(ctx context.Context, cfg soakConfig) (*soakReport, error) {
 			fmt.Fprintf(cfg.Log, "soak: "+format+"\n", a...)
 		}
 	}
-	bin := cfg.Bootstrap
-	if bin == "" {
+	bin, formsBin := cfg.Bootstrap, cfg.FormsBootstrap
+	if bin == "" || formsBin == "" && !cfg.NoForms {
 		dir, err := os.MkdirTemp("", "lmigo-soak-")
 		if err != nil {
 			return nil, err
 		}
 		defer os.RemoveAll(dir)
-		bin = filepath.Join(dir, "bootstrap")
-		logf("building ./cmd/bootstrap")
-		if err := buildAll(ctx, hostArch(), []string{pkgLmigo}, []string{bin}); err != nil {
+		var pkgs, outs []string
+		if bin == "" {
+			bin = filepath.Join(dir, "bootstrap")
+			pkgs, outs = append(pkgs, pkgLmigo), append(outs, bin)
+		}
+		if formsBin == "" && !cfg.NoForms {
+			formsBin = filepath.Join(dir, "soakbootstrap")
+			pkgs, outs = append(pkgs, pkgSoakForms), append(outs, formsBin)
+		}
+		logf("building %s", strings.Join(pkgs, ", "))
+		if err := buildAll(ctx, hostArch(), pkgs, outs); err != nil {
 			return nil, err
 		}
+	}
+	mixFor, formsFor := cfg.Duration/2, cfg.Duration-cfg.Duration/2
+	if cfg.NoForms {
+		mixFor = cfg.Duration
 	}
 	api, err := fakeapi.New(fakeapi.Options{MaxConcurrency: cfg.N, Queue: true, Timeout: 30 * time.Second})
 	if err != nil {
@@ -207,14 +239,14 @@ func soak(ctx context.Context, cfg soakConfig) (*soakReport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("soak: the bootstrap never polled %d times: %w", cfg.N, err)
 	}
-	logf("N=%d, %v of load, pid %d", cfg.N, cfg.Duration, cmd.Process.Pid)
+	logf("N=%d, %v of mixed load, pid %d", cfg.N, mixFor, cmd.Process.Pid)
 
 	// RSS, sampled from outside.
 	pid := cmd.Process.Pid
 	rss := measure.NewSampler(func() []int { return []int{pid} }, cfg.Sample/4, t0)
 
 	loadStart := time.Now()
-	end := loadStart.Add(cfg.Duration)
+	end := loadStart.Add(mixFor)
 	var (
 		next  atomic.Int64
 		wg    sync.WaitGroup
@@ -282,9 +314,22 @@ func soak(ctx context.Context, cfg soakConfig) (*soakReport, error) {
 		rep.problem("no exit within 5 s of SIGTERM")
 	}
 	emfMu.Lock()
-	defer emfMu.Unlock()
 	rep.check()
+	emfMu.Unlock()
+	if !cfg.NoForms && ctx.Err() == nil {
+		logf("handler forms %s, N=%d each, %v of load under faults, then SIGTERM", strings.Join(soakFormNames, ", "), cfg.N, formsFor)
+		rep.Forms = soakFormsPhase(ctx, cfg, formsBin, formsFor, logf)
+	}
 	return rep, ctx.Err()
+}
+
+// problems counts the problems of both phases.
+func (r *soakReport) problems() int {
+	n := len(r.Problems)
+	for _, f := range r.Forms {
+		n += len(f.Problems)
+	}
+	return n
 }
 
 // soakInvoke sends invocation i of kind and checks its answer; it returns
@@ -409,9 +454,9 @@ func (r *soakReport) check() {
 	if st.Invocations != r.Invocations || st.Ended() != st.Invocations {
 		r.problem("exactly once: %d sent, %d handed out, %d ended", r.Invocations, st.Invocations, st.Ended())
 	}
-	if st.Duplicates != 0 || st.Unknown != 0 || st.Violations != 0 || st.Throttles != 0 {
-		r.problem("accounting: %d duplicate answers, %d unknown, %d polls over N, %d throttles",
-			st.Duplicates, st.Unknown, st.Violations, st.Throttles)
+	if st.Duplicates != 0 || st.Unknown != 0 || st.Violations != 0 || st.Throttles != 0 || st.CrossWired != 0 || st.NoEcho != 0 {
+		r.problem("accounting: %d duplicate answers, %d unknown, %d polls over N, %d throttles, %d cross-wired, %d without echo",
+			st.Duplicates, st.Unknown, st.Violations, st.Throttles, st.CrossWired, st.NoEcho)
 	}
 	if sent := r.ByKind[kindLate]; st.Late != st.Timeouts || st.Timeouts > sent || st.Timeouts < sent/2 {
 		r.problem("%d deadlines ignored: %d timeouts, %d late answers (410)", sent, st.Timeouts, st.Late)
@@ -489,8 +534,8 @@ func printSoak(w io.Writer, r *soakReport) {
 		fmt.Fprintf(w, "  %-8s %d\n", kindNames[k], r.ByKind[k])
 	}
 	st := r.API
-	fmt.Fprintf(w, "  fake API: %d handed out, %d ended (%d responses, %d errors, %d timeouts), %d late (410), %d faults, %d duplicates, max %d outstanding of N\n",
-		st.Invocations, st.Ended(), st.Responses, st.Errors, st.Timeouts, st.Late, st.Faults, st.Duplicates, st.MaxOutstanding)
+	fmt.Fprintf(w, "  fake API: %d handed out, %d ended (%d responses, %d errors, %d timeouts), %d late (410), %d faults, %d duplicates, %d cross-wired, %d without echo, max %d outstanding of N\n",
+		st.Invocations, st.Ended(), st.Responses, st.Errors, st.Timeouts, st.Late, st.Faults, st.Duplicates, st.CrossWired, st.NoEcho, st.MaxOutstanding)
 	if f, l, ok := soakThirds(r.Live, soakHeap, soakPeak); ok {
 		fmt.Fprintf(w, "  live heap after GC: peak %s in the first third, median %s in the last (%d GCs)\n", soakMiB(f), soakMiB(l), len(r.Live))
 	}
@@ -501,11 +546,17 @@ func printSoak(w io.Writer, r *soakReport) {
 		fmt.Fprintf(w, "  RSS: peak %s in the first third, median %s in the last (%d samples)\n", soakMiB(f), soakMiB(l), len(r.RSS))
 	}
 	fmt.Fprintf(w, "  exit status %d, %v after SIGTERM\n", r.ExitStatus, r.ExitAfter.Round(time.Millisecond))
+	printForms(w, r.Forms)
 	if r.ok() {
-		fmt.Fprintln(w, "  OK: every invocation answered exactly once, memory flat")
+		fmt.Fprintln(w, "  OK: every invocation answered exactly once, memory flat; every form answered each invocation handed out once, with its own token")
 		return
 	}
 	for _, p := range r.Problems {
 		fmt.Fprintln(w, "  PROBLEM:", p)
+	}
+	for _, f := range r.Forms {
+		for _, p := range f.Problems {
+			fmt.Fprintf(w, "  PROBLEM form %s: %s\n", f.Form, p)
+		}
 	}
 }

@@ -57,6 +57,11 @@ func bootstrapPkgs(workload string) (lmigo, ref string) {
 }
 
 // runtimeSpec is one runtime under test.
+// echoes reports whether the runtime named so echoes each invocation's
+// Lambda-Runtime-Invocation-Id on its answers: lmigo's runtimes do,
+// aws-lambda-go does not.
+func echoes(runtime string) bool { return strings.HasPrefix(runtime, rtLmigo) }
+
 type runtimeSpec struct {
 	Name     string `json:"name"`
 	Binary   string `json:"binary,omitempty"`   // fake, rie

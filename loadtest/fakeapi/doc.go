@@ -23,6 +23,14 @@
 // on the platform: the invocation handed to it is lost and ends by its
 // deadline.
 //
+// Each post must echo the Lambda-Runtime-Invocation-Id its invocation was
+// handed out with, as the emulator checks it: a post whose echo names
+// another invocation is refused with 410 and counted ([Stats].CrossWired);
+// the invocation stays open, and a later post with the right echo answers
+// it. A post without the header is accepted, as by the emulator, and
+// counted ([Stats].NoEcho). [Options].Notice names the request ID of such
+// posts, and of duplicate, unknown and late ones.
+//
 // Each invocation ends exactly once, counted in exactly one of
 // Responses, Errors, Oversized, Truncated, Timeouts, Canceled and Aborted
 // ([Stats.Ended]); a later post for it is answered 410 (the first one after a

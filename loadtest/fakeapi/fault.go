@@ -20,7 +20,10 @@ import (
 //	Raw     write these bytes as the whole reply, then end the connection:
 //	        a malformed status line or header, a reply that stops short
 //	Cut     write only the first Cut bytes of the normal reply (status line,
-//	        headers and body), then end the connection: a reset mid-body
+//	        headers and body), or for a negative Cut all but its last -Cut
+//	        bytes, then end the connection: a reply cut off mid-header or
+//	        mid-body (a negative Cut places the cut from the end, which the
+//	        caller knows: the payload and the last header lines)
 //	Drop    end the connection without a reply
 //	Reset   alone: the same, with a TCP reset
 //	Stall   alone: wait, then reply normally
@@ -51,7 +54,15 @@ type Fault struct {
 
 // writes reports whether f writes bytes of its own before ending the
 // connection.
-func (f *Fault) writes() bool { return f.Raw != nil || f.Cut > 0 }
+func (f *Fault) writes() bool { return f.Raw != nil || f.Cut != 0 }
+
+// cutAt is how many bytes of an n-byte reply a Cut lets through.
+func (f *Fault) cutAt(n int) int {
+	if f.Cut < 0 {
+		return max(n+f.Cut, 0)
+	}
+	return min(f.Cut, n)
+}
 
 // carries reports whether the client, given reply and then f, gets the
 // request ID line of invocation id whole: without it the runtime cannot
@@ -63,8 +74,8 @@ func (f *Fault) carries(reply []byte, id string) bool {
 		return false
 	case f.Raw != nil:
 		return bytes.Contains(f.Raw, line)
-	case f.Cut > 0:
-		return bytes.Contains(reply[:min(f.Cut, len(reply))], line)
+	case f.Cut != 0:
+		return bytes.Contains(reply[:f.cutAt(len(reply))], line)
 	}
 	return !f.Drop
 }
@@ -81,14 +92,15 @@ func (s *Server) inject(w http.ResponseWriter, r *http.Request, f *Fault, serve 
 		reply(w, f.Status, bodyFault)
 	case f.Raw != nil:
 		s.writeRaw(w, f, f.Raw)
-	case f.Cut > 0:
+	case f.Cut != 0:
 		rec := newRecorder()
 		serve(rec)
 		b := rec.bytes()
 		if rec.inv != nil && !f.carries(b, rec.inv.id) {
+			rec.inv.undelivered.Store(true)
 			s.release(rec.inv)
 		}
-		s.writeRaw(w, f, b[:min(f.Cut, len(b))])
+		s.writeRaw(w, f, b[:f.cutAt(len(b))])
 	case f.Drop || f.Reset:
 		s.writeRaw(w, f, nil)
 	default:

@@ -99,10 +99,11 @@ func (s *Server) handleNext(w http.ResponseWriter, r *http.Request) {
 		// fault's stall to have its Payload back.
 		rec := newRecorder()
 		s.writeInvocation(rec, inv)
-		inv.written.Done()
 		if !f.carries(rec.bytes(), inv.id) {
+			inv.undelivered.Store(true) // before Invoke may return
 			s.release(inv)
 		}
+		inv.written.Done()
 		s.inject(w, r, f, rec.writeTo)
 		return
 	}
@@ -174,13 +175,23 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request, isError bool
 	}
 
 	id := r.PathValue("id")
+	if v, ok := s.inflight.Load(id); ok && !s.echoMatches(v.(*invocation), r) {
+		// As the emulator: refused as if timed out, and the invocation
+		// stays open for the answer that names it.
+		s.c.crossWired.Add(1)
+		s.notice(id, NoticeCrossWired)
+		reply(w, http.StatusGone, bodyTimeout)
+		return
+	}
 	v, ok := s.inflight.LoadAndDelete(id)
 	if !ok {
 		s.c.badRequests.Add(1)
 		if seq, ok := parseID(s.ids.request, id); ok && seq != 0 && seq <= s.seq.Load() {
 			s.c.duplicates.Add(1)
+			s.notice(id, NoticeDuplicate)
 		} else {
 			s.c.unknown.Add(1)
+			s.notice(id, NoticeUnknown)
 		}
 		reply(w, http.StatusBadRequest, bodyInvalidID)
 		return
@@ -191,6 +202,7 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request, isError bool
 		s.release(inv)
 		if inv.state.Load() == stateTimedOut {
 			s.c.late.Add(1)
+			s.notice(id, NoticeLate)
 			reply(w, http.StatusGone, bodyTimeout)
 			return
 		}
@@ -246,6 +258,30 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request, isError bool
 		return
 	}
 	reply(w, status, rbody)
+}
+
+// echoMatches reports whether post r may answer inv by its
+// Lambda-Runtime-Invocation-Id: it must equal the ID inv was handed out
+// with when present (even empty); when absent, the post is accepted, as by
+// the emulator, and counted.
+func (s *Server) echoMatches(inv *invocation, r *http.Request) bool {
+	if inv.invocationID == "" {
+		return true // handed out without one: nothing to echo
+	}
+	echo, present := r.Header[hdrInvocationID]
+	if !present {
+		s.c.noEcho.Add(1)
+		s.notice(inv.id, NoticeNoEcho)
+		return true
+	}
+	return len(echo) > 0 && echo[0] == inv.invocationID
+}
+
+// notice tells Options.Notice, if set, about a post for id.
+func (s *Server) notice(id, what string) {
+	if fn := s.opts.Notice; fn != nil {
+		fn(id, what)
+	}
 }
 
 func (s *Server) handleInitError(w http.ResponseWriter, r *http.Request) {

@@ -63,6 +63,12 @@ type Result struct {
 	// Latency runs from hand-out (the /next reply) until the runtime's
 	// post was read in full, or until the deadline for a timeout.
 	Latency time.Duration
+	// Delivered: the /next reply that handed the invocation out carried its
+	// request ID whole, so the runtime could answer it. It is false when a
+	// fault cut or replaced that part of the reply (exact for
+	// Request.Fault; for a fault by call index, once the reply is written)
+	// or Request.Headers removed the ID or made it unusable.
+	Delivered bool
 }
 
 // FunctionError is an error that ended an invocation.
@@ -100,7 +106,9 @@ type invocation struct {
 	// unanswerable: Request.Headers removed its request ID or made it
 	// unusable in a URL path. Set before hand-out.
 	unanswerable bool
-	written      sync.WaitGroup // the /next reply no longer reads req.Payload
+	// undelivered: a fault kept its request ID from the runtime.
+	undelivered atomic.Bool
+	written     sync.WaitGroup // the /next reply no longer reads req.Payload
 }
 
 // poll is one pending /next.
@@ -169,6 +177,7 @@ func (s *Server) Invoke(ctx context.Context, req Request) (Result, error) {
 		}
 	}
 	inv.written.Wait() // the caller owns Payload again only after this
+	res.Delivered = !inv.unanswerable && !inv.undelivered.Load()
 	return res, rerr
 }
 
@@ -248,6 +257,9 @@ func (s *Server) assign(p *poll, req *Request) *invocation {
 				inv.id = v
 			}
 			inv.unanswerable = v == "" || strings.ContainsAny(v, "/?#% \t\r\n")
+		}
+		if textproto.CanonicalMIMEHeaderKey(k) == hdrInvocationID {
+			inv.invocationID = v // the echo checked is the one sent; "" removes it
 		}
 	}
 	inv.held.Store(true)

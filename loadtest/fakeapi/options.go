@@ -19,6 +19,15 @@ const (
 	MaxErrorBodyBytes = 1 << 20
 )
 
+// What Options.Notice is told about a post.
+const (
+	NoticeDuplicate  = "duplicate"   // 400: its invocation was answered already
+	NoticeUnknown    = "unknown"     // 400: a request ID never handed out
+	NoticeLate       = "late"        // 410: its invocation timed out
+	NoticeCrossWired = "cross-wired" // 410: its Lambda-Runtime-Invocation-Id named another invocation
+	NoticeNoEcho     = "no-echo"     // accepted without the Lambda-Runtime-Invocation-Id echo
+)
+
 // Options configure a Server. The zero value is valid: N = 1, the default
 // limits, throttling when no /next is pending.
 type Options struct {
@@ -44,6 +53,12 @@ type Options struct {
 	// unless the Fault lets the request be served). It is called
 	// concurrently.
 	Faults func(call int, r *http.Request) *Fault
+	// Notice, when set, is told the request ID of each post the server
+	// refuses or flags on its own (not for an injected fault), and why:
+	// NoticeDuplicate, NoticeUnknown, NoticeLate, NoticeCrossWired or
+	// NoticeNoEcho. A test names with it the invocation a count is about.
+	// It is called concurrently.
+	Notice func(requestID, what string)
 	// Addr is the address to listen on; "" means 127.0.0.1:0, a free port.
 	// A fixed port lets a test start a runtime before its Runtime API
 	// exists (its connections are refused until then).

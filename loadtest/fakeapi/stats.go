@@ -33,6 +33,11 @@ type Stats struct {
 	Duplicates  int64 // 400: invocation already answered
 	Faults      int64 // faults injected (Options.Faults, Request.Fault, Request.PostFault)
 
+	// The Lambda-Runtime-Invocation-Id echo on posts for an invocation that
+	// was handed out with one.
+	CrossWired int64 // 410: the echo named another invocation; it stays open
+	NoEcho     int64 // posts without the echo (accepted, as by the emulator)
+
 	NewConns int64 // TCP connections accepted
 
 	PendingPolls   int64 // /next waiting for an invocation now
@@ -57,6 +62,7 @@ type counters struct {
 	throttles, initErrors                                                atomic.Int64
 	extensions, extPolls, extRefused                                     atomic.Int64
 	late, tooLarge, badRequests, unknown, duplicates, faults             atomic.Int64
+	crossWired, noEcho                                                   atomic.Int64
 	newConns                                                             atomic.Int64
 
 	pending, outstanding       atomic.Int64
@@ -86,6 +92,8 @@ func (c *counters) snapshot() Stats {
 		Unknown:        c.unknown.Load(),
 		Duplicates:     c.duplicates.Load(),
 		Faults:         c.faults.Load(),
+		CrossWired:     c.crossWired.Load(),
+		NoEcho:         c.noEcho.Load(),
 		NewConns:       c.newConns.Load(),
 		PendingPolls:   c.pending.Load(),
 		Outstanding:    c.outstanding.Load(),

@@ -1,0 +1,527 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/lmigo/lmigo/loadtest/fakeapi"
+)
+
+// The soak's second phase: every handler form of loadtest/soakbootstrap,
+// one process each at N, all at once, each against a fake Runtime API of
+// its own that injects faults into its replies. Every invocation carries
+// a token of its own, and its answer must carry that token and no other.
+// The phase ends with SIGTERM once the handlers of N invocations have
+// started (each says so on stdout), which the runtime must still answer:
+// it gives them ShutdownTimeout, and they take 100 ms.
+//
+// An invocation is handed out when the runtime could read its request ID
+// (fakeapi.Result.Delivered); one whose /next reply a fault cut or reset
+// before that is withheld, not lost. Of those handed out, each must be
+// answered exactly once: lost (never answered), duplicated (answered
+// again), mixed (carrying another invocation's token), wrong (not the
+// answer it asked for), without echo or cross-wired all fail the soak.
+
+const pkgSoakForms = "github.com/lmigo/lmigo/loadtest/soakbootstrap"
+
+// soakFormNames are the handler forms, as LMIGO_SOAK_FORM names them.
+var soakFormNames = []string{"typed", "rawmessage", "raw", "handler", "stream"}
+
+// The faults, one per invocation by its index, in a cycle of
+// len(soakFaultCycle); "" is none.
+const (
+	faultNone       = "none"
+	faultPost410    = "post-410"        // the answer is taken, the runtime is told 410
+	faultPost400    = "post-400"        // ... 400
+	faultPost413    = "post-413"        // ... 413
+	faultPostReset  = "post-reset"      // ... its connection reset instead of a reply
+	faultPostSlow   = "post-slow"       // the reply to the answer comes 20 ms late
+	faultNextReset  = "next-reset"      // the /next reply reset: withheld
+	faultNextCutID  = "next-cut-status" // the /next reply cut in its status line: withheld
+	faultNextCutHdr = "next-cut-header" // cut in the header lines after the request ID
+	faultNextCutBdy = "next-cut-body"   // cut mid-payload
+	faultNextSlow   = "next-slow"       // the /next reply comes 20 ms late
+	faultSIGTERM    = "sigterm"         // in flight when SIGTERM came
+	faultPollReset  = "poll-reset"      // a /next reset before it was registered (by call index)
+)
+
+var soakFaultCycle = []string{
+	faultPost410, faultNone, faultNextCutHdr, faultPost400, faultNone, faultNextReset, faultPost413,
+	faultNone, faultNextCutBdy, faultPostReset, faultNone, faultNextSlow, faultNone, faultNextCutID,
+	faultPostSlow, faultNone, faultNone, faultNone, faultNone, faultNone,
+}
+
+// soakDos are what the handler is asked to do, by index / len(soakFaultCycle),
+// so that every fault meets every outcome.
+var soakDos = []string{"ok", "error", "ok", "panic", "ok", "sleep", "ok", "error", "ok", "ok"}
+
+// soakPollResetEvery: one GET /next in so many is reset unregistered.
+const soakPollResetEvery = 41
+
+// soakToken matches the tokens of every invocation in an answer.
+var soakToken = regexp.MustCompile(`tok-[a-z]+-[0-9]+`)
+
+// formReport is the accounting of one handler form.
+type formReport struct {
+	Form       string
+	Sent       int64 // invocations given to the fake
+	HandedOut  int64 // of them, delivered to the runtime
+	Withheld   int64 // of them, their request ID cut off by a fault
+	Once       int64 // handed out and answered once
+	Lost       int64 // handed out, never answered
+	Duplicated int64 // answers posted again for an answered invocation
+	Mixed      int64 // answers carrying another invocation's token
+	Wrong      int64 // answers that were not what their invocation asked for
+	Unknown    int64 // posts for a request ID never handed out
+	NoEcho     int64
+	CrossWired int64
+	PollResets int64
+	ByFault    map[string]int64 // invocations handed out, by fault
+	Findings   []soakFinding
+	API        fakeapi.Stats
+	ExitStatus int
+	ExitAfter  time.Duration
+	Stderr     string // the end of the bootstrap's stderr, when it did not exit cleanly
+	Problems   []string
+}
+
+// soakFinding is one kind of failure: what, under which fault and outcome,
+// how often, and the first request IDs.
+type soakFinding struct {
+	What, Fault, Do string
+	Count           int64
+	IDs             []string
+}
+
+// soakInv is what the driver knows of one invocation.
+type soakInv struct {
+	i            int64
+	token, fault string
+	do           string
+}
+
+// formRun is the live state of one form's run.
+type formRun struct {
+	form string
+	api  *fakeapi.Server
+	rep  *formReport
+
+	mu       sync.Mutex
+	byID     map[string]soakInv // request ID -> invocation, once Invoke returned
+	notices  []struct{ id, what string }
+	findings map[[3]string]*soakFinding
+}
+
+// soakFormsPhase runs every form at once for d, then stops each with
+// SIGTERM under load.
+func soakFormsPhase(ctx context.Context, cfg soakConfig, bin string, d time.Duration, logf func(string, ...any)) []*formReport {
+	reps := make([]*formReport, len(soakFormNames))
+	var wg sync.WaitGroup
+	for k, form := range soakFormNames {
+		wg.Go(func() {
+			reps[k] = soakForm(ctx, cfg, bin, form, d)
+			logf("form %s: %d sent, %d handed out, %d answered once, %d lost", form, reps[k].Sent, reps[k].HandedOut, reps[k].Once, reps[k].Lost)
+		})
+	}
+	wg.Wait()
+	return reps
+}
+
+// soakForm runs one form.
+func soakForm(ctx context.Context, cfg soakConfig, bin, form string, d time.Duration) *formReport {
+	rep := &formReport{Form: form, ByFault: map[string]int64{}}
+	fr := &formRun{form: form, rep: rep, byID: map[string]soakInv{}, findings: map[[3]string]*soakFinding{}}
+	var (
+		calls, pollResets atomic.Int64
+		quiet             atomic.Bool // no faults by call index during the SIGTERM tail
+	)
+	api, err := fakeapi.New(fakeapi.Options{
+		MaxConcurrency: cfg.N,
+		Queue:          true,
+		Timeout:        10 * time.Second,
+		Notice: func(id, what string) {
+			fr.mu.Lock()
+			fr.notices = append(fr.notices, struct{ id, what string }{id, what})
+			fr.mu.Unlock()
+		},
+		Faults: func(_ int, r *http.Request) *fakeapi.Fault {
+			if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, "/invocation/next") || quiet.Load() {
+				return nil
+			}
+			if calls.Add(1)%soakPollResetEvery == 0 {
+				pollResets.Add(1)
+				return &fakeapi.Fault{Reset: true}
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		rep.problem("fake API: %v", err)
+		return rep
+	}
+	fr.api = api
+	defer api.Close()
+
+	cmd := exec.Command(bin)
+	cmd.Env = []string{
+		"AWS_LAMBDA_RUNTIME_API=" + api.Addr(),
+		"AWS_LAMBDA_MAX_CONCURRENCY=" + strconv.Itoa(cfg.N),
+		"AWS_LAMBDA_INITIALIZATION_TYPE=lambda-managed-instances",
+		"AWS_LAMBDA_FUNCTION_NAME=soak-" + form,
+		"AWS_LAMBDA_LOG_LEVEL=FATAL", // the faults are on purpose
+		"LMIGO_SIGTERM=1",
+		"LMIGO_SOAK_FORM=" + form,
+	}
+	var stderr tailBuffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		rep.problem("stdout: %v", err)
+		return rep
+	}
+	if err := cmd.Start(); err != nil {
+		rep.problem("start: %v", err)
+		return rep
+	}
+	var started atomic.Int64 // handlers of the SIGTERM tail running
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if bytes.HasPrefix(sc.Bytes(), []byte("started ")) {
+				started.Add(1)
+			}
+		}
+		_ = cmd.Wait() // stdout at EOF first
+	}()
+	defer func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	}()
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	err = api.WaitPolls(wctx, cfg.N)
+	wcancel()
+	if err != nil {
+		rep.problem("the bootstrap never polled %d times: %v; stderr: %s", cfg.N, err, stderr.String())
+		return rep
+	}
+
+	var next atomic.Int64
+	end := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for range cfg.N {
+		wg.Go(func() {
+			for time.Now().Before(end) && ctx.Err() == nil {
+				i := next.Add(1) - 1
+				fault := soakFaultCycle[i%int64(len(soakFaultCycle))]
+				do := soakDos[(i/int64(len(soakFaultCycle)))%int64(len(soakDos))]
+				fr.invoke(ctx, soakInv{i: i, token: fmt.Sprintf("tok-%s-%d", form, i), fault: fault, do: do})
+			}
+		})
+	}
+	wg.Wait()
+
+	// The tail: N invocations in flight, then SIGTERM. Every slot polls
+	// again first, so that each is handed out at once.
+	quiet.Store(true)
+	wctx, wcancel = context.WithTimeout(ctx, 10*time.Second)
+	err = api.WaitPolls(wctx, cfg.N)
+	wcancel()
+	if err != nil {
+		rep.problem("not every slot polls again after the load: %v", err)
+	}
+	before := api.Stats().Invocations
+	for range cfg.N {
+		i := next.Add(1) - 1
+		wg.Go(func() {
+			fr.invoke(ctx, soakInv{i: i, token: fmt.Sprintf("tok-%s-%d", form, i), fault: faultSIGTERM, do: "sleep"})
+		})
+	}
+	if !waitUntil(10*time.Second, func() bool { return started.Load() >= int64(cfg.N) }) {
+		rep.problem("the SIGTERM tail: %d of %d handed out, %d handlers started",
+			api.Stats().Invocations-before, cfg.N, started.Load())
+	}
+	sent := time.Now()
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+		rep.ExitAfter = time.Since(sent)
+		rep.ExitStatus = cmd.ProcessState.ExitCode()
+	case <-time.After(5 * time.Second):
+		rep.problem("no exit within 5 s of SIGTERM")
+	}
+	// What the runtime did not answer before it exited is lost: Close ends
+	// it now rather than at its deadline.
+	api.Close()
+	wg.Wait()
+	rep.Sent = next.Load()
+	rep.PollResets = pollResets.Load()
+	rep.API = api.Stats()
+	if rep.ExitStatus != 0 {
+		rep.Stderr = stderr.String()
+	}
+	fr.finish()
+	return rep
+}
+
+// invoke sends one invocation and files its outcome.
+func (fr *formRun) invoke(ctx context.Context, inv soakInv) {
+	sleep := ""
+	if inv.do == "sleep" {
+		sleep = `,"sleep_ms":20`
+		if inv.fault == faultSIGTERM {
+			sleep = `,"sleep_ms":100,"announce":true` // still running when SIGTERM comes
+		}
+	}
+	do := inv.do
+	if do == "sleep" {
+		do = "ok"
+	}
+	req := fakeapi.Request{Payload: fmt.Appendf(nil, `{"token":%q,"do":%q%s}`, inv.token, do, sleep)}
+	n := len(req.Payload)
+	switch inv.fault {
+	case faultPost410:
+		req.PostFault = &fakeapi.Fault{Status: http.StatusGone}
+	case faultPost400:
+		req.PostFault = &fakeapi.Fault{Status: http.StatusBadRequest}
+	case faultPost413:
+		req.PostFault = &fakeapi.Fault{Status: http.StatusRequestEntityTooLarge}
+	case faultPostReset:
+		req.PostFault = &fakeapi.Fault{Reset: true}
+	case faultPostSlow:
+		req.PostFault = &fakeapi.Fault{Stall: 20 * time.Millisecond}
+	case faultNextReset:
+		req.Fault, req.Timeout = &fakeapi.Fault{Reset: true}, time.Second
+	case faultNextCutID:
+		req.Fault, req.Timeout = &fakeapi.Fault{Cut: 20}, time.Second
+	case faultNextCutHdr:
+		// Headers are written sorted: Lambda-Runtime-Trace-Id comes last,
+		// after the request ID; cut 10 bytes into its value's end.
+		req.Fault = &fakeapi.Fault{Cut: -(n + 2 + 10)}
+	case faultNextCutBdy:
+		req.Fault = &fakeapi.Fault{Cut: -(n / 2)}
+	case faultNextSlow:
+		req.Fault = &fakeapi.Fault{Stall: 20 * time.Millisecond}
+	}
+	ictx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	r, err := fr.api.Invoke(ictx, req)
+
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	rep := fr.rep
+	if r.RequestID != "" {
+		fr.byID[r.RequestID] = inv
+	}
+	if !r.Delivered {
+		rep.Withheld++
+		if r.Err == nil && err == nil || r.Err != nil && r.Err.Type != fakeapi.ErrorTypeTimeout {
+			fr.find("answered although withheld", inv, r.RequestID)
+		}
+		return
+	}
+	rep.HandedOut++
+	rep.ByFault[inv.fault]++
+	if err != nil || r.Err != nil && r.Err.Type == fakeapi.ErrorTypeTimeout {
+		rep.Lost++
+		fr.find("lost", inv, r.RequestID)
+		return
+	}
+	rep.Once++
+	body := r.Body
+	if r.Err != nil {
+		body = append(slices.Clip(r.Body), r.Err.Body...)
+	}
+	for _, tok := range soakToken.FindAll(body, -1) {
+		if string(tok) != inv.token {
+			rep.Mixed++
+			fr.find("mixed (carries "+string(tok)+")", inv, r.RequestID)
+			return
+		}
+	}
+	own := bytes.Contains(body, []byte(inv.token))
+	var ok bool
+	switch {
+	case inv.fault == faultNextCutHdr || inv.fault == faultNextCutBdy:
+		ok = r.Err != nil // the runtime got half an invocation: an error, never a response
+	case inv.do == "error" || inv.do == "panic":
+		ok = r.Err != nil && own
+	default:
+		ok = r.Err == nil && own
+	}
+	if !ok {
+		rep.Wrong++
+		what := "wrong answer"
+		if r.Err != nil {
+			what += " (error " + r.Err.Type + ")"
+		}
+		fr.find(what, inv, r.RequestID)
+	}
+}
+
+// find files one failure; fr.mu is held.
+func (fr *formRun) find(what string, inv soakInv, id string) {
+	key := [3]string{what, inv.fault, inv.do}
+	f := fr.findings[key]
+	if f == nil {
+		f = &soakFinding{What: what, Fault: inv.fault, Do: inv.do}
+		fr.findings[key] = f
+	}
+	f.Count++
+	if len(f.IDs) < 3 {
+		if id == "" {
+			id = inv.token
+		}
+		f.IDs = append(f.IDs, id)
+	}
+}
+
+// finish turns the fake's notices and counts into the report's findings
+// and problems.
+func (fr *formRun) finish() {
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	rep, st := fr.rep, fr.rep.API
+	for _, n := range fr.notices {
+		inv, ok := fr.byID[n.id]
+		if !ok {
+			inv = soakInv{fault: "?", do: "?"}
+		}
+		switch n.what {
+		case fakeapi.NoticeDuplicate:
+			rep.Duplicated++
+		case fakeapi.NoticeUnknown:
+			rep.Unknown++
+		case fakeapi.NoticeNoEcho:
+			rep.NoEcho++
+		case fakeapi.NoticeCrossWired:
+			rep.CrossWired++
+		default:
+			continue // late: the invocation is counted lost already
+		}
+		fr.find(n.what, inv, n.id)
+	}
+	for _, f := range fr.findings {
+		rep.Findings = append(rep.Findings, *f)
+	}
+	slices.SortFunc(rep.Findings, func(a, b soakFinding) int {
+		return strings.Compare(a.What+a.Fault+a.Do, b.What+b.Fault+b.Do)
+	})
+	if st.Invocations != rep.HandedOut+rep.Withheld || st.Ended() != st.Invocations {
+		rep.problem("accounting: %d sent, %d handed out by the fake, %d delivered + %d withheld, %d ended",
+			rep.Sent, st.Invocations, rep.HandedOut, rep.Withheld, st.Ended())
+	}
+	if st.Violations > 0 {
+		rep.problem("%d polls over N (max %d outstanding)", st.Violations, st.MaxOutstanding)
+	}
+	if n := rep.Lost + rep.Duplicated + rep.Mixed + rep.Wrong + rep.Unknown + rep.NoEcho + rep.CrossWired; n > 0 {
+		rep.problem("%d lost, %d duplicated, %d mixed, %d wrong, %d unknown, %d without echo, %d cross-wired",
+			rep.Lost, rep.Duplicated, rep.Mixed, rep.Wrong, rep.Unknown, rep.NoEcho, rep.CrossWired)
+	}
+	for _, f := range rep.Findings {
+		if f.What != "answered although withheld" {
+			continue
+		}
+		rep.problem("%d invocations withheld by fault %s were answered anyway", f.Count, f.Fault)
+	}
+	if rep.ExitStatus != 0 {
+		rep.problem("exit status %d after SIGTERM; stderr ends: %s", rep.ExitStatus, rep.Stderr)
+	}
+}
+
+func (r *formReport) problem(format string, a ...any) {
+	r.Problems = append(r.Problems, fmt.Sprintf(format, a...))
+}
+
+// printForms writes the forms phase: one line per form, then what failed.
+func printForms(w io.Writer, reps []*formReport) {
+	if len(reps) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  handler forms (faults %s; %s; one /next in %d reset):\n", strings.Join(soakFaultList(), ", "), faultSIGTERM, soakPollResetEvery)
+	lines := [][]string{{"    form", "sent", "handed out", "once", "lost", "duplicated", "mixed", "wrong", "no echo", "cross-wired", "withheld", "faults", "exit"}}
+	for _, r := range reps {
+		lines = append(lines, []string{"    " + r.Form,
+			fmt.Sprint(r.Sent), fmt.Sprint(r.HandedOut), fmt.Sprint(r.Once), fmt.Sprint(r.Lost), fmt.Sprint(r.Duplicated),
+			fmt.Sprint(r.Mixed), fmt.Sprint(r.Wrong), fmt.Sprint(r.NoEcho), fmt.Sprint(r.CrossWired), fmt.Sprint(r.Withheld),
+			fmt.Sprint(r.API.Faults), fmt.Sprintf("%d in %v", r.ExitStatus, r.ExitAfter.Round(time.Millisecond))})
+	}
+	writeAligned(w, lines, 2)
+	// One line per form, failure and fault; findings are sorted so.
+	for _, r := range reps {
+		fs := r.Findings
+		for len(fs) > 0 {
+			n := 1
+			for n < len(fs) && fs[n].What == fs[0].What && fs[n].Fault == fs[0].Fault {
+				n++
+			}
+			var total int64
+			var dos []string
+			for _, f := range fs[:n] {
+				total += f.Count
+				dos = append(dos, fmt.Sprintf("%s %d", f.Do, f.Count))
+			}
+			fmt.Fprintf(w, "    FOUND %s: %s under fault %s: %d (handler asked to: %s; request IDs %s)\n",
+				r.Form, fs[0].What, fs[0].Fault, total, strings.Join(dos, ", "), strings.Join(fs[0].IDs, ", "))
+			fs = fs[n:]
+		}
+	}
+}
+
+// soakFaultList names the faults of the cycle, once each.
+func soakFaultList() []string {
+	var l []string
+	for _, f := range soakFaultCycle {
+		if f != faultNone && !slices.Contains(l, f) {
+			l = append(l, f)
+		}
+	}
+	return l
+}
+
+// waitUntil polls cond every millisecond for at most d.
+func waitUntil(d time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(d); !cond(); {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return true
+}
+
+// tailBuffer keeps the last 8 KiB written to it.
+type tailBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - 8<<10; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
