@@ -153,9 +153,12 @@ func soak(ctx context.Context, cfg soakConfig) (*soakReport, error) {
 	if cfg.N < 1 || cfg.Duration <= 0 || cfg.Sample < time.Second {
 		return nil, fmt.Errorf("soak: need n >= 1, duration > 0, sample >= 1s")
 	}
+	var logMu sync.Mutex // the forms phase logs from a goroutine per form
 	logf := func(format string, a ...any) {
 		if cfg.Log != nil {
+			logMu.Lock()
 			fmt.Fprintf(cfg.Log, "soak: "+format+"\n", a...)
+			logMu.Unlock()
 		}
 	}
 	bin, formsBin := cfg.Bootstrap, cfg.FormsBootstrap
