@@ -7,29 +7,37 @@ LINT_VER  := v2.15.0
 BENCHSTAT_VER := v0.0.0-20260908200009-22c9c6c9d4da
 BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w' -buildvcs=false
 BENCH_COUNT ?= 6
+# The runtime's module and the modules beside it, each with its own go.mod
+# (heavy tooling stays out of what a bootstrap requires).
+MODULES   := . loadtest deploy examples
 
 .PHONY: run test build bench bench-all lint tools rie fmt vet loadtest clean
 .PHONY: package test-arm64
-.PHONY: fuzz soak
+.PHONY: fuzz soak download
 
 ## run: build the reference bootstrap, serve it from a local Runtime API, send a short load, report
 run:
-	$(GO) run ./loadtest run
+	$(GO) -C loadtest run . run
 
 ## loadtest: lmigo and aws-lambda-go side by side, the standard set (a few minutes); reports in loadtest/out (LOADTEST_FLAGS adds flags)
 loadtest:
-	$(GO) run ./loadtest compare $(LOADTEST_FLAGS)
+	$(GO) -C loadtest run . compare $(LOADTEST_FLAGS)
 
-## test: vet, format check, the race-enabled, shuffled test suite (needs the emulator: make rie), then the allocation gates without -race
+## test: vet, format check, the race-enabled, shuffled test suite of every module (needs the emulator: make rie), then the allocation gates without -race
 test: rie vet
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
-	PATH="$(GOBIN):$$PATH" $(GO) test -race -shuffle=on -timeout 10m ./...
+	@set -e; for m in $(MODULES); do echo "== test: module $$m"; \
+	  (cd $$m && PATH="$(GOBIN):$$PATH" $(GO) test -race -shuffle=on -timeout 10m ./...); done
 	@# The allocation and copy gates skip under -race (it allocates): run them without.
-	$(GO) test -count=1 -run='Alloc|Copies|KeepsPayload|BufferReused' ./concurrent/... ./rapi/... ./pool/... ./loadtest/fakeapi/...
+	$(GO) test -count=1 -run='Alloc|Copies|KeepsPayload|BufferReused' ./concurrent/... ./rapi/... ./pool/...
+
+## download: the Go modules every module of the repository needs, into the module cache
+download:
+	@set -e; for m in $(MODULES); do (cd $$m && $(GO) mod download); done
 
 vet:
-	$(GO) vet ./...
+	@set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done
 
 ## rie: install the AWS Runtime Interface Emulator at the pinned version
 rie:
@@ -42,19 +50,20 @@ build:
 
 ## package: dist/bootstrap-arm64.zip and dist/bootstrap-amd64.zip for provided.al2023, byte-for-byte reproducible (deploy/pack)
 package:
-	$(GO) run ./deploy/pack -o dist
+	$(GO) -C deploy run ./pack -o ../dist
 
 # test-arm64 runs these for linux/arm64: what goes into a bootstrap, the
 # reference bootstrap under the emulator, and the examples. The rest
 # (deploy, the load driver and its plots) is host-side tooling.
 QEMU_ARM64 ?= qemu-aarch64-static
-ARM64_PKGS ?= ./limits/... ./rapi/... ./pool/... ./concurrent/... ./cmd/... ./loadtest/fakeapi/... ./loadtest/rie/... ./examples/...
+ARM64_PKGS ?= ./limits/... ./rapi/... ./pool/... ./concurrent/... ./cmd/...
 
 ## test-arm64: the runtime's tests built for linux/arm64 and run under qemu-user, the emulator's bootstrap too (no -race)
 test-arm64: rie
 	@command -v $(QEMU_ARM64) >/dev/null || { echo "test-arm64 needs $(QEMU_ARM64) (apt-get install qemu-user-static)"; exit 1; }
 	PATH="$(GOBIN):$$PATH" GOARCH=arm64 LMIGO_RIE_EXEC=$(QEMU_ARM64) \
 	  $(GO) test -exec $(QEMU_ARM64) -shuffle=on -timeout 10m $(ARM64_PKGS)
+	cd examples && GOARCH=arm64 $(GO) test -exec $(QEMU_ARM64) -shuffle=on -timeout 10m ./...
 
 ## fuzz: every Fuzz target of the module for FUZZTIME executions each (about a minute in all; CI runs it), seed corpora in testdata/fuzz
 # A count of executions, not a time: a time limit that ends while the
@@ -64,13 +73,13 @@ fuzz:
 	@set -e; for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
 	  for t in $$(grep -h '^func Fuzz' $$dir/*_test.go | sed 's/^func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
 	    echo "fuzz: $$dir $$t"; \
-	    $(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) $$dir; \
+	    (cd $$dir && $(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) .); \
 	  done; \
 	done
 
 ## soak: N=64 for 10 minutes: 5 min of the reference bootstrap under mixed load (errors, panics, late and refused answers; exactly-once answers, flat memory), then 5 min of every handler form under injected faults, ending in SIGTERM (each answer once, with its own token and invocation ID echo) (SOAK_FLAGS adds flags; CI runs 14 s of it, TestSoakShort)
 soak:
-	$(GO) run ./loadtest soak $(SOAK_FLAGS)
+	$(GO) -C loadtest run . soak $(SOAK_FLAGS)
 
 ## bench: the hot path side by side, BENCH_COUNT runs each, then benchstat (about 3 min): rapi vs a net/http client (NextRespond), one whole invocation through the runtime against a peer that allocates nothing (Invocation), the handler adapter vs aws-lambda-go's (Call); raw results in bench.txt
 BENCH_HOT := ./rapi/ ./concurrent/
@@ -84,14 +93,14 @@ bench:
 
 ## bench-all: benchmarks of every package, BENCH_COUNT runs each, into bench-all.txt (about 10 min at 6)
 bench-all:
-	$(GO) test -run='^$$' -bench=. -benchmem -count=$(BENCH_COUNT) ./... | tee bench-all.txt
+	@rm -f bench-all.txt; for m in $(MODULES); do (cd $$m && $(GO) test -run='^$$' -bench=. -benchmem -count=$(BENCH_COUNT) ./...) | tee -a bench-all.txt; done
 	@test -x "$(GOBIN)/benchstat" || $(GO) install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VER)
 	$(GOBIN)/benchstat bench-all.txt
 
 ## lint: golangci-lint with the repository's .golangci.yml
 lint:
 	@test -x "$(GOBIN)/golangci-lint" || $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(LINT_VER)
-	$(GOBIN)/golangci-lint run ./...
+	@set -e; for m in $(MODULES); do (cd $$m && $(GOBIN)/golangci-lint run --config $(CURDIR)/.golangci.yml ./...); done
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lmigo/lmigo/loadtest/fakeapi"
+	"github.com/lmigo/lmigo/rapi/rapitest"
 	"go.uber.org/zap"
 )
 
@@ -59,7 +59,7 @@ func TestAdmissionHoldsBackWhileHeapHigh(t *testing.T) {
 
 	const n = 4
 	started, release := make(chan struct{}), make(chan struct{})
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: n, Queue: true})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true})
 	rt := serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "4"},
 		func(_ context.Context, ev json.RawMessage) (json.RawMessage, error) {
 			if string(ev) == `"block"` {
@@ -69,9 +69,9 @@ func TestAdmissionHoldsBackWhileHeapHigh(t *testing.T) {
 			return ev, nil
 		})
 
-	blocked := make(chan fakeapi.Result, 1)
+	blocked := make(chan rapitest.Result, 1)
 	go func() {
-		r, err := api.Invoke(context.Background(), fakeapi.Request{Payload: []byte(`"block"`)})
+		r, err := api.Invoke(context.Background(), rapitest.Request{Payload: []byte(`"block"`)})
 		if err != nil {
 			t.Errorf("invoke block: %v", err)
 		}
@@ -130,7 +130,7 @@ func TestAdmissionHoldsBackAfterStream(t *testing.T) {
 	setAdmissionTiming(t)
 	live := fakeHeap(t, func(bool) {})
 
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
 	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "1"},
 		func(context.Context, struct{}) (io.Reader, error) { return strings.NewReader("streamed"), nil })
 	live.Store(900) // above 85 %
@@ -154,7 +154,7 @@ func TestAdmissionOffWithoutLimit(t *testing.T) {
 	savedRead := readHeap
 	t.Cleanup(func() { readHeap = savedRead })
 	readHeap = func([]metrics.Sample) (uint64, uint64) { return 1 << 40, 1<<63 - 1 }
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: 2, Queue: true})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 2, Queue: true})
 	rt := serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "2"},
 		func(_ context.Context, ev json.RawMessage) (json.RawMessage, error) { return ev, nil })
 	for range 5 {
@@ -201,7 +201,7 @@ func TestAdmissionKeepsHeapUnderLimit(t *testing.T) {
 	})
 
 	const n = 2
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: n, Queue: true})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true})
 	rt := serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "2"},
 		func(context.Context, json.RawMessage) (json.RawMessage, error) {
 			b := make([]byte, chunk)
@@ -217,7 +217,7 @@ func TestAdmissionKeepsHeapUnderLimit(t *testing.T) {
 	served, throttled := 0, 0
 	for i := 0; i < 2*limit/chunk && throttled < 2; i++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		r, err := api.Invoke(ctx, fakeapi.Request{Payload: []byte(`{}`)})
+		r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{}`)})
 		cancel()
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
-	"github.com/lmigo/lmigo/loadtest/fakeapi"
+	"github.com/lmigo/lmigo/rapi/rapitest"
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
 )
@@ -36,7 +36,7 @@ func (r typedReader) ContentType() string        { return r.ct }
 // deadline.
 func TestUnsendableAnswersGetAnError(t *testing.T) {
 	const n = 2
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: n, Queue: true})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true})
 	long := strings.Repeat("T", 9000)
 	huge := strings.Repeat("m", 2<<20)
 	handler := func(_ context.Context, ev struct{ Case string }) (any, error) {
@@ -75,7 +75,7 @@ func TestUnsendableAnswersGetAnError(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			res, err := api.Invoke(ctx, fakeapi.Request{
+			res, err := api.Invoke(ctx, rapitest.Request{
 				Payload: []byte(`{"Case":"` + tt.name + `"}`),
 				Timeout: 3 * time.Second, // the time it would take to end by the deadline
 			})
@@ -112,7 +112,7 @@ var staticAnswer = []byte(`{"static":"answer"}`)
 // pooled or lent to another invocation.
 func TestRawHandlerForeignArray(t *testing.T) {
 	const n, total = 8, 1600
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: n, Queue: true})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true})
 	raw := RawHandler(func(_ context.Context, payload []byte, out *Buffer) error {
 		switch payload[0] {
 		case 's':
@@ -142,7 +142,7 @@ func TestRawHandlerForeignArray(t *testing.T) {
 					kind = 'e'
 				}
 				payload := fmt.Sprintf("%c-%d-%s", kind, i, strings.Repeat("z", i%300))
-				res, err := api.Invoke(ctx, fakeapi.Request{Payload: []byte(payload)})
+				res, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(payload)})
 				want := map[byte]string{'s': string(staticAnswer), 'p': payload, 'x': "own:" + payload, 'o': "own:" + payload}[kind]
 				var got string
 				switch {
@@ -177,7 +177,7 @@ func TestRawHandlerForeignArray(t *testing.T) {
 // answer to a /next is half read (its request ID known, its body not)
 // still answers that invocation, with an error, before Run returns.
 func TestShutdownFailsHalfReadInvocation(t *testing.T) {
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 1})
 	rt, err := New(sleepy, WithLookupEnv(env{"AWS_LAMBDA_RUNTIME_API": api.Addr(),
 		"AWS_LAMBDA_MAX_CONCURRENCY": "1", "LMIGO_SHUTDOWN_TIMEOUT": "2s"}.lookup), WithLogger(zap.NewNop()))
 	if err != nil {
@@ -194,10 +194,10 @@ func TestShutdownFailsHalfReadInvocation(t *testing.T) {
 	}
 	// The headers go whole, the body stops after a few bytes and hangs.
 	payload := bytes.Repeat([]byte("p"), 64<<10)
-	got := make(chan fakeapi.Result, 1)
+	got := make(chan rapitest.Result, 1)
 	go func() {
-		res, _ := api.Invoke(wctx, fakeapi.Request{Payload: payload, Timeout: 10 * time.Second,
-			Fault: &fakeapi.Fault{Cut: 4 << 10, Stall: time.Hour}})
+		res, _ := api.Invoke(wctx, rapitest.Request{Payload: payload, Timeout: 10 * time.Second,
+			Fault: &rapitest.Fault{Cut: 4 << 10, Stall: time.Hour}})
 		got <- res
 	}()
 	// Its request ID is read once the runtime blocks in the body.
@@ -244,7 +244,7 @@ func (r *blockingReader) Read(p []byte) (int, error) {
 // that nobody reads).
 func TestShutdownQueuesNoPollBehindStreams(t *testing.T) {
 	const n = 16
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: n, Queue: true})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true})
 	started := make(chan struct{}, n)
 	release := make(chan struct{})
 	handler := func(context.Context, json.RawMessage) (io.Reader, error) {
@@ -266,7 +266,7 @@ func TestShutdownQueuesNoPollBehindStreams(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for range n {
-		wg.Go(func() { _, _ = api.Invoke(ictx, fakeapi.Request{Payload: []byte(`{}`)}) })
+		wg.Go(func() { _, _ = api.Invoke(ictx, rapitest.Request{Payload: []byte(`{}`)}) })
 	}
 	for range n {
 		<-started
@@ -286,7 +286,7 @@ func TestShutdownQueuesNoPollBehindStreams(t *testing.T) {
 // TestNewWithoutRunLeaksNothing: a Runtime that is built and dropped
 // without Run leaves no goroutine behind.
 func TestNewWithoutRunLeaksNothing(t *testing.T) {
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: 4})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 4})
 	before := goleak.IgnoreCurrent()
 	for range 3 {
 		if _, err := New(sleepy, WithLookupEnv(env{"AWS_LAMBDA_RUNTIME_API": api.Addr(),

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/lmigo/lmigo/loadtest/events"
+	"github.com/lmigo/lmigo/rapi/rapitest/events"
 )
 
 // BenchmarkEvent runs each realistic event through the adapter (decode,

@@ -16,7 +16,7 @@ import (
 	"github.com/lmigo/lmigo/concurrent/codec/jsonv2"
 	"github.com/lmigo/lmigo/concurrent/codec/segmentio"
 	"github.com/lmigo/lmigo/concurrent/codec/sonic"
-	"github.com/lmigo/lmigo/loadtest/events"
+	"github.com/lmigo/lmigo/rapi/rapitest/events"
 )
 
 // altCodecs are the codec packages, all linked into this test binary.

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lmigo/lmigo/loadtest/fakeapi"
+	"github.com/lmigo/lmigo/rapi/rapitest"
 )
 
 // copyTestSize is the body of TestResponseCopies: large enough that a copy
@@ -27,7 +27,7 @@ const copyTestSize = 6 << 20
 // every body-sized buffer the runtime fills is new on every invocation;
 // garbage collection is off while counting and GOMAXPROCS is 1, so pooled
 // buffers (encoding/json's) are reused, not counted. The fake API
-// allocates one body per invocation (fakeapi.Result.Body); that one is
+// allocates one body per invocation (rapitest.Result.Body); that one is
 // subtracted. A raw handler fills one buffer itself: that is how it writes
 // its response, not a copy. A streamed body is copied when the runtime
 // reads it into the chunk buffer (Read) and not when the reader writes
@@ -84,7 +84,7 @@ func TestStreamedResponseCopies(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var reads atomic.Int64
-			api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true})
+			api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
 			serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "1"}, func(context.Context, struct{}) (io.Reader, error) {
 				return &countReads{r: tt.reader(), n: &reads}, nil
 			})
@@ -158,7 +158,7 @@ func TestRetainedBufferReused(t *testing.T) {
 // response under a 1 MiB cap and a 6 MiB one, the slot keeps only its
 // small request buffer.
 func TestRetainedBuffersKeepTheirUse(t *testing.T) {
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true, MaxResponseBytes: 8 << 20})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true, MaxResponseBytes: 8 << 20})
 	rt := serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "1", "LMIGO_BUFFER_RETAIN_BYTES": "1MiB"},
 		RawHandler(func(_ context.Context, p []byte, out *Buffer) error {
 			n, _ := strconv.Atoi(string(p))
@@ -230,7 +230,7 @@ func TestRequestCopies(t *testing.T) {
 // response (respSize bytes) and the payload as []byte.
 func countBuffers(t *testing.T, handler any, payload string, respSize, unit int, retain string) int {
 	t.Helper()
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true, MaxResponseBytes: 8 << 20})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true, MaxResponseBytes: 8 << 20})
 	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "1", "LMIGO_BUFFER_RETAIN_BYTES": retain}, handler)
 	check := func() {
 		t.Helper()
@@ -262,7 +262,7 @@ func countBuffers(t *testing.T, handler any, payload string, respSize, unit int,
 // given, as it may under aws-lambda-go; later invocations must not
 // overwrite it.
 func TestInvokerKeepsPayload(t *testing.T) {
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
 	var kept [][]byte
 	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "1"}, invokerFunc(func(_ context.Context, p []byte) ([]byte, error) {
 		kept = append(kept, p) // one invocation at a time: no race

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lmigo/lmigo/loadtest/fakeapi"
 	"github.com/lmigo/lmigo/rapi"
+	"github.com/lmigo/lmigo/rapi/rapitest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -49,7 +49,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // answeredOnce checks the fake's accounting once every Invoke has
 // returned: each invocation ended exactly once, nothing was posted twice or
 // for an unknown request, and N was never exceeded.
-func answeredOnce(t *testing.T, api *fakeapi.Server) fakeapi.Stats {
+func answeredOnce(t *testing.T, api *rapitest.Server) rapitest.Stats {
 	t.Helper()
 	st := api.Stats()
 	if st.Ended() != st.Invocations || st.Duplicates != 0 || st.Unknown != 0 || st.Violations != 0 {
@@ -84,21 +84,21 @@ var sleepy = RawHandler(func(_ context.Context, payload []byte, out *Buffer) err
 // slot is freed and the runtime goes on serving.
 func TestRefusedAnswersStayLocal(t *testing.T) {
 	const n = 2
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: n, Queue: true, MaxResponseBytes: 1000})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true, MaxResponseBytes: 1000})
 	log, logs := observe()
 	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": strconv.Itoa(n), "LMIGO_MAX_RESPONSE_BYTES": "4KiB"}, sleepy, WithLogger(log))
 	tests := []struct {
 		name     string
-		req      fakeapi.Request
+		req      rapitest.Request
 		giveUp   time.Duration // the caller leaves after this (the post then gets 400)
 		wantCode int
 	}{
-		{"400 injected", fakeapi.Request{Payload: []byte(`{}`), PostFault: &fakeapi.Fault{Status: 400}}, 0, 400},
-		{"410 injected", fakeapi.Request{Payload: []byte(`{}`), PostFault: &fakeapi.Fault{Status: 410}}, 0, 410},
-		{"413 injected", fakeapi.Request{Payload: []byte(`{}`), PostFault: &fakeapi.Fault{Status: 413}}, 0, 413},
-		{"413 over the API's cap", fakeapi.Request{Payload: []byte(`{"Size":1500}`)}, 0, 413},
-		{"410 after the deadline", fakeapi.Request{Payload: []byte(`{"SleepMS":300}`), Timeout: 100 * time.Millisecond}, 0, 410},
-		{"400 after the caller left", fakeapi.Request{Payload: []byte(`{"SleepMS":200}`)}, 50 * time.Millisecond, 400},
+		{"400 injected", rapitest.Request{Payload: []byte(`{}`), PostFault: &rapitest.Fault{Status: 400}}, 0, 400},
+		{"410 injected", rapitest.Request{Payload: []byte(`{}`), PostFault: &rapitest.Fault{Status: 410}}, 0, 410},
+		{"413 injected", rapitest.Request{Payload: []byte(`{}`), PostFault: &rapitest.Fault{Status: 413}}, 0, 413},
+		{"413 over the API's cap", rapitest.Request{Payload: []byte(`{"Size":1500}`)}, 0, 413},
+		{"410 after the deadline", rapitest.Request{Payload: []byte(`{"SleepMS":300}`), Timeout: 100 * time.Millisecond}, 0, 410},
+		{"400 after the caller left", rapitest.Request{Payload: []byte(`{"SleepMS":200}`)}, 50 * time.Millisecond, 400},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -140,7 +140,7 @@ func TestRefusedAnswersStayLocal(t *testing.T) {
 // polls no more than N, so an invoke meanwhile is throttled), then its late
 // answer gets 410 and the slot serves again.
 func TestIgnoredDeadline(t *testing.T) {
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 1})
 	log, logs := observe()
 	ctxErr := make(chan error, 1)
 	serve(t, api, env{}, func(ctx context.Context, ev struct{ SleepMS int }) (string, error) {
@@ -150,11 +150,11 @@ func TestIgnoredDeadline(t *testing.T) {
 	}, WithLogger(log))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	res, err := api.Invoke(ctx, fakeapi.Request{Payload: []byte(`{"SleepMS":400}`), Timeout: 100 * time.Millisecond})
-	if err != nil || res.Err == nil || res.Err.Type != fakeapi.ErrorTypeTimeout {
+	res, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{"SleepMS":400}`), Timeout: 100 * time.Millisecond})
+	if err != nil || res.Err == nil || res.Err.Type != rapitest.ErrorTypeTimeout {
 		t.Fatalf("Invoke = %+v, %v; want a timeout", res, err)
 	}
-	if _, err := api.Invoke(ctx, fakeapi.Request{Payload: []byte(`{}`)}); !errors.Is(err, fakeapi.ErrThrottled) {
+	if _, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{}`)}); !errors.Is(err, rapitest.ErrThrottled) {
 		t.Fatalf("invoke while the handler overruns: %v, want ErrThrottled (the slot is still held)", err)
 	}
 	if err := <-ctxErr; !errors.Is(err, context.DeadlineExceeded) {
@@ -164,7 +164,7 @@ func TestIgnoredDeadline(t *testing.T) {
 	if err := api.WaitPolls(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	r, err := api.Invoke(ctx, fakeapi.Request{Payload: []byte(`{}`)})
+	r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{}`)})
 	if err != nil || string(r.Body) != `"late"` {
 		t.Fatalf("after the late answer: %s %v %+v", r.Body, err, r.Err)
 	}
@@ -259,7 +259,7 @@ func TestRuntimeAPIRefusedRecovers(t *testing.T) {
 	startRun(t, rt)
 	measureOutage(t, logs)
 
-	api := newAPI(t, fakeapi.Options{Addr: addr, MaxConcurrency: n, Queue: true})
+	api := newAPI(t, rapitest.Options{Addr: addr, MaxConcurrency: n, Queue: true})
 	up := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -280,7 +280,7 @@ func TestRuntimeAPIRefusedRecovers(t *testing.T) {
 // faults stop, every slot polls again and serves.
 func TestRuntimeAPIFaultsRecover(t *testing.T) {
 	const n = 4
-	faults := []*fakeapi.Fault{
+	faults := []*rapitest.Fault{
 		{Reset: true},
 		{Drop: true},
 		{Raw: []byte("HTTP/1.1 2OO OK\r\n\r\n")},
@@ -292,7 +292,7 @@ func TestRuntimeAPIFaultsRecover(t *testing.T) {
 	}
 	var down atomic.Bool
 	down.Store(true)
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: n, Queue: true, Faults: func(call int, r *http.Request) *fakeapi.Fault {
+	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true, Faults: func(call int, r *http.Request) *rapitest.Fault {
 		if !down.Load() || !strings.HasSuffix(r.URL.Path, "/next") {
 			return nil
 		}
@@ -340,9 +340,9 @@ func TestRuntimeAPI500EndsRun(t *testing.T) {
 	}{{"next", "next"}, {"response", "response"}} {
 		t.Run(tt.name, func(t *testing.T) {
 			var broken atomic.Bool
-			api := newAPI(t, fakeapi.Options{MaxConcurrency: 2, Queue: true, Faults: func(_ int, r *http.Request) *fakeapi.Fault {
+			api := newAPI(t, rapitest.Options{MaxConcurrency: 2, Queue: true, Faults: func(_ int, r *http.Request) *rapitest.Fault {
 				if broken.Load() && strings.HasSuffix(r.URL.Path, "/next") {
-					return &fakeapi.Fault{Status: http.StatusInternalServerError}
+					return &rapitest.Fault{Status: http.StatusInternalServerError}
 				}
 				return nil
 			}})
@@ -358,11 +358,11 @@ func TestRuntimeAPI500EndsRun(t *testing.T) {
 			if err := api.WaitPolls(ctx, 2); err != nil {
 				t.Fatal(err)
 			}
-			req := fakeapi.Request{Payload: []byte(`{}`)}
+			req := rapitest.Request{Payload: []byte(`{}`)}
 			if tt.on == "next" {
 				broken.Store(true) // the poll queued behind this answer gets 500
 			} else {
-				req.PostFault = &fakeapi.Fault{Status: http.StatusInternalServerError}
+				req.PostFault = &rapitest.Fault{Status: http.StatusInternalServerError}
 			}
 			if _, err := api.Invoke(ctx, req); err != nil {
 				t.Fatal(err)
@@ -393,8 +393,8 @@ func TestRuntimeAPI500EndsRun(t *testing.T) {
 
 // TestStartExitsOneOnRuntimeAPIFailure: Start's exit status after a 500.
 func TestStartExitsOneOnRuntimeAPIFailure(t *testing.T) {
-	api := newAPI(t, fakeapi.Options{Faults: func(int, *http.Request) *fakeapi.Fault {
-		return &fakeapi.Fault{Status: http.StatusInternalServerError}
+	api := newAPI(t, rapitest.Options{Faults: func(int, *http.Request) *rapitest.Fault {
+		return &rapitest.Fault{Status: http.StatusInternalServerError}
 	}})
 	log, logs := observe()
 	e := env{"AWS_LAMBDA_RUNTIME_API": api.Addr()}
@@ -412,27 +412,27 @@ func TestStartExitsOneOnRuntimeAPIFailure(t *testing.T) {
 // an /error with a clear type; either way the runtime keeps polling.
 func TestMalformedInvocations(t *testing.T) {
 	const n = 2
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: n, Queue: true, Timeout: 300 * time.Millisecond})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true, Timeout: 300 * time.Millisecond})
 	log, logs := observe()
 	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": strconv.Itoa(n)}, sleepy, WithLogger(log),
 		withRAPIOptions(rapi.WithStallTimeout(150*time.Millisecond)))
 	payload := []byte(`{"Size":2,"pad":"` + strings.Repeat("p", 4000) + `"}`)
 	tests := []struct {
 		name     string
-		req      fakeapi.Request
+		req      rapitest.Request
 		wantType string
 	}{
-		{"request ID missing", fakeapi.Request{Payload: payload, Headers: map[string]string{"Lambda-Runtime-Aws-Request-Id": ""}}, fakeapi.ErrorTypeTimeout},
-		{"request ID not URL-safe", fakeapi.Request{Payload: payload, Headers: map[string]string{"Lambda-Runtime-Aws-Request-Id": "a/../b"}}, fakeapi.ErrorTypeTimeout},
-		{"headers of absurd size", fakeapi.Request{Payload: payload, Headers: map[string]string{"X-Absurd": strings.Repeat("a", 100<<10)}}, errTypeInvalidInvocation},
-		{"too many headers", fakeapi.Request{Payload: payload, Headers: manyHeaders(200)}, errTypeInvalidInvocation},
-		{"absurd Content-Length", fakeapi.Request{Payload: payload, Headers: map[string]string{"Content-Length": "99999999999999"}}, "Runtime.RequestTooLarge"},
-		{"closed mid-body", fakeapi.Request{Payload: payload, Fault: &fakeapi.Fault{Cut: 600}}, errTypeTruncatedInvocation},
+		{"request ID missing", rapitest.Request{Payload: payload, Headers: map[string]string{"Lambda-Runtime-Aws-Request-Id": ""}}, rapitest.ErrorTypeTimeout},
+		{"request ID not URL-safe", rapitest.Request{Payload: payload, Headers: map[string]string{"Lambda-Runtime-Aws-Request-Id": "a/../b"}}, rapitest.ErrorTypeTimeout},
+		{"headers of absurd size", rapitest.Request{Payload: payload, Headers: map[string]string{"X-Absurd": strings.Repeat("a", 100<<10)}}, errTypeInvalidInvocation},
+		{"too many headers", rapitest.Request{Payload: payload, Headers: manyHeaders(200)}, errTypeInvalidInvocation},
+		{"absurd Content-Length", rapitest.Request{Payload: payload, Headers: map[string]string{"Content-Length": "99999999999999"}}, "Runtime.RequestTooLarge"},
+		{"closed mid-body", rapitest.Request{Payload: payload, Fault: &rapitest.Fault{Cut: 600}}, errTypeTruncatedInvocation},
 		// A reset may discard bytes the runtime had not read yet, the
 		// request ID among them: then nothing can answer it.
-		{"reset mid-body", fakeapi.Request{Payload: payload, Fault: &fakeapi.Fault{Cut: 600, Reset: true}}, errTypeTruncatedInvocation + "|" + fakeapi.ErrorTypeTimeout},
-		{"stalled mid-body", fakeapi.Request{Payload: payload, Fault: &fakeapi.Fault{Cut: 600, Stall: time.Hour}}, errTypeTruncatedInvocation},
-		{"garbage deadline", fakeapi.Request{Payload: payload, Headers: map[string]string{"Lambda-Runtime-Deadline-Ms": "-1"}}, "Runtime.InvalidDeadline"},
+		{"reset mid-body", rapitest.Request{Payload: payload, Fault: &rapitest.Fault{Cut: 600, Reset: true}}, errTypeTruncatedInvocation + "|" + rapitest.ErrorTypeTimeout},
+		{"stalled mid-body", rapitest.Request{Payload: payload, Fault: &rapitest.Fault{Cut: 600, Stall: time.Hour}}, errTypeTruncatedInvocation},
+		{"garbage deadline", rapitest.Request{Payload: payload, Headers: map[string]string{"Lambda-Runtime-Deadline-Ms": "-1"}}, "Runtime.InvalidDeadline"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -484,7 +484,7 @@ func TestSIGTERMExtension(t *testing.T) {
 		{"WithSIGTERM", env{}, []Option{WithSIGTERM()}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			api := newAPI(t, fakeapi.Options{Queue: true})
+			api := newAPI(t, rapitest.Options{Queue: true})
 			log, logs := observe()
 			serve(t, api, tt.env, sleepy, append(tt.opts, WithLogger(log))...)
 			waitUntil(t, "the extension's event poll", func() bool { return api.Stats().ExtensionPolls == 1 })
@@ -500,9 +500,9 @@ func TestSIGTERMExtension(t *testing.T) {
 		})
 	}
 	t.Run("refused", func(t *testing.T) {
-		api := newAPI(t, fakeapi.Options{Queue: true, Faults: func(_ int, r *http.Request) *fakeapi.Fault {
+		api := newAPI(t, rapitest.Options{Queue: true, Faults: func(_ int, r *http.Request) *rapitest.Fault {
 			if strings.Contains(r.URL.Path, "/extension/") {
-				return &fakeapi.Fault{Status: http.StatusForbidden}
+				return &rapitest.Fault{Status: http.StatusForbidden}
 			}
 			return nil
 		}})
@@ -520,7 +520,7 @@ func TestSIGTERMExtension(t *testing.T) {
 // TestRunLogsWhyItStopped: a clean shutdown ends with one INFO line naming
 // its cause and what was left in flight.
 func TestRunLogsWhyItStopped(t *testing.T) {
-	api := newAPI(t, fakeapi.Options{Queue: true})
+	api := newAPI(t, rapitest.Options{Queue: true})
 	log, logs := observe()
 	e := env{"AWS_LAMBDA_RUNTIME_API": api.Addr()}
 	rt, err := New(sleepy, WithLookupEnv(e.lookup), WithLogger(log))

@@ -19,8 +19,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/lmigo/lmigo/limits"
-	"github.com/lmigo/lmigo/loadtest/fakeapi"
 	"github.com/lmigo/lmigo/rapi"
+	"github.com/lmigo/lmigo/rapi/rapitest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -288,7 +288,7 @@ type otherKey struct{}
 // another, and each carries its own invocation's requestId and traceId.
 func TestConcurrentInvocationsLog(t *testing.T) {
 	const n, total = 32, 512
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: n, Queue: true, Timeout: 30 * time.Second})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true, Timeout: 30 * time.Second})
 	rec := &recorder{}
 	sl := slog.New(SlogHandler())
 	handler := RawHandler(func(ctx context.Context, payload []byte, out *Buffer) error {
@@ -321,7 +321,7 @@ func TestConcurrentInvocationsLog(t *testing.T) {
 				mark := strconv.Itoa(int(i))
 				trace := fmt.Sprintf("Root=1-%08x-%024d;Parent=%016x;Sampled=1", i, i, i)
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				r, err := api.Invoke(ctx, fakeapi.Request{Payload: []byte(mark), TraceID: trace})
+				r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(mark), TraceID: trace})
 				cancel()
 				if err != nil || r.Err != nil || string(r.Body) != mark {
 					t.Errorf("invocation %s: %v %+v %q", mark, err, r.Err, r.Body)
@@ -431,7 +431,7 @@ func TestLogLinesThroughPipe(t *testing.T) {
 // (a handler error, a panic with its stack, an error the runtime detects)
 // carry the same IDs as the handler's lines.
 func TestRuntimeLinesCarryIDs(t *testing.T) {
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
 	core, logs := observer.New(zapcore.DebugLevel)
 	serve(t, api, env{"LMIGO_MAX_RESPONSE_BYTES": "16"}, func(ev struct{ Mode string }) (string, error) {
 		switch ev.Mode {
@@ -453,7 +453,7 @@ func TestRuntimeLinesCarryIDs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		r, err := api.Invoke(ctx, fakeapi.Request{Payload: []byte(tt.payload), TraceID: "Root=1-feed;Sampled=1", TenantID: "ten"})
+		r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(tt.payload), TraceID: "Root=1-feed;Sampled=1", TenantID: "ten"})
 		cancel()
 		if err != nil || r.Err == nil {
 			t.Fatalf("%s: %v %+v", tt.payload, err, r)
@@ -519,7 +519,7 @@ func (badError) Error() string { panic("no message") }
 // once, at DEBUG, with the worker count and N.
 func TestWorkerPoolInitializing(t *testing.T) {
 	for _, level := range []zapcore.Level{zapcore.DebugLevel, zapcore.InfoLevel} {
-		api := newAPI(t, fakeapi.Options{MaxConcurrency: 8, Queue: true})
+		api := newAPI(t, rapitest.Options{MaxConcurrency: 8, Queue: true})
 		core, logs := observer.New(level)
 		e := env{"AWS_LAMBDA_RUNTIME_API": api.Addr(), "AWS_LAMBDA_MAX_CONCURRENCY": "8", "LMIGO_WORKERS": "6"}
 		rt, err := New(func() error { return nil }, WithLookupEnv(e.lookup), WithLogger(zap.New(core)))

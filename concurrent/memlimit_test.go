@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/lmigo/lmigo/loadtest/fakeapi"
+	"github.com/lmigo/lmigo/rapi/rapitest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 )
@@ -47,7 +47,7 @@ func TestMemoryLimitDerived(t *testing.T) {
 			calls = nil
 			mu.Unlock()
 			core, logs := observer.New(zap.DebugLevel)
-			api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true})
+			api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
 			serve(t, api, tt.env, echo, WithLogger(zap.New(core)))
 			if r := invoke(t, api, `"x"`); r.Err != nil || string(r.Body) != `"x"` {
 				t.Fatalf("invoke: %s, %v", r.Body, r.Err)

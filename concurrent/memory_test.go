@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lmigo/lmigo/loadtest/fakeapi"
+	"github.com/lmigo/lmigo/rapi/rapitest"
 )
 
 // TestIdleFreeOncePerBurst: memory is handed back once after a burst, not
@@ -24,7 +24,7 @@ func TestIdleFreeOncePerBurst(t *testing.T) {
 	freeOSMemory = func() { frees.Add(1) }
 
 	started, release := make(chan struct{}), make(chan struct{})
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: 2, Queue: true})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 2, Queue: true})
 	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "2"},
 		func(_ context.Context, ev json.RawMessage) (json.RawMessage, error) {
 			if string(ev) == `"block"` {
@@ -54,7 +54,7 @@ func TestIdleFreeOncePerBurst(t *testing.T) {
 	time.Sleep(3 * idleFreeAfter)
 	waitFrees(1) // not again while idle
 
-	done := make(chan fakeapi.Result, 1)
+	done := make(chan rapitest.Result, 1)
 	go func() { done <- invoke(t, api, `"block"`) }()
 	<-started
 	invoke(t, api, `2`) // ends while "block" runs
@@ -72,7 +72,7 @@ func TestIdleFreeOncePerBurst(t *testing.T) {
 // TestDirectResponseTooLarge: LMIGO_MAX_RESPONSE_BYTES bounds a response
 // sent from the handler's own bytes too.
 func TestDirectResponseTooLarge(t *testing.T) {
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
 	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "1", "LMIGO_MAX_RESPONSE_BYTES": "1KiB"},
 		func(_ context.Context, n int) (json.RawMessage, error) {
 			return json.RawMessage(`"` + strings.Repeat("x", n-2) + `"`), nil

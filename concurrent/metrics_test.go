@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/lmigo/lmigo/limits"
-	"github.com/lmigo/lmigo/loadtest/fakeapi"
+	"github.com/lmigo/lmigo/rapi/rapitest"
 	"go.uber.org/zap"
 )
 
@@ -277,7 +277,7 @@ func TestAppendEMF(t *testing.T) {
 // over the documents the counts are those of the invocations served.
 func TestMetricsEMF(t *testing.T) {
 	const n, workers = 4, 2
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: n, Queue: true})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true})
 	e := env{
 		"AWS_LAMBDA_RUNTIME_API":     api.Addr(),
 		"AWS_LAMBDA_MAX_CONCURRENCY": strconv.Itoa(n),

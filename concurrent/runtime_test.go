@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
-	"github.com/lmigo/lmigo/loadtest/fakeapi"
+	"github.com/lmigo/lmigo/rapi/rapitest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 )
@@ -27,9 +27,9 @@ type env map[string]string
 
 func (e env) lookup(k string) (string, bool) { v, ok := e[k]; return v, ok }
 
-func newAPI(t *testing.T, opts fakeapi.Options) *fakeapi.Server {
+func newAPI(t *testing.T, opts rapitest.Options) *rapitest.Server {
 	t.Helper()
-	api, err := fakeapi.New(opts)
+	api, err := rapitest.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func newAPI(t *testing.T, opts fakeapi.Options) *fakeapi.Server {
 
 // serve runs a Runtime for handler against api until the test ends, and
 // waits until it has its polls outstanding.
-func serve(t *testing.T, api *fakeapi.Server, e env, handler any, opts ...Option) *Runtime {
+func serve(t *testing.T, api *rapitest.Server, e env, handler any, opts ...Option) *Runtime {
 	t.Helper()
 	e["AWS_LAMBDA_RUNTIME_API"] = api.Addr()
 	opts = append([]Option{WithLookupEnv(e.lookup), WithLogger(zap.NewNop())}, opts...)
@@ -56,11 +56,11 @@ func serve(t *testing.T, api *fakeapi.Server, e env, handler any, opts ...Option
 	return rt
 }
 
-func invoke(t *testing.T, api *fakeapi.Server, payload string) fakeapi.Result {
+func invoke(t *testing.T, api *rapitest.Server, payload string) rapitest.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	r, err := api.Invoke(ctx, fakeapi.Request{Payload: []byte(payload)})
+	r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(payload)})
 	if err != nil {
 		t.Fatalf("invoke %s: %v", payload, err)
 	}
@@ -86,7 +86,7 @@ func (f *inflight) exit() { f.cur.Add(-1) }
 // for, never more than N polls plus invocations in flight.
 func TestDistinctPayloadsAnsweredExactlyOnce(t *testing.T) {
 	const n, total = 16, 10000
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: n, Queue: true, Timeout: 30 * time.Second})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true, Timeout: 30 * time.Second})
 	var live inflight
 	// The response is derived from the request so a mix-up shows: the
 	// payload reversed, then its length.
@@ -119,7 +119,7 @@ func TestDistinctPayloadsAnsweredExactlyOnce(t *testing.T) {
 				}
 				want = append(want, ":"+strconv.Itoa(len(req))...)
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				r, err := api.Invoke(ctx, fakeapi.Request{Payload: req})
+				r, err := api.Invoke(ctx, rapitest.Request{Payload: req})
 				cancel()
 				if err != nil {
 					errs <- fmt.Errorf("invocation %d: %w", i, err)
@@ -156,7 +156,7 @@ func TestDistinctPayloadsAnsweredExactlyOnce(t *testing.T) {
 // TestOneAtATimeWithoutMaxConcurrency: unset AWS_LAMBDA_MAX_CONCURRENCY
 // makes an ordinary runtime: one poll, one invocation at a time.
 func TestOneAtATimeWithoutMaxConcurrency(t *testing.T) {
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
 	var live inflight
 	var traceEnv atomic.Value
 	rt := serve(t, api, env{}, func(ctx context.Context, ev map[string]int) (map[string]int, error) {
@@ -197,7 +197,7 @@ func TestOneAtATimeWithoutMaxConcurrency(t *testing.T) {
 // responses, and the runtime goes on serving.
 func TestFailuresStayLocal(t *testing.T) {
 	const n = 8
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: n, Queue: true})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true})
 	var gate sync.WaitGroup
 	gate.Add(n)
 	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": strconv.Itoa(n)}, func(ctx context.Context, ev struct{ I int }) (int, error) {
@@ -211,7 +211,7 @@ func TestFailuresStayLocal(t *testing.T) {
 		}
 		return ev.I * 10, nil
 	})
-	results := make([]fakeapi.Result, n)
+	results := make([]rapitest.Result, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() { results[i] = invoke(t, api, fmt.Sprintf(`{"I":%d}`, i)) })
@@ -255,7 +255,7 @@ func TestFailuresStayLocal(t *testing.T) {
 // N > 1.
 func TestInvocationContext(t *testing.T) {
 	_ = os.Unsetenv("_X_AMZN_TRACE_ID")
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: 2, Queue: true, FunctionARN: "arn:aws:lambda:us-east-1:123456789012:function:f"})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 2, Queue: true, FunctionARN: "arn:aws:lambda:us-east-1:123456789012:function:f"})
 	type seen struct {
 		RequestID, ARN, Trace, Tenant, EnvTrace, LogReq string
 		HasDeadline                                     bool
@@ -276,7 +276,7 @@ func TestInvocationContext(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	r, err := api.Invoke(ctx, fakeapi.Request{
+	r, err := api.Invoke(ctx, rapitest.Request{
 		Payload: []byte(`{}`), Timeout: 5 * time.Second,
 		TraceID: "Root=1-abc;Parent=def;Sampled=1", TenantID: "tenant-7",
 		CognitoIdentity: `{"cognitoIdentityId":"id-1","cognitoIdentityPoolId":"pool-1"}`,
@@ -305,7 +305,7 @@ func TestInvocationContext(t *testing.T) {
 
 // TestDeadlineCancelsContext: the handler's context is done at the deadline.
 func TestDeadlineCancelsContext(t *testing.T) {
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
 	serve(t, api, env{}, func(ctx context.Context) (string, error) {
 		select {
 		case <-ctx.Done():
@@ -316,13 +316,13 @@ func TestDeadlineCancelsContext(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	r, err := api.Invoke(ctx, fakeapi.Request{Payload: []byte(`{}`), Timeout: 1500 * time.Millisecond})
+	r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{}`), Timeout: 1500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The response races the fake's own timeout; either way the handler saw
 	// its context end, never the 10 s fallback.
-	if r.Err != nil && r.Err.Type != fakeapi.ErrorTypeTimeout {
+	if r.Err != nil && r.Err.Type != rapitest.ErrorTypeTimeout {
 		t.Fatalf("got %+v", r.Err)
 	}
 	if r.Err == nil && string(r.Body) != `"context deadline exceeded"` {
@@ -333,7 +333,7 @@ func TestDeadlineCancelsContext(t *testing.T) {
 // TestRuntimeDetectedErrors: bad invocation headers and oversized
 // responses end only their invocation, with a clear error type.
 func TestRuntimeDetectedErrors(t *testing.T) {
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: 2, Queue: true})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 2, Queue: true})
 	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "2", "LMIGO_MAX_RESPONSE_BYTES": "1KiB"},
 		RawHandler(func(_ context.Context, payload []byte, out *Buffer) error {
 			n, _ := strconv.Atoi(string(payload))
@@ -342,15 +342,15 @@ func TestRuntimeDetectedErrors(t *testing.T) {
 		}))
 	tests := []struct {
 		name     string
-		req      fakeapi.Request
+		req      rapitest.Request
 		wantType string
 	}{
-		{"response too large", fakeapi.Request{Payload: []byte("1025")}, "Function.ResponseSizeTooLarge"},
-		{"garbage deadline", fakeapi.Request{Payload: []byte("1"), Headers: map[string]string{"Lambda-Runtime-Deadline-Ms": "soon"}}, "Runtime.InvalidDeadline"},
-		{"missing deadline", fakeapi.Request{Payload: []byte("1"), Headers: map[string]string{"Lambda-Runtime-Deadline-Ms": ""}}, "Runtime.InvalidDeadline"},
-		{"client context not JSON", fakeapi.Request{Payload: []byte("1"), ClientContext: "{nope"}, "Runtime.InvalidClientContext"},
-		{"identity not JSON", fakeapi.Request{Payload: []byte("1"), CognitoIdentity: "[1,"}, "Runtime.InvalidCognitoIdentity"},
-		{"still serving", fakeapi.Request{Payload: []byte("1024")}, ""},
+		{"response too large", rapitest.Request{Payload: []byte("1025")}, "Function.ResponseSizeTooLarge"},
+		{"garbage deadline", rapitest.Request{Payload: []byte("1"), Headers: map[string]string{"Lambda-Runtime-Deadline-Ms": "soon"}}, "Runtime.InvalidDeadline"},
+		{"missing deadline", rapitest.Request{Payload: []byte("1"), Headers: map[string]string{"Lambda-Runtime-Deadline-Ms": ""}}, "Runtime.InvalidDeadline"},
+		{"client context not JSON", rapitest.Request{Payload: []byte("1"), ClientContext: "{nope"}, "Runtime.InvalidClientContext"},
+		{"identity not JSON", rapitest.Request{Payload: []byte("1"), CognitoIdentity: "[1,"}, "Runtime.InvalidCognitoIdentity"},
+		{"still serving", rapitest.Request{Payload: []byte("1024")}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -380,7 +380,7 @@ func TestRuntimeDetectedErrors(t *testing.T) {
 // TestBadConfigPostsInitError: every bad variable named in one
 // /runtime/init/error, exit status 1.
 func TestBadConfigPostsInitError(t *testing.T) {
-	api := newAPI(t, fakeapi.Options{})
+	api := newAPI(t, rapitest.Options{})
 	e := env{
 		"AWS_LAMBDA_RUNTIME_API":     api.Addr(),
 		"AWS_LAMBDA_MAX_CONCURRENCY": "lots",
@@ -418,7 +418,7 @@ func TestInvalidHandler(t *testing.T) {
 // TestShutdownWaitsForInFlight: cancelling Run lets an invocation in
 // flight finish and post its answer.
 func TestShutdownWaitsForInFlight(t *testing.T) {
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
 	started := make(chan struct{})
 	e := env{"AWS_LAMBDA_RUNTIME_API": api.Addr(), "LMIGO_SHUTDOWN_TIMEOUT": "2s"}
 	rt, err := New(func() (string, error) {
@@ -432,7 +432,7 @@ func TestShutdownWaitsForInFlight(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- rt.Run(ctx) }()
-	res := make(chan fakeapi.Result, 1)
+	res := make(chan rapitest.Result, 1)
 	go func() { res <- invoke(t, api, `{}`) }()
 	<-started
 	cancel()
@@ -450,7 +450,7 @@ func TestShutdownWaitsForInFlight(t *testing.T) {
 // The reader is streamed (LMIGO_MAX_RESPONSE_BYTES does not bound it) until
 // the Runtime API's own limit ends it.
 func TestGoexitAndEndlessReaderStayLocal(t *testing.T) {
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
 	serve(t, api, env{"LMIGO_MAX_RESPONSE_BYTES": "64KiB"}, func(ev struct{ Mode string }) (io.Reader, error) {
 		switch ev.Mode {
 		case "goexit":
@@ -493,7 +493,7 @@ func (endless) Read(p []byte) (int, error) {
 // LMIGO_MAX_REQUEST_BYTES is never handed to the handler; that invocation
 // gets Runtime.RequestTooLarge and the next one is served.
 func TestOversizedRequestFailsOnlyItsInvocation(t *testing.T) {
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
 	var calls atomic.Int64
 	serve(t, api, env{"LMIGO_MAX_REQUEST_BYTES": "1KiB"}, RawHandler(func(_ context.Context, payload []byte, out *Buffer) error {
 		calls.Add(1)

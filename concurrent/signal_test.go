@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lmigo/lmigo/loadtest/fakeapi"
-	"github.com/lmigo/lmigo/loadtest/rie"
+	"github.com/lmigo/lmigo/rapi/rapitest"
+	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
 
 // helperEnv selects the helper main in a re-executed test binary.
@@ -77,7 +77,7 @@ func TestStartShutsDownOnSignal(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			api := newAPI(t, fakeapi.Options{MaxConcurrency: 2, Queue: true})
+			api := newAPI(t, rapitest.Options{MaxConcurrency: 2, Queue: true})
 			args := []string{os.Args[0], "-test.run=^TestStartHelper$", "-test.count=1"}
 			// Built for another architecture (make test-arm64), the binary
 			// runs through the same wrapper as the emulator's bootstrap.
@@ -121,9 +121,9 @@ func TestStartShutsDownOnSignal(t *testing.T) {
 			if st := api.Stats(); st.Extensions != 1 {
 				t.Fatalf("extension not registered before the first /next: %+v", st)
 			}
-			res := make(chan fakeapi.Result, 1)
+			res := make(chan rapitest.Result, 1)
 			go func() {
-				r, _ := api.Invoke(ctx, fakeapi.Request{Payload: fmt.Appendf(nil, `{"SleepMS":%d}`, tt.sleepMS), Timeout: 10 * time.Second})
+				r, _ := api.Invoke(ctx, rapitest.Request{Payload: fmt.Appendf(nil, `{"SleepMS":%d}`, tt.sleepMS), Timeout: 10 * time.Second})
 				res <- r
 			}()
 			select {

@@ -17,8 +17,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambda/messages"
-	"github.com/lmigo/lmigo/loadtest/fakeapi"
 	"github.com/lmigo/lmigo/rapi"
+	"github.com/lmigo/lmigo/rapi/rapitest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 )
@@ -74,8 +74,8 @@ func (e *stError) Error() string { return e.msg }
 
 // streamAPI runs the handler of TestStreaming with N = 2; reader returns
 // the reader of the last invocation of a case.
-func streamAPI(t *testing.T, e env) (api *fakeapi.Server, logs *observer.ObservedLogs, reader func(string) *stReader) {
-	api = newAPI(t, fakeapi.Options{MaxConcurrency: 2, Queue: true})
+func streamAPI(t *testing.T, e env) (api *rapitest.Server, logs *observer.ObservedLogs, reader func(string) *stReader) {
+	api = newAPI(t, rapitest.Options{MaxConcurrency: 2, Queue: true})
 	core, logs := observer.New(zap.DebugLevel)
 	var mu sync.Mutex
 	readers := map[string]*stReader{}
@@ -137,20 +137,20 @@ func TestStreaming(t *testing.T) {
 		{name: "late panic", body: "partial", errType: "string", errMsg: "reader broke", trailer: true, panicked: true},
 		{name: "early panic", errType: "string", errMsg: "reader broke", panicked: true},
 		{name: "early goexit", errType: "Runtime.HandlerExited", errMsg: "the response reader called runtime.Goexit"},
-		{name: "late goexit", body: "partial", errType: fakeapi.ErrorTypeTruncated},
+		{name: "late goexit", body: "partial", errType: rapitest.ErrorTypeTruncated},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := invoke(t, api, fmt.Sprintf(`{"Case":%q,"Big":%d}`, tt.name, big))
 			if tt.errType == "" {
-				if r.Err != nil || string(r.Body) != tt.body || r.ContentType != tt.ctype || r.ResponseMode != fakeapi.ResponseModeStreaming {
+				if r.Err != nil || string(r.Body) != tt.body || r.ContentType != tt.ctype || r.ResponseMode != rapitest.ResponseModeStreaming {
 					t.Fatalf("got %d bytes %q, mode %q, err %+v", len(r.Body), r.ContentType, r.ResponseMode, r.Err)
 				}
 			} else {
 				if r.Err == nil || r.Err.Type != tt.errType || r.Err.Trailer != tt.trailer {
 					t.Fatalf("got err %+v, want type %s, trailer %v", r.Err, tt.errType, tt.trailer)
 				}
-				if tt.trailer && (string(r.Body) != tt.body || r.ResponseMode != fakeapi.ResponseModeStreaming) {
+				if tt.trailer && (string(r.Body) != tt.body || r.ResponseMode != rapitest.ResponseModeStreaming) {
 					t.Fatalf("streamed %q in mode %q before the error", r.Body, r.ResponseMode)
 				}
 				if tt.errMsg != "" {
@@ -218,7 +218,7 @@ func TestStreamingCompat(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true})
+			api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
 			serve(t, api, env{}, tt.handler)
 			r := invoke(t, api, `{}`)
 			h, ok := tt.handler.(lambda.Handler)
@@ -229,7 +229,7 @@ func TestStreamingCompat(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Err != nil || !bytes.Equal(r.Body, want) || r.ContentType != tt.ctype || (r.ResponseMode == fakeapi.ResponseModeStreaming) != tt.stream {
+			if r.Err != nil || !bytes.Equal(r.Body, want) || r.ContentType != tt.ctype || (r.ResponseMode == rapitest.ResponseModeStreaming) != tt.stream {
 				t.Fatalf("got %q %q mode %q err %+v; want %q %q stream %v", r.Body, r.ContentType, r.ResponseMode, r.Err, want, tt.ctype, tt.stream)
 			}
 		})
@@ -282,7 +282,7 @@ func (r *barrierReader) Read(p []byte) (int, error) {
 // handler's context (the barrier waits on it) to live while it streams.
 func TestConcurrentStreamsInterleave(t *testing.T) {
 	const n = 4
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: n, Queue: true})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true})
 	group := &barrier{n: n, all: make(chan struct{})}
 	rt := serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": fmt.Sprint(n)}, func(ctx context.Context, ev struct{ ID int }) (io.Reader, error) {
 		return &barrierReader{first: fmt.Sprintf("<%d:one>", ev.ID), second: fmt.Sprintf("<%d:two>", ev.ID), group: group, ctx: ctx}, nil
@@ -291,12 +291,12 @@ func TestConcurrentStreamsInterleave(t *testing.T) {
 		t.Fatalf("workers %d, want %d", rt.cfg.Workers, n)
 	}
 	var wg sync.WaitGroup
-	results := make([]fakeapi.Result, n)
+	results := make([]rapitest.Result, n)
 	for i := range n {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			r, err := api.Invoke(ctx, fakeapi.Request{Payload: fmt.Appendf(nil, `{"ID":%d}`, i), Timeout: 10 * time.Second})
+			r, err := api.Invoke(ctx, rapitest.Request{Payload: fmt.Appendf(nil, `{"ID":%d}`, i), Timeout: 10 * time.Second})
 			if err != nil {
 				t.Errorf("invoke %d: %v", i, err)
 			}

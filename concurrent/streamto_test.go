@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lmigo/lmigo/loadtest/fakeapi"
+	"github.com/lmigo/lmigo/rapi/rapitest"
 )
 
 // wtBody writes its pieces out, one Write each (io.WriterTo); "!panic"
@@ -41,7 +41,7 @@ func (b *wtBody) WriteTo(w io.Writer) (int64, error) {
 // invocation as one in Read does (trailers after the first byte, an
 // /error before it), and so does runtime.Goexit.
 func TestStreamingWriterTo(t *testing.T) {
-	api := newAPI(t, fakeapi.Options{MaxConcurrency: 1, Queue: true})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
 	big := bytes.Repeat([]byte("w"), 2<<20)
 	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "1"}, func(_ context.Context, c string) (io.Reader, error) {
 		switch c {
@@ -68,7 +68,7 @@ func TestStreamingWriterTo(t *testing.T) {
 		{name: "pieces", body: "abc"},
 		{name: "late panic", body: "partial", errType: "string", trailer: true},
 		{name: "early panic", errType: "string"},
-		{name: "late goexit", body: "partial", errType: fakeapi.ErrorTypeTruncated},
+		{name: "late goexit", body: "partial", errType: rapitest.ErrorTypeTruncated},
 		{name: "early goexit", errType: "Runtime.HandlerExited"},
 	}
 	for _, tt := range tests {
@@ -76,7 +76,7 @@ func TestStreamingWriterTo(t *testing.T) {
 			q, _ := json.Marshal(tt.name)
 			r := invoke(t, api, string(q))
 			if tt.errType == "" {
-				if r.Err != nil || string(r.Body) != tt.body || r.ResponseMode != fakeapi.ResponseModeStreaming {
+				if r.Err != nil || string(r.Body) != tt.body || r.ResponseMode != rapitest.ResponseModeStreaming {
 					t.Fatalf("got %d bytes in mode %q, err %+v", len(r.Body), r.ResponseMode, r.Err)
 				}
 				return

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -151,11 +152,14 @@ func defaultConfig() *config {
 	}
 }
 
-// defaultOut is loadtest/out in the source tree (git-ignored), or
-// ./loadtest-out elsewhere (a prebuilt load test on an EC2 host).
+// defaultOut is loadtest/out in the source tree (git-ignored), run from
+// the repository's root or from loadtest/, or ./loadtest-out elsewhere (a
+// prebuilt load test on an EC2 host).
 func defaultOut() string {
-	if fi, err := os.Stat("loadtest/fakeapi"); err == nil && fi.IsDir() {
-		return "loadtest/out"
+	for _, dir := range []string{"loadtest", "."} {
+		if fi, err := os.Stat(filepath.Join(dir, "rawbootstrap")); err == nil && fi.IsDir() {
+			return filepath.Join(dir, "out")
+		}
 	}
 	return "loadtest-out"
 }

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"time"
 
-	"github.com/lmigo/lmigo/loadtest/fakeapi"
 	"github.com/lmigo/lmigo/loadtest/lambdainvoke"
-	"github.com/lmigo/lmigo/loadtest/rie"
+	"github.com/lmigo/lmigo/rapi/rapitest"
+	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
 
 // invoker is the seam between the load models and a target: one call is
@@ -30,12 +30,12 @@ type outcome struct {
 }
 
 // fakeInvoker invokes through the fake Runtime API, in this process.
-type fakeInvoker struct{ api *fakeapi.Server }
+type fakeInvoker struct{ api *rapitest.Server }
 
 func (f fakeInvoker) Invoke(ctx context.Context, payload []byte) (outcome, error) {
-	r, err := f.api.Invoke(ctx, fakeapi.Request{Payload: payload})
+	r, err := f.api.Invoke(ctx, rapitest.Request{Payload: payload})
 	switch {
-	case errors.Is(err, fakeapi.ErrThrottled):
+	case errors.Is(err, rapitest.ErrThrottled):
 		return outcome{Throttled: true}, nil
 	case err != nil:
 		return outcome{}, err

@@ -9,8 +9,8 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/lmigo/lmigo/loadtest/fakeapi"
 	"github.com/lmigo/lmigo/loadtest/measure"
+	"github.com/lmigo/lmigo/rapi/rapitest"
 )
 
 // dur is a time.Duration written as "1.5s" in JSON.
@@ -151,7 +151,7 @@ type runResult struct {
 	CPUs     string             `json:"cpus,omitempty"` // the runtime's Cpus_allowed_list
 	Metrics  map[string]float64 `json:"metrics"`
 	Load     loadCounts         `json:"load"`          // warm-up included
-	API      *fakeapi.Stats     `json:"api,omitempty"` // fake target only
+	API      *rapitest.Stats    `json:"api,omitempty"` // fake target only
 	RSS      []measure.Sample   `json:"rssSamples,omitempty"`
 	Problems []string           `json:"problems,omitempty"`
 	// Warnings do not fail the run but make its figures doubtful.
@@ -353,7 +353,7 @@ func maxGap(ss []measure.Sample) time.Duration {
 // checkAPI holds the fake API's accounting against the driver's: every
 // invocation handed out ended exactly once, each answer the driver counted
 // is one the API accepted, and the runtime never held more than N.
-func checkAPI(r *runResult, st fakeapi.Stats, t loadStats) {
+func checkAPI(r *runResult, st rapitest.Stats, t loadStats) {
 	if st.Invocations != st.Ended() {
 		r.problem("API: %d invocations handed out, %d ended", st.Invocations, st.Ended())
 	}

@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/lmigo/lmigo/cmd/bootstrap/demo"
-	"github.com/lmigo/lmigo/loadtest/fakeapi"
 	"github.com/lmigo/lmigo/loadtest/measure"
+	"github.com/lmigo/lmigo/rapi/rapitest"
 )
 
 // The soak, in two phases of half its duration each. First the reference
@@ -103,7 +103,7 @@ type soakReport struct {
 	ByKind       [nKinds]int64
 	Wrong        int64    // answers that did not match their request
 	WrongSamples []string // the first few of them
-	API          fakeapi.Stats
+	API          rapitest.Stats
 	EMF          struct{ Invocations, Errors, Panics int64 }
 	RSS          []soakSample
 	Heap         []soakSample // HeapInUse at the end of each metrics interval
@@ -186,7 +186,7 @@ func soak(ctx context.Context, cfg soakConfig) (*soakReport, error) {
 	if cfg.NoForms {
 		mixFor = cfg.Duration
 	}
-	api, err := fakeapi.New(fakeapi.Options{MaxConcurrency: cfg.N, Queue: true, Timeout: 30 * time.Second})
+	api, err := rapitest.New(rapitest.Options{MaxConcurrency: cfg.N, Queue: true, Timeout: 30 * time.Second})
 	if err != nil {
 		return nil, err
 	}
@@ -337,14 +337,14 @@ func (r *soakReport) problems() int {
 
 // soakInvoke sends invocation i of kind and checks its answer; it returns
 // what was wrong, or "".
-func soakInvoke(ctx context.Context, api *fakeapi.Server, i int64, kind soakKind) string {
-	req := fakeapi.Request{}
+func soakInvoke(ctx context.Context, api *rapitest.Server, i int64, kind soakKind) string {
+	req := rapitest.Request{}
 	size := 0
 	switch kind {
 	case kindSmall, kindRefused:
 		req.Payload = fmt.Appendf(nil, `{"id":%d}`, i)
 		if kind == kindRefused {
-			req.PostFault = &fakeapi.Fault{Status: 410}
+			req.PostFault = &rapitest.Fault{Status: 410}
 		}
 	case kindSize:
 		size = soakSizes[(i/int64(len(soakMix)))%int64(len(soakSizes))]
@@ -393,7 +393,7 @@ func soakInvoke(ctx context.Context, api *fakeapi.Server, i int64, kind soakKind
 	case kindLate:
 		// Timed out, as a rule; on a loaded machine the fake's timer may
 		// fire after the handler's 30 ms, and then the answer is on time.
-		if r.Err != nil && r.Err.Type != fakeapi.ErrorTypeTimeout || r.Err == nil && !bytes.Contains(r.Body, []byte(`"ok":true`)) {
+		if r.Err != nil && r.Err.Type != rapitest.ErrorTypeTimeout || r.Err == nil && !bytes.Contains(r.Body, []byte(`"ok":true`)) {
 			return bad("neither a timeout nor its answer")
 		}
 	}

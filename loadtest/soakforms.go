@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lmigo/lmigo/loadtest/fakeapi"
+	"github.com/lmigo/lmigo/rapi/rapitest"
 )
 
 // The soak's second phase: every handler form of loadtest/soakbootstrap,
@@ -29,7 +29,7 @@ import (
 // it gives them ShutdownTimeout, and they take 100 ms.
 //
 // An invocation is handed out when the runtime could read its request ID
-// (fakeapi.Result.Delivered); one whose /next reply a fault cut or reset
+// (rapitest.Result.Delivered); one whose /next reply a fault cut or reset
 // before that is withheld, not lost. Of those handed out, each must be
 // answered exactly once: lost (never answered), duplicated (answered
 // again), mixed (carrying another invocation's token), wrong (not the
@@ -91,7 +91,7 @@ type formReport struct {
 	PollResets int64
 	ByFault    map[string]int64 // invocations handed out, by fault
 	Findings   []soakFinding
-	API        fakeapi.Stats
+	API        rapitest.Stats
 	ExitStatus int
 	ExitAfter  time.Duration
 	Stderr     string // the end of the bootstrap's stderr, when it did not exit cleanly
@@ -116,7 +116,7 @@ type soakInv struct {
 // formRun is the live state of one form's run.
 type formRun struct {
 	form string
-	api  *fakeapi.Server
+	api  *rapitest.Server
 	rep  *formReport
 
 	mu       sync.Mutex
@@ -148,7 +148,7 @@ func soakForm(ctx context.Context, cfg soakConfig, bin, form string, d time.Dura
 		calls, pollResets atomic.Int64
 		quiet             atomic.Bool // no faults by call index during the SIGTERM tail
 	)
-	api, err := fakeapi.New(fakeapi.Options{
+	api, err := rapitest.New(rapitest.Options{
 		MaxConcurrency: cfg.N,
 		Queue:          true,
 		Timeout:        10 * time.Second,
@@ -157,13 +157,13 @@ func soakForm(ctx context.Context, cfg soakConfig, bin, form string, d time.Dura
 			fr.notices = append(fr.notices, struct{ id, what string }{id, what})
 			fr.mu.Unlock()
 		},
-		Faults: func(_ int, r *http.Request) *fakeapi.Fault {
+		Faults: func(_ int, r *http.Request) *rapitest.Fault {
 			if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, "/invocation/next") || quiet.Load() {
 				return nil
 			}
 			if calls.Add(1)%soakPollResetEvery == 0 {
 				pollResets.Add(1)
-				return &fakeapi.Fault{Reset: true}
+				return &rapitest.Fault{Reset: true}
 			}
 			return nil
 		},
@@ -291,31 +291,31 @@ func (fr *formRun) invoke(ctx context.Context, inv soakInv) {
 	if do == "sleep" {
 		do = "ok"
 	}
-	req := fakeapi.Request{Payload: fmt.Appendf(nil, `{"token":%q,"do":%q%s}`, inv.token, do, sleep)}
+	req := rapitest.Request{Payload: fmt.Appendf(nil, `{"token":%q,"do":%q%s}`, inv.token, do, sleep)}
 	n := len(req.Payload)
 	switch inv.fault {
 	case faultPost410:
-		req.PostFault = &fakeapi.Fault{Status: http.StatusGone}
+		req.PostFault = &rapitest.Fault{Status: http.StatusGone}
 	case faultPost400:
-		req.PostFault = &fakeapi.Fault{Status: http.StatusBadRequest}
+		req.PostFault = &rapitest.Fault{Status: http.StatusBadRequest}
 	case faultPost413:
-		req.PostFault = &fakeapi.Fault{Status: http.StatusRequestEntityTooLarge}
+		req.PostFault = &rapitest.Fault{Status: http.StatusRequestEntityTooLarge}
 	case faultPostReset:
-		req.PostFault = &fakeapi.Fault{Reset: true}
+		req.PostFault = &rapitest.Fault{Reset: true}
 	case faultPostSlow:
-		req.PostFault = &fakeapi.Fault{Stall: 20 * time.Millisecond}
+		req.PostFault = &rapitest.Fault{Stall: 20 * time.Millisecond}
 	case faultNextReset:
-		req.Fault, req.Timeout = &fakeapi.Fault{Reset: true}, time.Second
+		req.Fault, req.Timeout = &rapitest.Fault{Reset: true}, time.Second
 	case faultNextCutID:
-		req.Fault, req.Timeout = &fakeapi.Fault{Cut: 20}, time.Second
+		req.Fault, req.Timeout = &rapitest.Fault{Cut: 20}, time.Second
 	case faultNextCutHdr:
 		// Headers are written sorted: Lambda-Runtime-Trace-Id comes last,
 		// after the request ID; cut 10 bytes into its value's end.
-		req.Fault = &fakeapi.Fault{Cut: -(n + 2 + 10)}
+		req.Fault = &rapitest.Fault{Cut: -(n + 2 + 10)}
 	case faultNextCutBdy:
-		req.Fault = &fakeapi.Fault{Cut: -(n / 2)}
+		req.Fault = &rapitest.Fault{Cut: -(n / 2)}
 	case faultNextSlow:
-		req.Fault = &fakeapi.Fault{Stall: 20 * time.Millisecond}
+		req.Fault = &rapitest.Fault{Stall: 20 * time.Millisecond}
 	}
 	ictx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -329,14 +329,14 @@ func (fr *formRun) invoke(ctx context.Context, inv soakInv) {
 	}
 	if !r.Delivered {
 		rep.Withheld++
-		if r.Err == nil && err == nil || r.Err != nil && r.Err.Type != fakeapi.ErrorTypeTimeout {
+		if r.Err == nil && err == nil || r.Err != nil && r.Err.Type != rapitest.ErrorTypeTimeout {
 			fr.find("answered although withheld", inv, r.RequestID)
 		}
 		return
 	}
 	rep.HandedOut++
 	rep.ByFault[inv.fault]++
-	if err != nil || r.Err != nil && r.Err.Type == fakeapi.ErrorTypeTimeout {
+	if err != nil || r.Err != nil && r.Err.Type == rapitest.ErrorTypeTimeout {
 		rep.Lost++
 		fr.find("lost", inv, r.RequestID)
 		return
@@ -402,13 +402,13 @@ func (fr *formRun) finish() {
 			inv = soakInv{fault: "?", do: "?"}
 		}
 		switch n.what {
-		case fakeapi.NoticeDuplicate:
+		case rapitest.NoticeDuplicate:
 			rep.Duplicated++
-		case fakeapi.NoticeUnknown:
+		case rapitest.NoticeUnknown:
 			rep.Unknown++
-		case fakeapi.NoticeNoEcho:
+		case rapitest.NoticeNoEcho:
 			rep.NoEcho++
-		case fakeapi.NoticeCrossWired:
+		case rapitest.NoticeCrossWired:
 			rep.CrossWired++
 		default:
 			continue // late: the invocation is counted lost already

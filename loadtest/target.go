@@ -14,11 +14,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lmigo/lmigo/loadtest/events"
-	"github.com/lmigo/lmigo/loadtest/fakeapi"
 	"github.com/lmigo/lmigo/loadtest/lambdainvoke"
 	"github.com/lmigo/lmigo/loadtest/measure"
-	"github.com/lmigo/lmigo/loadtest/rie"
+	"github.com/lmigo/lmigo/rapi/rapitest"
+	"github.com/lmigo/lmigo/rapi/rapitest/events"
+	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
 
 // Targets.
@@ -76,7 +76,7 @@ type instance struct {
 	inv   invoker
 	ready time.Duration // exec (fake) or emulator start (rie) to init done; 0 when unknown
 	pid   int           // the runtime's process, 0 when not measurable (lambda)
-	api   *fakeapi.Server
+	api   *rapitest.Server
 	gc    *measure.GCCounter // nil when GCs cannot be counted
 	stop  func() error
 }
@@ -128,7 +128,7 @@ func start(ctx context.Context, cfg *config, rt runtimeSpec, n, pinCPU int) (*in
 // startFake execs rt.Binary against a new fake Runtime API and waits until
 // it has N polls outstanding.
 func startFake(ctx context.Context, cfg *config, rt runtimeSpec, n, pinCPU int) (*instance, error) {
-	api, err := fakeapi.New(fakeapi.Options{MaxConcurrency: n, Timeout: cfg.Timeout})
+	api, err := rapitest.New(rapitest.Options{MaxConcurrency: n, Timeout: cfg.Timeout})
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/lmigo/lmigo/cmd/bootstrap/demo"
-	"github.com/lmigo/lmigo/loadtest/events"
+	"github.com/lmigo/lmigo/rapi/rapitest/events"
 )
 
 // item is one kind of invocation of a workload and the check of its answer.

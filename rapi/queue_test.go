@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lmigo/lmigo/loadtest/fakeapi"
+	"github.com/lmigo/lmigo/rapi/rapitest"
 )
 
 // recorder wraps every connection a Client dials and keeps a copy of each
@@ -688,7 +688,7 @@ func TestQueueNextFakeAPI(t *testing.T) {
 		n     = 4
 		total = 4000
 	)
-	s, err := fakeapi.New(fakeapi.Options{MaxConcurrency: n, Queue: true, Timeout: time.Minute})
+	s, err := rapitest.New(rapitest.Options{MaxConcurrency: n, Queue: true, Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -743,7 +743,7 @@ func TestQueueNextFakeAPI(t *testing.T) {
 					kind = 'e'
 				}
 				payload := fmt.Appendf(nil, `"%c%d%s"`, kind, i, strings.Repeat("x", i%61*11))
-				res, err := s.Invoke(ctx, fakeapi.Request{Payload: payload})
+				res, err := s.Invoke(ctx, rapitest.Request{Payload: payload})
 				ok := err == nil
 				if kind == 'e' {
 					ok = ok && res.Err != nil && res.Err.Type == "Handler.Error" && bytes.Equal(res.Err.Body, payload)
@@ -820,7 +820,7 @@ func (r *gatedReader) Read(p []byte) (int, error) {
 // end of a stream is written, not when the stream begins: a caller that
 // stops polling while a stream runs has no poll sent behind it.
 func TestQueueNextIfAskedAtWrite(t *testing.T) {
-	s, err := fakeapi.New(fakeapi.Options{MaxConcurrency: 1, Queue: true})
+	s, err := rapitest.New(rapitest.Options{MaxConcurrency: 1, Queue: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -837,10 +837,10 @@ func TestQueueNextIfAskedAtWrite(t *testing.T) {
 	allowed.Store(true)
 	cn.QueueNext(true)
 	cn.QueueNextIf(allowed.Load)
-	results := make(chan fakeapi.Result, 2)
+	results := make(chan rapitest.Result, 2)
 	for range 2 {
 		go func() {
-			res, _ := s.Invoke(ctx, fakeapi.Request{Payload: []byte(`{}`)})
+			res, _ := s.Invoke(ctx, rapitest.Request{Payload: []byte(`{}`)})
 			results <- res
 		}()
 	}

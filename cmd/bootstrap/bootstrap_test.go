@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/lmigo/lmigo/cmd/bootstrap/demo"
-	"github.com/lmigo/lmigo/loadtest/rie"
+	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
 
 // invokeRetrying sends payload, retrying while the emulator throttles (no

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/lmigo/lmigo/cmd/bootstrap/demo"
-	"github.com/lmigo/lmigo/loadtest/rie"
+	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
 
 // startEmulator builds the reference bootstrap and runs it under the

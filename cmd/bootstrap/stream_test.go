@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/lmigo/lmigo/cmd/bootstrap/demo"
-	"github.com/lmigo/lmigo/loadtest/rie"
+	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
 
 // TestStreamingUnderEmulator runs demo.Stream (testdata/stream), whose

@@ -11,7 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/lmigo/lmigo/examples/internal/fakelambda"
-	"github.com/lmigo/lmigo/loadtest/fakeapi"
+	"github.com/lmigo/lmigo/rapi/rapitest"
 )
 
 // event reads a testdata event and lets the test change it.
@@ -33,7 +33,7 @@ func event(t *testing.T, name string, change func(*events.APIGatewayV2HTTPReques
 	return b
 }
 
-func response(t *testing.T, r fakeapi.Result) events.APIGatewayV2HTTPResponse {
+func response(t *testing.T, r rapitest.Result) events.APIGatewayV2HTTPResponse {
 	t.Helper()
 	if r.Err != nil {
 		t.Fatalf("function error: %v", r.Err)
@@ -54,12 +54,12 @@ func TestRoutes(t *testing.T) {
 		payload     []byte
 		status      int
 		contentType string
-		check       func(t *testing.T, r fakeapi.Result, resp events.APIGatewayV2HTTPResponse)
+		check       func(t *testing.T, r rapitest.Result, resp events.APIGatewayV2HTTPResponse)
 	}{
 		{
 			name: "http api GET /hello", payload: event(t, "http-api-get-hello.json", nil),
 			status: http.StatusOK, contentType: "application/json",
-			check: func(t *testing.T, r fakeapi.Result, resp events.APIGatewayV2HTTPResponse) {
+			check: func(t *testing.T, r rapitest.Result, resp events.APIGatewayV2HTTPResponse) {
 				var g greeting
 				if err := json.Unmarshal([]byte(resp.Body), &g); err != nil {
 					t.Fatal(err)
@@ -75,7 +75,7 @@ func TestRoutes(t *testing.T) {
 				e.RawQueryString, e.QueryStringParameters = "", nil
 			}),
 			status: http.StatusOK, contentType: "application/json",
-			check: func(t *testing.T, _ fakeapi.Result, resp events.APIGatewayV2HTTPResponse) {
+			check: func(t *testing.T, _ rapitest.Result, resp events.APIGatewayV2HTTPResponse) {
 				var g greeting
 				if err := json.Unmarshal([]byte(resp.Body), &g); err != nil || g.Message != "hello, world" {
 					t.Errorf("body %s, want hello, world", resp.Body)
@@ -85,7 +85,7 @@ func TestRoutes(t *testing.T) {
 		{
 			name: "function url POST /echo, base64 body", payload: event(t, "function-url-post-echo.json", nil),
 			status: http.StatusOK, contentType: "image/png",
-			check: func(t *testing.T, _ fakeapi.Result, resp events.APIGatewayV2HTTPResponse) {
+			check: func(t *testing.T, _ rapitest.Result, resp events.APIGatewayV2HTTPResponse) {
 				var req events.LambdaFunctionURLRequest
 				if err := json.Unmarshal(fakelambda.ReadFile(t, "testdata/function-url-post-echo.json"), &req); err != nil {
 					t.Fatal(err)
@@ -170,10 +170,10 @@ func TestConcurrentRequests(t *testing.T) {
 }
 
 // hello invokes GET /hello; it is safe to call from any goroutine.
-func hello(ctx context.Context, api *fakeapi.Server, payload []byte) (greeting, fakeapi.Result, error) {
+func hello(ctx context.Context, api *rapitest.Server, payload []byte) (greeting, rapitest.Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	r, err := api.Invoke(ctx, fakeapi.Request{Payload: payload})
+	r, err := api.Invoke(ctx, rapitest.Request{Payload: payload})
 	if err != nil {
 		return greeting{}, r, err
 	}

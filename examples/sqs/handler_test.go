@@ -11,7 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/lmigo/lmigo/examples/internal/fakelambda"
-	"github.com/lmigo/lmigo/loadtest/fakeapi"
+	"github.com/lmigo/lmigo/rapi/rapitest"
 )
 
 func batch(t *testing.T) events.SQSEvent {
@@ -25,14 +25,14 @@ func batch(t *testing.T) events.SQSEvent {
 
 // send invokes the function with ev and returns the IDs it reported as
 // failed; it is safe to call from any goroutine.
-func send(ctx context.Context, api *fakeapi.Server, ev events.SQSEvent) ([]string, []byte, error) {
+func send(ctx context.Context, api *rapitest.Server, ev events.SQSEvent) ([]string, []byte, error) {
 	payload, err := json.Marshal(ev)
 	if err != nil {
 		return nil, nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	r, err := api.Invoke(ctx, fakeapi.Request{Payload: payload})
+	r, err := api.Invoke(ctx, rapitest.Request{Payload: payload})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lmigo/lmigo/loadtest/rie"
+	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
 
 // TestEmulator invokes lmigo's reference bootstrap in the emulator through

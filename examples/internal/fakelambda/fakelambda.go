@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lmigo/lmigo/concurrent"
-	"github.com/lmigo/lmigo/loadtest/fakeapi"
+	"github.com/lmigo/lmigo/rapi/rapitest"
 	"go.uber.org/zap/zaptest"
 )
 
@@ -20,9 +20,9 @@ import (
 // has all its polls outstanding (init is done). Invokes wait for a free
 // slot rather than being throttled, so tests may send more than n at once.
 // Both stop when the test ends; the runtime's log goes to the test log.
-func Serve(tb testing.TB, handler any, n int) *fakeapi.Server {
+func Serve(tb testing.TB, handler any, n int) *rapitest.Server {
 	tb.Helper()
-	api, err := fakeapi.New(fakeapi.Options{MaxConcurrency: n, Queue: true, Timeout: 10 * time.Second})
+	api, err := rapitest.New(rapitest.Options{MaxConcurrency: n, Queue: true, Timeout: 10 * time.Second})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -66,11 +66,11 @@ func Serve(tb testing.TB, handler any, n int) *fakeapi.Server {
 
 // Invoke hands payload to the runtime and returns how the invocation
 // ended; it fails the test when the invocation could not be made.
-func Invoke(tb testing.TB, api *fakeapi.Server, payload []byte) fakeapi.Result {
+func Invoke(tb testing.TB, api *rapitest.Server, payload []byte) rapitest.Result {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	r, err := api.Invoke(ctx, fakeapi.Request{Payload: payload})
+	r, err := api.Invoke(ctx, rapitest.Request{Payload: payload})
 	if err != nil {
 		tb.Fatalf("invoke: %v", err)
 	}

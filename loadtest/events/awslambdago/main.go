@@ -6,7 +6,7 @@ package main
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/lmigo/lmigo/loadtest/events"
+	"github.com/lmigo/lmigo/rapi/rapitest/events"
 )
 
 func main() {

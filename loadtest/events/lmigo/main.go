@@ -7,7 +7,7 @@ package main
 
 import (
 	"github.com/lmigo/lmigo/concurrent"
-	"github.com/lmigo/lmigo/loadtest/events"
+	"github.com/lmigo/lmigo/rapi/rapitest/events"
 )
 
 func main() {

@@ -1,6 +1,6 @@
 //go:build !race
 
-package fakeapi
+package rapitest
 
 import "testing"
 

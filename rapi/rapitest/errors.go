@@ -1,4 +1,4 @@
-package fakeapi
+package rapitest
 
 import "errors"
 
@@ -6,10 +6,10 @@ import "errors"
 var (
 	// ErrThrottled is returned by Invoke when no /next is pending and
 	// Options.Queue is false: the platform's Runtime.Unavailable.
-	ErrThrottled = errors.New("fakeapi: no /next pending (Runtime.Unavailable)")
+	ErrThrottled = errors.New("rapitest: no /next pending (Runtime.Unavailable)")
 	// ErrClosed is returned by Invoke, WaitPolls and WaitPoll once Close
 	// has been called.
-	ErrClosed = errors.New("fakeapi: server closed")
+	ErrClosed = errors.New("rapitest: server closed")
 	// ErrInvalidOptions wraps every error of New about its Options.
-	ErrInvalidOptions = errors.New("fakeapi: invalid options")
+	ErrInvalidOptions = errors.New("rapitest: invalid options")
 )

@@ -1,4 +1,4 @@
-package fakeapi_test
+package rapitest_test
 
 import (
 	"bytes"
@@ -8,12 +8,12 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/lmigo/lmigo/loadtest/fakeapi"
+	"github.com/lmigo/lmigo/rapi/rapitest"
 )
 
 // A one-invocation runtime, written with net/http, against the fake.
 func Example() {
-	s, err := fakeapi.New(fakeapi.Options{MaxConcurrency: 1})
+	s, err := rapitest.New(rapitest.Options{MaxConcurrency: 1})
 	if err != nil {
 		panic(err)
 	}
@@ -24,8 +24,8 @@ func Example() {
 	hc := &http.Client{Transport: tr}
 
 	// No /next yet: the invoke is throttled, as on LMI.
-	_, err = s.Invoke(context.Background(), fakeapi.Request{Payload: []byte(`"early"`)})
-	fmt.Println(errors.Is(err, fakeapi.ErrThrottled))
+	_, err = s.Invoke(context.Background(), rapitest.Request{Payload: []byte(`"early"`)})
+	fmt.Println(errors.Is(err, rapitest.ErrThrottled))
 
 	go func() { // the runtime: poll once, answer in upper case
 		resp, err := hc.Get(base + "next")
@@ -43,7 +43,7 @@ func Example() {
 	if err := s.WaitPolls(context.Background(), 1); err != nil { // init done
 		panic(err)
 	}
-	res, err := s.Invoke(context.Background(), fakeapi.Request{Payload: []byte(`"hello"`)})
+	res, err := s.Invoke(context.Background(), rapitest.Request{Payload: []byte(`"hello"`)})
 	fmt.Println(string(res.Body), err)
 
 	st := s.Stats()

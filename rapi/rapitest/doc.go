@@ -1,7 +1,11 @@
-// Package fakeapi is a fake AWS Lambda Runtime API with the semantics of
-// Lambda Managed Instances (LMI), served over HTTP/1.1 on a loopback port.
-// The project's tests and the load test driver share it as their Runtime API
-// peer.
+// Package rapitest is a fake AWS Lambda Runtime API with the semantics of
+// Lambda Managed Instances (LMI), served over HTTP/1.1 on a loopback port,
+// for testing a handler through lmigo as net/http/httptest is for net/http:
+// start a Server, point a concurrent.Runtime at it ([Server.Env]), invoke
+// it at N concurrent invocations, and read each answer ([Result]) and the
+// accounting ([Server.Stats]: every invocation answered exactly once, polls
+// plus invocations in flight within N). The runtime's own tests and the
+// load test use it too, so there is one fake.
 //
 // # Model
 //
@@ -90,4 +94,4 @@
 // to polls it cancels; a runtime must read it as "container broken"), makes
 // pending and later Invoke calls return [ErrClosed], shuts the HTTP server
 // down and returns once every handler goroutine has returned.
-package fakeapi
+package rapitest

@@ -27,7 +27,7 @@ func TestTestdata(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("%s is not what its generator writes; go test ./loadtest/events -run TestTestdata -update", file)
+			t.Errorf("%s is not what its generator writes; go test ./rapi/rapitest/events -run TestTestdata -update", file)
 		}
 	}
 }

@@ -1,0 +1,7 @@
+module github.com/lmigo/lmigo/deploy
+
+go 1.26
+
+require gopkg.in/yaml.v3 v3.0.1
+
+replace github.com/lmigo/lmigo => ../
