@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// TestSoakShort is the CI version of make soak, 14 s of load at N=64: the
-// reference bootstrap under the mixed load with failures for 7 s (every
+// TestSoakShort is the CI version of make soak, 20 s of load at N=64: the
+// reference bootstrap under the mixed load with failures for 10 s (every
 // invocation answered exactly once, memory flat, a clean exit on
-// SIGTERM), then every handler form at once for 7 s under injected faults
+// SIGTERM), then every handler form at once for 10 s under injected faults
 // and SIGTERM under load (each invocation handed out answered once, with
 // its own token, echoing its invocation ID).
 func TestSoakShort(t *testing.T) {
@@ -20,7 +20,7 @@ func TestSoakShort(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var log bytes.Buffer
-	rep, err := soak(ctx, soakConfig{N: 64, Duration: 14 * time.Second, Sample: time.Second, Log: &log})
+	rep, err := soak(ctx, soakConfig{N: 64, Duration: 20 * time.Second, Sample: time.Second, Log: &log})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
