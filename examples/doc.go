@@ -12,7 +12,7 @@
 //     events.SQSEventResponse.
 //
 // Each has a test that runs it in a concurrent.Runtime against the
-// project's fake Runtime API (loadtest/fakeapi) with realistic events from
+// project's fake Runtime API (rapi/rapitest) with realistic events from
 // its testdata. Build one for Lambda with
 // `go run ./deploy/pack -o dist ./examples/httpapi`.
 package examples

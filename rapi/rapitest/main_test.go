@@ -10,10 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/panjf2000/ants/v2"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
+	// ants, which the runtime of Example_handler links, starts a default
+	// pool when it is imported.
+	ants.Release()
 	goleak.VerifyTestMain(m)
 }
 

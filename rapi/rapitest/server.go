@@ -4,8 +4,10 @@ import (
 	"context"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -95,6 +97,23 @@ func New(opts Options) (*Server, error) {
 
 // Addr returns host:port, the value for AWS_LAMBDA_RUNTIME_API.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Env returns the environment of a runtime under test, for
+// concurrent.WithLookupEnv: AWS_LAMBDA_RUNTIME_API is this server and
+// AWS_LAMBDA_MAX_CONCURRENCY its Options.MaxConcurrency, with vars on top
+// (LMIGO_* tuning, say). Nothing is read from the process's environment,
+// so tests can run in parallel.
+func (s *Server) Env(vars map[string]string) func(key string) (string, bool) {
+	env := map[string]string{
+		"AWS_LAMBDA_RUNTIME_API":     s.Addr(),
+		"AWS_LAMBDA_MAX_CONCURRENCY": strconv.Itoa(s.opts.MaxConcurrency),
+	}
+	maps.Copy(env, vars)
+	return func(key string) (string, bool) {
+		v, ok := env[key]
+		return v, ok
+	}
+}
 
 // Stats returns a snapshot of the accounting.
 func (s *Server) Stats() Stats { return s.c.snapshot() }

@@ -1,12 +1,11 @@
 // Package fakelambda runs a handler the way Lambda Managed Instances would,
 // for the examples' tests: a concurrent.Runtime with N slots polling the
-// project's fake Runtime API (loadtest/fakeapi) over loopback.
+// project's fake Runtime API (rapi/rapitest) over loopback.
 package fakelambda
 
 import (
 	"context"
 	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -26,16 +25,13 @@ func Serve(tb testing.TB, handler any, n int) *rapitest.Server {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	env := map[string]string{
-		"AWS_LAMBDA_RUNTIME_API":          api.Addr(),
-		"AWS_LAMBDA_MAX_CONCURRENCY":      strconv.Itoa(n),
+	lookup := api.Env(map[string]string{
 		"AWS_LAMBDA_INITIALIZATION_TYPE":  "lambda-managed-instances",
 		"AWS_LAMBDA_FUNCTION_NAME":        "example",
 		"AWS_LAMBDA_FUNCTION_VERSION":     "1",
 		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "2048",
 		"AWS_REGION":                      "us-east-1",
-	}
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	})
 	rt, err := concurrent.New(handler, concurrent.WithLookupEnv(lookup), concurrent.WithLogger(zaptest.NewLogger(tb)))
 	if err != nil {
 		_ = api.Close()
