@@ -25,11 +25,6 @@ type Config struct {
 	LogLevel            Level         // AWS_LAMBDA_LOG_LEVEL
 	LogFormat           Format        // AWS_LAMBDA_LOG_FORMAT
 	FunctionName        string        // AWS_LAMBDA_FUNCTION_NAME
-	FunctionVersion     string        // AWS_LAMBDA_FUNCTION_VERSION
-	LogGroupName        string        // AWS_LAMBDA_LOG_GROUP_NAME
-	LogStreamName       string        // AWS_LAMBDA_LOG_STREAM_NAME
-	Region              string        // AWS_REGION
-	Handler             string        // _HANDLER
 	ShutdownTimeout     time.Duration // LMIGO_SHUTDOWN_TIMEOUT
 	Metrics             Metrics       // LMIGO_METRICS
 	MetricsInterval     time.Duration // LMIGO_METRICS_INTERVAL: how often metrics are written
@@ -112,11 +107,6 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	c.SIGTERM = r.flag(envSIGTERM)
 	c.JSONCodec = r.jsonCodec(envJSONCodec)
 	c.FunctionName = r.str(envFunctionName)
-	c.FunctionVersion = r.str(envFunctionVersion)
-	c.LogGroupName = r.str(envLogGroupName)
-	c.LogStreamName = r.str(envLogStreamName)
-	c.Region = r.str(envRegion)
-	c.Handler = r.str(envHandler)
 
 	if len(r.errs) > 0 {
 		return Config{}, errors.Join(r.errs...)

@@ -156,18 +156,7 @@ func TestFromEnvGood(t *testing.T) {
 		{"json codec std", map[string]string{envJSONCodec: "std"}, func(c *Config) { c.JSONCodec = "std" }},
 		{"json codec empty", map[string]string{envJSONCodec: ""}, func(c *Config) {}},
 
-		{"strings", map[string]string{
-			envFunctionName:    " fn ",
-			envFunctionVersion: "$LATEST",
-			envLogGroupName:    "/aws/lambda/fn",
-			envLogStreamName:   "2025/01/01/[$LATEST]abc",
-			envRegion:          "eu-west-1",
-			envHandler:         "bootstrap",
-		}, func(c *Config) {
-			c.FunctionName, c.FunctionVersion = "fn", "$LATEST"
-			c.LogGroupName, c.LogStreamName = "/aws/lambda/fn", "2025/01/01/[$LATEST]abc"
-			c.Region, c.Handler = "eu-west-1", "bootstrap"
-		}},
+		{"function name", map[string]string{envFunctionName: " fn "}, func(c *Config) { c.FunctionName = "fn" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -497,7 +486,6 @@ func BenchmarkFromEnv(b *testing.B) {
 		envLogLevel:       "debug",
 		envBufferRetain:   "256KiB",
 		envFunctionName:   "fn",
-		envRegion:         "eu-west-1",
 	})
 	b.ReportAllocs()
 	for b.Loop() {

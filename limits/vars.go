@@ -20,11 +20,6 @@ const (
 	envSIGTERM             = "LMIGO_SIGTERM"
 	envJSONCodec           = "LMIGO_JSON_CODEC"
 	envFunctionName        = "AWS_LAMBDA_FUNCTION_NAME"
-	envFunctionVersion     = "AWS_LAMBDA_FUNCTION_VERSION"
-	envLogGroupName        = "AWS_LAMBDA_LOG_GROUP_NAME"
-	envLogStreamName       = "AWS_LAMBDA_LOG_STREAM_NAME"
-	envRegion              = "AWS_REGION"
-	envHandler             = "_HANDLER"
 )
 
 // Var describes one environment variable read by FromEnv, for
@@ -57,11 +52,6 @@ func Vars() []Var {
 		{envMetricsInterval, "60s", "How often metrics are written: a Go duration, 1s..1h."},
 		{envSIGTERM, "off", "on (1, true, on): register an internal extension at start, so that Lambda sends SIGTERM before it shuts the execution environment down; off (0, false, off): do not. Any case."},
 		{envJSONCodec, "std", "JSON codec of typed handlers: std (encoding/json, byte for byte as aws-lambda-go), jsonv2, goccy, sonic or segmentio, any case; a codec other than std must be linked into the bootstrap (import its package under concurrent/codec/)."},
-		{envFunctionName, "", "Function name, set by Lambda."},
-		{envFunctionVersion, "", "Function version, set by Lambda."},
-		{envLogGroupName, "", "CloudWatch log group, set by Lambda."},
-		{envLogStreamName, "", "CloudWatch log stream, set by Lambda."},
-		{envRegion, "", "AWS Region, set by Lambda."},
-		{envHandler, "", "Handler name from the function configuration, set by Lambda."},
+		{envFunctionName, "", "Function name, set by Lambda: the FunctionName dimension of the runtime metrics. (aws-lambda-go's lambdacontext reads this and the other variables Lambda sets itself.)"},
 	}
 }
