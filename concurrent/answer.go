@@ -34,12 +34,6 @@ import (
 // once shutdown began, with a context that ends with the shutdown budget.
 
 const (
-	// invalidErrorType stands in the error type header for a type that
-	// cannot be sent there.
-	invalidErrorType = "Function.InvalidErrorType"
-	// errTypeUnsendable: the intended answer was refused before it was
-	// written; this error takes its place.
-	errTypeUnsendable = "Runtime.InvalidResponse"
 	// maxErrorTypeHeader bounds the error type header, as rapi bounds the
 	// one of a stream's trailer.
 	maxErrorTypeHeader = 256

@@ -18,3 +18,35 @@ var (
 	// buffered response is larger than limits.Config.MaxResponseBytes.
 	ErrResponseTooLarge = errors.New("response too large")
 )
+
+// The error types the runtime itself answers with, all of them: an
+// invocation's /error (Lambda-Runtime-Function-Error-Type and the body's
+// errorType) or the init error.
+const (
+	// Init errors (Start).
+	errTypeInvalidConfiguration = "Runtime.InvalidConfiguration"
+	errTypeInvalidHandler       = "Runtime.InvalidHandler"
+	errTypeInitError            = "Runtime.InitError"
+
+	// An invocation the handler could not be given.
+	errTypeRequestTooLarge        = "Runtime.RequestTooLarge"
+	errTypeInvalidDeadline        = "Runtime.InvalidDeadline"
+	errTypeInvalidClientContext   = "Runtime.InvalidClientContext"
+	errTypeInvalidCognitoIdentity = "Runtime.InvalidCognitoIdentity"
+	// errTypeInvalidInvocation: its /next answer broke HTTP framing or a
+	// bound (headers over 64 KiB, a header line that does not parse).
+	errTypeInvalidInvocation = "Runtime.InvalidInvocation"
+	// errTypeTruncatedInvocation: the connection failed or stalled in the
+	// middle of its /next answer, or the shutdown interrupted it.
+	errTypeTruncatedInvocation = "Runtime.TruncatedInvocation"
+
+	// An invocation whose handler did not give an answer that can be sent.
+	errTypeHandlerExited    = "Runtime.HandlerExited" // runtime.Goexit
+	errTypeResponseTooLarge = "Function.ResponseSizeTooLarge"
+	// errTypeUnsendable: the intended answer was refused before it was
+	// written; this error takes its place (answer.go).
+	errTypeUnsendable = "Runtime.InvalidResponse"
+	// invalidErrorType stands in the error type header for a type that
+	// cannot be sent there (answer.go).
+	invalidErrorType = "Function.InvalidErrorType"
+)

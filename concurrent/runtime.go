@@ -281,7 +281,7 @@ func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 			// which must not wait while an invocation may be handed to it
 			// (if the /error failed, so does that poll).
 			if errors.Is(err, rapi.ErrPayloadTooLarge) {
-				rt.failUnserved(s, "Runtime.RequestTooLarge",
+				rt.failUnserved(s, errTypeRequestTooLarge,
 					fmt.Errorf("request payload larger than %d bytes (LMIGO_MAX_REQUEST_BYTES)", rt.cfg.MaxRequestBytes))
 			} else {
 				rt.failUnreadable(s, err)
@@ -318,12 +318,12 @@ func (rt *Runtime) serve(s *slot) {
 	// be, and leaves serve with the invocation unanswered.
 	defer func() {
 		if !s.ended {
-			rt.fail(s, "Runtime.HandlerExited", errors.New("the handler called runtime.Goexit"))
+			rt.fail(s, errTypeHandlerExited, errors.New("the handler called runtime.Goexit"))
 		}
 	}()
 
 	if inv.DeadlineErr != nil {
-		rt.fail(s, "Runtime.InvalidDeadline", inv.DeadlineErr)
+		rt.fail(s, errTypeInvalidDeadline, inv.DeadlineErr)
 		return
 	}
 	ctx := newInvocation(rt.baseCtx, inv.Deadline, &lambdacontext.LambdaContext{
@@ -338,14 +338,14 @@ func (rt *Runtime) serve(s *slot) {
 	lc := &ctx.lc
 	if inv.ClientContext != "" {
 		if err := lc.ClientContext.UnmarshalJSON([]byte(inv.ClientContext)); err != nil {
-			rt.fail(s, "Runtime.InvalidClientContext",
+			rt.fail(s, errTypeInvalidClientContext,
 				fmt.Errorf("Lambda-Runtime-Client-Context is not valid JSON: %w", err))
 			return
 		}
 	}
 	if inv.CognitoIdentity != "" {
 		if err := json.Unmarshal([]byte(inv.CognitoIdentity), &lc.Identity); err != nil {
-			rt.fail(s, "Runtime.InvalidCognitoIdentity",
+			rt.fail(s, errTypeInvalidCognitoIdentity,
 				fmt.Errorf("Lambda-Runtime-Cognito-Identity is not valid JSON: %w", err))
 			return
 		}
@@ -380,7 +380,7 @@ func (rt *Runtime) serve(s *slot) {
 	case err != nil:
 		rt.failWith(s, err)
 	case len(resp) > rt.cfg.MaxResponseBytes:
-		rt.fail(s, "Function.ResponseSizeTooLarge", fmt.Errorf("%w: %d bytes, the limit is %d (LMIGO_MAX_RESPONSE_BYTES)",
+		rt.fail(s, errTypeResponseTooLarge, fmt.Errorf("%w: %d bytes, the limit is %d (LMIGO_MAX_RESPONSE_BYTES)",
 			ErrResponseTooLarge, len(resp), rt.cfg.MaxResponseBytes))
 	default:
 		rt.respond(s, resp, contentType)

@@ -46,11 +46,11 @@ func start(handler any, opts ...Option) int {
 func initErrorType(err error) string {
 	switch {
 	case errors.Is(err, ErrConfig):
-		return "Runtime.InvalidConfiguration"
+		return errTypeInvalidConfiguration
 	case errors.Is(err, ErrInvalidHandler):
-		return "Runtime.InvalidHandler"
+		return errTypeInvalidHandler
 	}
-	return "Runtime.InitError"
+	return errTypeInitError
 }
 
 // reportInitError logs err and posts it to /runtime/init/error when the

@@ -62,12 +62,12 @@ func (rt *Runtime) stream(s *slot, contentType string, body io.Reader) {
 		// reports as a truncated response: that ends the invocation.
 		err := errors.New("the response reader called runtime.Goexit")
 		if g.n == 0 {
-			rt.fail(s, "Runtime.HandlerExited", err)
+			rt.fail(s, errTypeHandlerExited, err)
 			return
 		}
 		s.ended = true
 		rt.metrics.failed(nil)
-		logFailure(rt.log, inv, "Runtime.HandlerExited", err)
+		logFailure(rt.log, inv, errTypeHandlerExited, err)
 	}()
 
 	// A retry on a fresh connection (send) only when it cannot send
