@@ -52,14 +52,6 @@ type request struct {
 	body  []byte
 }
 
-// bytes returns the whole request as one slice (tests and fuzzing only).
-func (r *request) bytes() []byte {
-	out := append([]byte(nil), r.head[:r.split]...)
-	out = append(out, r.mid...)
-	out = append(out, r.head[r.split:]...)
-	return append(out, r.body...)
-}
-
 // buildResponse prepares POST .../invocation/{id}/response. An empty
 // contentType sends no Content-Type header.
 func buildResponse(r *request, p *prefixes, inv *Invocation, contentType string, body []byte) error {
