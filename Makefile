@@ -13,7 +13,7 @@ MODULES   := . loadtest deploy examples
 
 .PHONY: run test build bench bench-all lint tools rie fmt vet loadtest clean
 .PHONY: package test-arm64
-.PHONY: fuzz soak download
+.PHONY: fuzz soak download subjects
 
 ## run: build the reference bootstrap, serve it from a local Runtime API, send a short load, report
 run:
@@ -97,8 +97,12 @@ bench-all:
 	@test -x "$(GOBIN)/benchstat" || $(GO) install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VER)
 	$(GOBIN)/benchstat bench-all.txt
 
-## lint: golangci-lint with the repository's .golangci.yml
-lint:
+# Commit subjects from this one on are checked (the history before it is
+# as it landed).
+SUBJECTS_SINCE := e4e71a3
+
+## lint: golangci-lint with the repository's .golangci.yml, and commit subjects of at most 72 characters
+lint: subjects
 	@test -x "$(GOBIN)/golangci-lint" || $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(LINT_VER)
 	@set -e; for m in $(MODULES); do (cd $$m && $(GOBIN)/golangci-lint run --config $(CURDIR)/.golangci.yml ./...); done
 
@@ -107,3 +111,8 @@ fmt:
 
 clean:
 	rm -rf dist bench.txt bench-all.txt
+
+subjects:
+	@git rev-parse -q --verify $(SUBJECTS_SINCE) >/dev/null || exit 0; \
+	  long=$$(git log --no-merges --format=%s $(SUBJECTS_SINCE)..HEAD | awk 'length > 72'); \
+	  if [ -n "$$long" ]; then echo "commit subjects over 72 characters:"; echo "$$long"; exit 1; fi
