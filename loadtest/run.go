@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -67,12 +66,22 @@ func runMain(ctx context.Context, args []string) error {
 	return err
 }
 
-// printRun writes the report of a single runtime, one line per figure.
+// printRun writes the report of a single runtime: what ran, the figures
+// at a glance (throughput, latency, CPU, memory, the exactly-once
+// accounting), then the details, one line per figure.
 func printRun(w io.Writer, rep *report) {
-	sr := rep.Scenarios[0]
-	sc := sr.Scenario
-	rt := rep.Runtimes[0].Name
-	m := sr.Medians[rt]
+	fmt.Fprintf(w, "\n%s\n", runTitle(rep))
+	glance, details := runLines(rep)
+	lines := indent(glance)
+	lines = append(lines, []string{"details:"})
+	lines = append(lines, indent(details)...)
+	writeAligned(w, lines, 2)
+	printAccounting(w, rep)
+}
+
+// runTitle says what ran: runtime, workload, N, load model and bounds.
+func runTitle(rep *report) string {
+	sc := rep.Scenarios[0].Scenario
 	load := fmt.Sprintf("%d closed-loop callers", sc.Callers)
 	switch sc.Model {
 	case modelOpen:
@@ -80,33 +89,14 @@ func printRun(w io.Writer, rep *report) {
 	case "waves":
 		load = fmt.Sprintf("waves of %d, %d rounds, then %s idle", sc.N, sc.Rounds, time.Duration(sc.Idle))
 	}
-	fmt.Fprintf(w, "\n%s: %s at N=%d, %s, target %s, at most %d invocations or %s\n",
-		rt, sc.Workload, sc.N, load, rep.Config.Target, sc.Count, time.Duration(sc.Window))
-	get := func(key string, f func(float64) string) string { return cell(m, key, f) }
-	var lines [][]string
-	add := func(k, v string) { lines = append(lines, []string{"  " + k, v}) }
-	add("exec to N polls outstanding", get(mReady, fmtMS))
-	for _, r := range sr.Runs {
-		l := r.Load
-		add("invocations answered", fmt.Sprintf("%d (%d ok, %d function errors as asked, %d wrong), %d measured after %d warm-up",
-			l.answered(), l.OK, l.FuncErrors, l.Wrong, int64(m[mInvocations]), sc.Warmup))
-		add("throttled (Runtime.Unavailable), "+rep.Config.OnThrottle, fmt.Sprintf("%d (%s per 1000, %s of attempts)", l.Throttles, get(mThrottles, fmtOne), get(mRejected, fmtPct)))
-		if r.API != nil {
-			add("max polls + in flight (limit N)", fmt.Sprintf("%d (violations: %d)", r.API.MaxOutstanding, r.API.Violations))
-			add("invocations handed out / ended", fmt.Sprintf("%d / %d", r.API.Invocations, r.API.Ended()))
-			add("answers cross-wired / without echo", fmt.Sprintf("%d / %d", r.API.CrossWired, r.API.NoEcho))
-		}
-		if r.CPUs != "" {
-			add("runtime's CPUs", r.CPUs)
-		}
+	return fmt.Sprintf("%s: %s at N=%d, %s, target %s, at most %d invocations or %s",
+		rep.Runtimes[0].Name, sc.Workload, sc.N, load, rep.Config.Target, sc.Count, time.Duration(sc.Window))
+}
+
+func indent(rows [][]string) [][]string {
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		out[i] = append([]string{"  " + r[0]}, r[1:]...)
 	}
-	add("throughput", get(mThroughput, fmtCount)+" invocations/s")
-	add("latency p50 / p90 / p99 / p99.9 / max", strings.Join([]string{
-		get(mP50, fmtLatency), get(mP90, fmtLatency), get(mP99, fmtLatency), get(mP999, fmtLatency), get(mMax, fmtLatency)}, " / "))
-	add("runtime CPU per invocation", get(mCPU, fmtLatency))
-	add("runtime peak RSS / RSS after", get(mPeakRSS, fmtMiB)+" / "+get(mRSSAfter, fmtMiB))
-	add("GCs in the measured window", get(mGCs, fmtCount)+" ("+get(mGCPer1k, fmtOne)+" per 1000)")
-	add("TCP connections: at init / per 1000 after", get(mConnsInit, fmtCount)+" / "+get(mConnsPer1k, fmtOne))
-	writeAligned(w, lines, 2)
-	printAccounting(w, rep)
+	return out
 }
