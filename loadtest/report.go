@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -616,7 +617,7 @@ func onceLine(r runResult, n int) string {
 func throttleMeaning(sc scenario, n int64) string {
 	switch {
 	case sc.Model == modelOpen && n == 0:
-		return fmt.Sprintf("none: at %.0f/s an invoke always found a slot polling (a throttle here would mean overload)", sc.Rate)
+		return fmt.Sprintf("at %.0f/s every invoke found a slot polling; a throttle here would mean overload", sc.Rate)
 	case sc.Model == modelOpen:
 		return fmt.Sprintf("each found all N slots busy: at %.0f/s the runtime fell behind (overload, or a stalled machine)", sc.Rate)
 	case sc.Model == "waves":
@@ -645,7 +646,11 @@ func runLines(rep *report) (glance, details [][]string) {
 	}
 	add(&glance, "throughput", tput)
 	add(&glance, "latency p50 / p90 / p99 / p99.9 / max", lat)
-	add(&glance, "runtime CPU per invocation", get(mCPU, fmtLatency))
+	cpu := get(mCPU, fmtLatency)
+	if c, ok := m[mCPU]; ok && m[mThroughput] > 0 {
+		cpu += fmt.Sprintf(" (%.0f%% of a CPU at %s/s)", c*m[mThroughput]/1e4, fmtCount(m[mThroughput]))
+	}
+	add(&glance, "runtime CPU per invocation", cpu)
 	add(&glance, "runtime peak RSS / RSS after", get(mPeakRSS, fmtMiB)+" / "+get(mRSSAfter, fmtMiB))
 
 	handled := "retried"
@@ -655,7 +660,14 @@ func runLines(rep *report) (glance, details [][]string) {
 	for _, r := range sr.Runs {
 		l := r.Load
 		add(&glance, "exactly once", onceLine(r, sc.N))
-		add(&details, "throttled attempts, "+handled, fmt.Sprintf("%d (%s of attempts): %s", l.Throttles, get(mRejected, fmtPct), throttleMeaning(sc, l.Throttles)))
+		// The share is the measured window's; the count is too, and the
+		// warm-up's are said apart.
+		measured := int64(math.Round(m[mThrottles] * m[mInvocations] / 1000))
+		thr := fmt.Sprintf("%d (%s of attempts)", measured, get(mRejected, fmtPct))
+		if warm := l.Throttles - measured; warm > 0 {
+			thr += fmt.Sprintf(", %d in the warm-up", warm)
+		}
+		add(&details, "throttled attempts, "+handled, thr+": "+throttleMeaning(sc, l.Throttles))
 		add(&details, "invocations answered", fmt.Sprintf("%d (%d ok, %d function errors as asked, %d wrong), %d measured after %d warm-up",
 			l.answered(), l.OK, l.FuncErrors, l.Wrong, int64(m[mInvocations]), sc.Warmup))
 		if r.CPUs != "" {
