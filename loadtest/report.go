@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -285,8 +286,12 @@ func writeAligned(w io.Writer, rows [][]string, left int) {
 func printAccounting(w io.Writer, rep *report) {
 	var total, fe, thr, abandoned int64
 	var viol, crossed, noEcho int64
+	once := true
 	for _, sr := range rep.Scenarios {
 		for _, r := range sr.Runs {
+			if c, ok := exactlyOnce(r, sr.Scenario.N); ok && !c.holds() {
+				once = false
+			}
 			total += r.Load.answered()
 			fe += r.Load.FuncErrors
 			thr += r.Load.Throttles
@@ -307,7 +312,11 @@ func printAccounting(w io.Writer, rep *report) {
 	fmt.Fprintf(w, "- Accounting: %d invocations answered (warm-up included), %d function errors as asked, %d throttled attempts %s, %d given up when the window closed",
 		total, fe, thr, handled, abandoned)
 	if rep.Config.Target == targetFake {
-		fmt.Fprintf(w, "; every invocation answered exactly once, %d protocol violations, %d cross-wired answers, %d answers of lmigo without the invocation ID echo", viol, crossed, noEcho)
+		verdict := "every invocation answered exactly once"
+		if !once {
+			verdict = "NOT every invocation answered exactly once (see PROBLEM)"
+		}
+		fmt.Fprintf(w, "; %s, %d protocol violations, %d cross-wired answers, %d answers of lmigo without the invocation ID echo", verdict, viol, crossed, noEcho)
 	}
 	fmt.Fprintln(w, ".")
 	for _, sr := range rep.Scenarios {
@@ -330,6 +339,21 @@ func markdown(rep *report) []byte {
 	fmt.Fprintf(&b, "%s, target `%s`, %s (%d CPUs), Linux %s, %s/%s, %s; %d repetition(s); took %s.\n\n",
 		rep.Started.UTC().Format("2006-01-02 15:04 MST"), rep.Config.Target, h.CPUModel, h.CPUs, h.Kernel, "linux", h.Arch, h.GoVersion,
 		rep.Config.Reps, time.Duration(rep.Elapsed).Round(time.Second))
+	if rep.Kind == "run" && len(rep.Scenarios) == 1 && len(rep.Runtimes) == 1 {
+		// The terminal's report, line for line.
+		glance, details := runLines(rep)
+		fmt.Fprintf(&b, "%s.\n\n", runTitle(rep))
+		for _, part := range []struct {
+			head  string
+			lines [][]string
+		}{{"At a glance", glance}, {"Details", details}} {
+			fmt.Fprintf(&b, "| %s | |\n|---|---|\n", part.head)
+			for _, l := range part.lines {
+				b.WriteString("| " + strings.Join(l, " | ") + " |\n")
+			}
+			b.WriteString("\n")
+		}
+	}
 	rs := rows(rep)
 	for i, row := range rs {
 		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
@@ -341,10 +365,13 @@ func markdown(rep *report) []byte {
 	for _, l := range summaryLines(rep) {
 		b.WriteString("- " + l + "\n")
 	}
-	b.WriteString("\n## Runs\n\n| scenario | runtime | rep | invocations | function errors | throttles | abandoned | max polls+in flight | violations | problems, warnings |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("\n## Runs\n\n| scenario | runtime | rep | invocations | function errors | throttles | abandoned | max polls+in flight | violations | exactly once | problems, warnings |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
 	for _, sr := range rep.Scenarios {
 		for _, r := range sr.Runs {
-			maxOut, viol := "-", "-"
+			maxOut, viol, once := "-", "-", "not checked"
+			if c, ok := exactlyOnce(r, sr.Scenario.N); ok {
+				once, _, _ = strings.Cut(c.String(), ":")
+			}
 			if r.API != nil {
 				maxOut = fmt.Sprintf("%d / %d", r.API.MaxOutstanding, sr.Scenario.N)
 				viol = fmt.Sprint(r.API.Violations)
@@ -354,8 +381,8 @@ func markdown(rep *report) []byte {
 				probs = strings.ReplaceAll(strings.Join(all, "; "), "\n", " ")
 				probs = strings.ReplaceAll(probs, "|", "\\|")
 			}
-			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %s | %s | %s |\n", r.Scenario, r.Runtime, r.Rep,
-				r.Load.answered(), r.Load.FuncErrors, r.Load.Throttles, r.Load.Abandoned, maxOut, viol, probs)
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %s | %s | %s | %s |\n", r.Scenario, r.Runtime, r.Rep,
+				r.Load.answered(), r.Load.FuncErrors, r.Load.Throttles, r.Load.Abandoned, maxOut, viol, once, probs)
 		}
 	}
 	return b.Bytes()
@@ -512,4 +539,143 @@ func armPart(part string) string {
 		return "Arm Neoverse-V2 (Graviton4)"
 	}
 	return "Arm CPU part " + part
+}
+
+// onceCheck is the exactly-once accounting of one run, from the fake
+// Runtime API's counters and the driver's.
+type onceCheck struct {
+	handedOut, answered, lost, duplicated int64
+	crossWired, noEcho, driverAnswered    int64
+	maxOutstanding, n, violations         int64
+	echo                                  bool // the runtime echoes the invocation ID (lmigo)
+}
+
+// exactlyOnce is r's accounting, or false when the target has no fake
+// API to count on (rie, lambda).
+func exactlyOnce(r runResult, n int) (onceCheck, bool) {
+	st := r.API
+	if st == nil {
+		return onceCheck{}, false
+	}
+	answered := st.Responses + st.Errors
+	return onceCheck{
+		handedOut: st.Invocations, answered: answered, lost: max(st.Invocations-answered, 0),
+		duplicated: st.Duplicates, crossWired: st.CrossWired, noEcho: st.NoEcho,
+		driverAnswered: r.Load.answered(),
+		maxOutstanding: st.MaxOutstanding, n: int64(n), violations: st.Violations,
+		echo: echoes(r.Runtime),
+	}, true
+}
+
+// holds says whether every invocation handed out was answered once, to
+// the right caller, and the runtime never held more than N.
+func (c onceCheck) holds() bool {
+	return c.answered == c.handedOut && c.driverAnswered == c.answered && c.lost == 0 && c.duplicated == 0 &&
+		c.crossWired == 0 && (!c.echo || c.noEcho == 0) && c.maxOutstanding <= c.n && c.violations == 0
+}
+
+// String is the check in one line: the verdict, then its figures.
+func (c onceCheck) String() string {
+	var b strings.Builder
+	verdict, eq, le := "yes", "=", "≤"
+	if !c.holds() {
+		verdict = "NO"
+	}
+	if c.answered != c.handedOut {
+		eq = "≠"
+	}
+	if c.maxOutstanding > c.n {
+		le = ">"
+	}
+	fmt.Fprintf(&b, "%s: %d handed out %s %d answered once, %d lost, %d duplicated, %d cross-wired, ",
+		verdict, c.handedOut, eq, c.answered, c.lost, c.duplicated, c.crossWired)
+	if c.echo {
+		fmt.Fprintf(&b, "%d without echo, ", c.noEcho)
+	} else {
+		b.WriteString("echo not expected, ")
+	}
+	fmt.Fprintf(&b, "max polls + in flight %d %s N=%d", c.maxOutstanding, le, c.n)
+	if c.violations > 0 {
+		fmt.Fprintf(&b, " (%d violations)", c.violations)
+	}
+	if c.driverAnswered != c.answered {
+		fmt.Fprintf(&b, "; the callers counted %d answers", c.driverAnswered)
+	}
+	return b.String()
+}
+
+// onceLine is the exactly-once line of r for the reports.
+func onceLine(r runResult, n int) string {
+	if c, ok := exactlyOnce(r, n); ok {
+		return c.String()
+	}
+	return fmt.Sprintf("not checked (only the fake Runtime API counts hand-outs); %d answered, %d accepted without an answer", r.Load.answered(), r.Load.Failures)
+}
+
+// throttleMeaning says what n throttles of a run of sc mean, so that a
+// reader does not take the closed loop's race for overload.
+func throttleMeaning(sc scenario, n int64) string {
+	switch {
+	case sc.Model == modelOpen && n == 0:
+		return fmt.Sprintf("at %.0f/s every invoke found a slot polling; a throttle here would mean overload", sc.Rate)
+	case sc.Model == modelOpen:
+		return fmt.Sprintf("each found all N slots busy: at %.0f/s the runtime fell behind (overload, or a stalled machine)", sc.Rate)
+	case sc.Model == "waves":
+		return "waves of N are sent at once, before every slot has polled again: that race, not overload"
+	case sc.Callers > sc.N:
+		return fmt.Sprintf("%d closed-loop callers for N=%d slots: more offered than N serve", sc.Callers, sc.N)
+	}
+	return "closed loop: each caller re-sends the instant it is answered, before the runtime's next /next is registered; not overload (-model open measures that)"
+}
+
+// runLines are the lines of the report of a single runtime (kind run):
+// the figures at a glance, then the details. Terminal and Markdown show
+// the same lines.
+func runLines(rep *report) (glance, details [][]string) {
+	sr := rep.Scenarios[0]
+	sc := sr.Scenario
+	m := sr.Medians[rep.Runtimes[0].Name]
+	get := func(key string, f func(float64) string) string { return cell(m, key, f) }
+	add := func(to *[][]string, k, v string) { *to = append(*to, []string{k, v}) }
+
+	tput, lat := get(mThroughput, fmtCount)+" invocations/s", strings.Join([]string{
+		get(mP50, fmtLatency), get(mP90, fmtLatency), get(mP99, fmtLatency), get(mP999, fmtLatency), get(mMax, fmtLatency)}, " / ")
+	if sc.Model == modelOpen {
+		tput += " (the rate offered)"
+		lat += " (from the intended send time)"
+	}
+	add(&glance, "throughput", tput)
+	add(&glance, "latency p50 / p90 / p99 / p99.9 / max", lat)
+	cpu := get(mCPU, fmtLatency)
+	if c, ok := m[mCPU]; ok && m[mThroughput] > 0 {
+		cpu += fmt.Sprintf(" (%.0f%% of a CPU at %s/s)", c*m[mThroughput]/1e4, fmtCount(m[mThroughput]))
+	}
+	add(&glance, "runtime CPU per invocation", cpu)
+	add(&glance, "runtime peak RSS / RSS after", get(mPeakRSS, fmtMiB)+" / "+get(mRSSAfter, fmtMiB))
+
+	handled := "retried"
+	if rep.Config.OnThrottle == throttleNext {
+		handled = "not retried"
+	}
+	for _, r := range sr.Runs {
+		l := r.Load
+		add(&glance, "exactly once", onceLine(r, sc.N))
+		// The share is the measured window's; the count is too, and the
+		// warm-up's are said apart.
+		measured := int64(math.Round(m[mThrottles] * m[mInvocations] / 1000))
+		thr := fmt.Sprintf("%d (%s of attempts)", measured, get(mRejected, fmtPct))
+		if warm := l.Throttles - measured; warm > 0 {
+			thr += fmt.Sprintf(", %d in the warm-up", warm)
+		}
+		add(&details, "throttled attempts, "+handled, thr+": "+throttleMeaning(sc, l.Throttles))
+		add(&details, "invocations answered", fmt.Sprintf("%d (%d ok, %d function errors as asked, %d wrong), %d measured after %d warm-up",
+			l.answered(), l.OK, l.FuncErrors, l.Wrong, int64(m[mInvocations]), sc.Warmup))
+		if r.CPUs != "" {
+			add(&details, "runtime's CPUs", r.CPUs)
+		}
+	}
+	add(&details, "exec to N polls outstanding", get(mReady, fmtMS))
+	add(&details, "GCs in the measured window", get(mGCs, fmtCount)+" ("+get(mGCPer1k, fmtOne)+" per 1000)")
+	add(&details, "TCP connections: at init / per 1000 after", get(mConnsInit, fmtCount)+" / "+get(mConnsPer1k, fmtOne))
+	return glance, details
 }

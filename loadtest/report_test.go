@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/lmigo/lmigo/rapi/rapitest"
+)
+
+// runReport is a report of kind run as execute makes it: one runtime, one
+// scenario, one run, against the fake API.
+func runReport(t *testing.T, model string) *report {
+	t.Helper()
+	cfg := defaultConfig()
+	cfg.Model, cfg.Rate, cfg.OnThrottle = model, 1000, throttleRetry
+	sc, err := newScenario(cfg, "mix-panic", 8, 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := &rapitest.Stats{Invocations: 2100, Responses: 1630, Errors: 470, MaxOutstanding: 8, Throttles: 5}
+	run := runResult{Scenario: sc.Name, Runtime: rtLmigo, Rep: 1, API: api,
+		Load: loadCounts{OK: 1630, FuncErrors: 470, Throttles: 5}}
+	med := map[string]float64{mThroughput: 1000, mP50: 800, mP90: 5600, mP99: 7000, mP999: 9000, mMax: 9500,
+		mCPU: 190, mPeakRSS: 10.4, mRSSAfter: 10.3, mInvocations: 2000, mRejected: 0.15, mThrottles: 1.5}
+	return &report{Kind: "run", Config: cfg, Runtimes: []runtimeSpec{{Name: rtLmigo}},
+		Scenarios: []scenarioReport{{Scenario: sc, Runs: []runResult{run}, Medians: map[string]map[string]float64{rtLmigo: med}}}}
+}
+
+// TestRunReportLeads checks that the run report leads with throughput,
+// latency, CPU, memory and the exactly-once line, details after.
+func TestRunReportLeads(t *testing.T) {
+	var b bytes.Buffer
+	printRun(&b, runReport(t, modelOpen))
+	out := b.String()
+	t.Log("\n" + out)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	want := []string{"lmigo: mix-panic at N=8, open loop at 1000/s", "  throughput ", "  latency p50 ", "  runtime CPU per invocation ",
+		"  runtime peak RSS / RSS after ", "  exactly once ", "details:", "  throttled attempts, retried "}
+	if len(lines) < len(want) {
+		t.Fatalf("%d lines, want at least %d", len(lines), len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("line %d = %q, want it to start with %q", i, lines[i], w)
+		}
+	}
+	for _, s := range []string{
+		"yes: 2100 handed out = 2100 answered once, 0 lost, 0 duplicated, 0 cross-wired, 0 without echo, max polls + in flight 8 ≤ N=8",
+		"3 (0.1% of attempts), 2 in the warm-up: each found all N slots busy",
+		"190µs (19% of a CPU at 1000/s)",
+		"every invocation answered exactly once",
+	} {
+		if !strings.Contains(out, s) {
+			t.Errorf("report lacks %q", s)
+		}
+	}
+
+	md := string(markdown(runReport(t, modelOpen)))
+	glance, details := runLines(runReport(t, modelOpen))
+	for _, l := range append(glance, details...) {
+		if row := "| " + strings.Join(l, " | ") + " |"; !strings.Contains(md, row) {
+			t.Errorf("Markdown lacks the terminal's line %q", row)
+		}
+	}
+}
+
+// TestClosedLoopThrottlesExplained checks that the closed loop's throttles
+// are said not to be overload.
+func TestClosedLoopThrottlesExplained(t *testing.T) {
+	var b bytes.Buffer
+	printRun(&b, runReport(t, modelClosed))
+	if !strings.Contains(b.String(), "closed loop: each caller re-sends the instant it is answered") {
+		t.Errorf("closed-loop throttles not explained:\n%s", b.String())
+	}
+}
+
+func TestExactlyOnce(t *testing.T) {
+	ok := rapitest.Stats{Invocations: 10, Responses: 7, Errors: 3, MaxOutstanding: 4}
+	for _, c := range []struct {
+		name    string
+		edit    func(*rapitest.Stats, *runResult)
+		holds   bool
+		contain string
+	}{
+		{"ok", func(*rapitest.Stats, *runResult) {}, true, "yes: 10 handed out = 10 answered once"},
+		{"lost", func(s *rapitest.Stats, _ *runResult) { s.Responses, s.Timeouts = 6, 1 }, false, "NO: 10 handed out ≠ 9 answered once, 1 lost"},
+		{"duplicated", func(s *rapitest.Stats, _ *runResult) { s.Duplicates = 1 }, false, "1 duplicated"},
+		{"cross-wired", func(s *rapitest.Stats, _ *runResult) { s.CrossWired = 2 }, false, "2 cross-wired"},
+		{"no echo", func(s *rapitest.Stats, _ *runResult) { s.NoEcho = 1 }, false, "1 without echo"},
+		{"no echo expected", func(s *rapitest.Stats, r *runResult) { s.NoEcho, r.Runtime = 10, rtRef }, true, "echo not expected"},
+		{"over N", func(s *rapitest.Stats, _ *runResult) { s.MaxOutstanding, s.Violations = 5, 1 }, false, "max polls + in flight 5 > N=4 (1 violations)"},
+		{"driver", func(_ *rapitest.Stats, r *runResult) { r.Load.OK = 6 }, false, "the callers counted 9 answers"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := ok
+			r := runResult{Runtime: rtLmigo, Load: loadCounts{OK: 7, FuncErrors: 3}}
+			c.edit(&st, &r)
+			r.API = &st
+			oc, _ := exactlyOnce(r, 4)
+			if oc.holds() != c.holds || !strings.Contains(oc.String(), c.contain) {
+				t.Errorf("holds %v, %q; want %v, containing %q", oc.holds(), oc, c.holds, c.contain)
+			}
+		})
+	}
+	if _, checked := exactlyOnce(runResult{}, 4); checked {
+		t.Error("checked without the fake API")
+	}
+}
