@@ -25,7 +25,7 @@ func compareMain(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.Raw, "raw", "", "lmigo-raw bootstrap binary (default: build ./loadtest/rawbootstrap)")
 	fs.StringVar(&cfg.Runtimes, "runtimes", rtLmigo+","+rtRef, "comma-separated runtimes, run interleaved in this order: "+rtLmigo+" (typed handler), "+rtRaw+" (raw handler), "+rtRef+"; ratios are against "+rtRef)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: loadtest compare [flags]\n\nRuns each scenario for lmigo and aws-lambda-go (and lmigo-raw with -runtimes), interleaved, -reps times, and reports medians, ratios, whether the memory targets of issue #7 hold and, against the emulator, whether issue #9's rejection target does.")
+		fmt.Fprintln(fs.Output(), "usage: loadtest compare [flags]\n\nRuns each scenario for lmigo and aws-lambda-go (and lmigo-raw with -runtimes), interleaved, -reps times, and reports medians, ratios, whether the memory targets hold and, against the emulator, whether the rejection target does.")
 		fs.PrintDefaults()
 	}
 	if err := cfg.parse(fs, args); err != nil {
@@ -203,7 +203,7 @@ type scenarioReport struct {
 	Medians    map[string]map[string]float64 `json:"medians"`
 	Ratios     map[string]float64            `json:"ratios,omitempty"`
 	MoreRatios map[string]map[string]float64 `json:"moreRatios,omitempty"`
-	// Targets are issue #7's memory targets checked on the medians.
+	// Targets are the memory targets checked on the medians.
 	Targets []targetCheck `json:"targets,omitempty"`
 }
 

@@ -108,7 +108,7 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Idle, "idle", c.Idle, "grow: idle period after the load before RSS is read again")
 	fs.DurationVar(&c.Settle, "settle", c.Settle, "grow: pause after the warm-up (one invocation per size) before RSS is read the first time; longer than lmigo's idle free (2 s)")
 	fs.DurationVar(&c.Pause, "throttle-pause", c.Pause, "wait before a throttled invocation is retried (-on-throttle retry, and grow; 0: fake target, until a /next is pending; others 1ms)")
-	fs.StringVar(&c.OnThrottle, "on-throttle", c.OnThrottle, "what a caller does with a throttled invocation: retry (after -throttle-pause) or next (count it rejected, send the next one at once: issue #9's protocol); default next for -target rie, retry otherwise")
+	fs.StringVar(&c.OnThrottle, "on-throttle", c.OnThrottle, "what a caller does with a throttled invocation: retry (after -throttle-pause) or next (count it rejected, send the next one at once: the no-retry protocol); default next for -target rie, retry otherwise")
 	fs.IntVar(&c.Reps, "reps", c.Reps, "repetitions of each run")
 	fs.IntVar(&c.IdleOverlap, "idle-overlap", c.IdleOverlap, "grow: runs of a scenario whose idle periods may overlap the next runs (1: none; each idle runtime keeps its peak memory, lower it on small hosts)")
 	fs.StringVar(&c.Pin, "pin", c.Pin, "pin the runtime and the load test to one CPU: auto (N=1 only), always, never")

@@ -151,7 +151,7 @@ func rows(rep *report) [][]string {
 	return out
 }
 
-// targetCheck is one of issue #7's memory targets, checked on the medians
+// targetCheck is one of the memory targets, checked on the medians
 // of a grow scenario.
 type targetCheck struct {
 	Runtime string  `json:"runtime"`
@@ -162,10 +162,10 @@ type targetCheck struct {
 }
 
 // slack is what RSS after the burst may exceed RSS before by, besides the
-// buffers the raw handler's workers keep: issue #7's 8 MiB.
+// buffers the raw handler's workers keep: the 8 MiB allowance.
 const slack = 8
 
-// checkTargets checks issue #7's targets for the grow scenario sr: for the
+// checkTargets checks the memory targets for the grow scenario sr: for the
 // typed handler (lmigo), RSS after - RSS before <= 8 MiB, and at N=64 peak
 // RSS <= 40 MiB; for the raw handler (lmigo-raw), whose N buffers of 6 MiB
 // are in flight during a wave by design, RSS after - RSS before <= N x the
@@ -228,15 +228,15 @@ func targetLines(rep *report) []string {
 			if !t.Holds {
 				verdict = "DOES NOT HOLD"
 			}
-			lines = append(lines, fmt.Sprintf("#7 target, %s, %s: %s: %.1f MiB (limit %.1f MiB): %s",
+			lines = append(lines, fmt.Sprintf("memory target, %s, %s: %s: %.1f MiB (limit %.1f MiB): %s",
 				scenarioLabel(sr.Scenario), t.Runtime, t.What, t.Value, t.Limit, verdict))
 		}
 	}
 	return lines
 }
 
-// summaryLines are the lines under the table: #7's targets, the notes and
-// #9's rejection verdicts.
+// summaryLines are the lines under the table: the memory targets, the notes and
+// the rejection verdicts.
 func summaryLines(rep *report) []string {
 	return slices.Concat(targetLines(rep), rep.Notes, throttleLines(rep))
 }
@@ -331,7 +331,7 @@ func printAccounting(w io.Writer, rep *report) {
 	}
 }
 
-// markdown renders the report for README and issues.
+// markdown renders the report as Markdown, for the docs.
 func markdown(rep *report) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# lmigo load test: %s\n\n", rep.Kind)

@@ -7,16 +7,16 @@ const (
 	// throttleRetry sends the same invocation again after -throttle-pause.
 	throttleRetry = "retry"
 	// throttleNext counts it as rejected and sends the next invocation at
-	// once: issue #9's protocol ("closed-loop callers that send their next
+	// once: the no-retry protocol ("closed-loop callers that send their next
 	// invocation the moment they get a response, no retry"), under which
 	// the emulator's rejection share is the target.
 	throttleNext = "next"
 )
 
 // defaultOnThrottle is next for the emulator, whose rejection share is
-// issue #9's target and which a retry after a pause would understate (the
+// the rejection target and which a retry after a pause would understate (the
 // pause gives the runtime time to poll again, and takes the caller out of
-// the race the issue measures); retry elsewhere: the fake API answers its
+// the race that share measures); retry elsewhere: the fake API answers its
 // caller before it reads a queued poll, so its figures measure the runtime
 // only when a throttled invocation waits for the next poll, and Lambda's
 // 429 is retried by real callers.
@@ -41,7 +41,7 @@ func rejectedPct(answered, throttles int64) float64 {
 
 func fmtPct(v float64) string { return fmtOne(v) + "%" }
 
-// throttleTarget is issue #9's bound: lmigo's rejection share at most a
+// throttleTarget is the rejection bound: lmigo's rejection share at most a
 // quarter of aws-lambda-go's in the same run.
 const throttleTarget = 0.25
 
@@ -75,7 +75,7 @@ func throttleLines(rep *report) []string {
 	}
 	how := "each throttled invocation was retried (-on-throttle retry), so the share counts retries too"
 	if rep.Config.OnThrottle == throttleNext {
-		how = "a throttled invocation was not retried: it counts as rejected and its caller sent the next one at once (-on-throttle next, issue #9's protocol)"
+		how = "a throttled invocation was not retried: it counts as rejected and its caller sent the next one at once (-on-throttle next, the no-retry protocol)"
 	}
 	return append([]string{"rej % is throttled attempts per 100 attempts (Runtime.Unavailable / (answered + throttled)), medians; " + how + "."}, lines...)
 }
