@@ -8,11 +8,12 @@ BENCHSTAT_VER := v0.0.0-20260908200009-22c9c6c9d4da
 BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w' -buildvcs=false
 BENCH_COUNT ?= 6
 # The runtime's module and the modules beside it, each with its own go.mod
-# (heavy tooling stays out of what a bootstrap requires). codectest tests
-# the JSON codecs against each other, so that the runtime's module does not
-# require their libraries.
+# (heavy tooling stays out of what a bootstrap requires). Each JSON codec is
+# a module, so that its library is required only by a bootstrap that
+# imports it; codectest tests them against each other.
+CODECS    := $(addprefix concurrent/codec/,sonic goccy segmentio jsonv2)
 CODECTEST := concurrent/codec/codectest
-MODULES   := . loadtest deploy examples $(CODECTEST)
+MODULES   := . loadtest deploy examples $(CODECS) $(CODECTEST)
 
 .PHONY: run test build bench bench-all lint tools rie fmt vet loadtest clean
 .PHONY: package test-arm64

@@ -5,6 +5,10 @@ go 1.26
 require (
 	github.com/aws/aws-lambda-go v1.55.1
 	github.com/lmigo/lmigo v0.0.0
+	github.com/lmigo/lmigo/concurrent/codec/goccy v0.0.0
+	github.com/lmigo/lmigo/concurrent/codec/jsonv2 v0.0.0
+	github.com/lmigo/lmigo/concurrent/codec/segmentio v0.0.0
+	github.com/lmigo/lmigo/concurrent/codec/sonic v0.0.0
 )
 
 require (
@@ -27,4 +31,10 @@ require (
 	golang.org/x/sys v0.46.0 // indirect
 )
 
-replace github.com/lmigo/lmigo => ../../../
+replace (
+	github.com/lmigo/lmigo => ../../../
+	github.com/lmigo/lmigo/concurrent/codec/goccy => ../goccy
+	github.com/lmigo/lmigo/concurrent/codec/jsonv2 => ../jsonv2
+	github.com/lmigo/lmigo/concurrent/codec/segmentio => ../segmentio
+	github.com/lmigo/lmigo/concurrent/codec/sonic => ../sonic
+)
