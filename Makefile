@@ -8,8 +8,12 @@ BENCHSTAT_VER := v0.0.0-20260908200009-22c9c6c9d4da
 BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w' -buildvcs=false
 BENCH_COUNT ?= 6
 # The runtime's module and the modules beside it, each with its own go.mod
-# (heavy tooling stays out of what a bootstrap requires).
-MODULES   := . loadtest deploy examples
+# (heavy tooling stays out of what a bootstrap requires). Each JSON codec is
+# a module, so that its library is required only by a bootstrap that
+# imports it; codectest tests them against each other.
+CODECS    := $(addprefix concurrent/codec/,sonic goccy segmentio jsonv2)
+CODECTEST := concurrent/codec/codectest
+MODULES   := . loadtest deploy examples $(CODECS) $(CODECTEST)
 
 .PHONY: run test build bench bench-all lint tools rie fmt vet loadtest clean
 .PHONY: package test-arm64
@@ -31,6 +35,7 @@ test: rie vet
 	  (cd $$m && PATH="$(GOBIN):$$PATH" $(GO) test -race -shuffle=on -timeout 10m ./...); done
 	@# The allocation and copy gates skip under -race (it allocates): run them without.
 	$(GO) test -count=1 -run='Alloc|Copies|KeepsPayload|BufferReused' ./concurrent/... ./rapi/... ./pool/...
+	$(GO) -C $(CODECTEST) test -count=1 -run='Alloc' ./...
 
 ## download: the Go modules every module of the repository needs, into the module cache
 download:
@@ -53,7 +58,7 @@ package:
 	$(GO) -C deploy run ./pack -o ../dist
 
 # test-arm64 runs these for linux/arm64: what goes into a bootstrap, the
-# reference bootstrap under the emulator, and the examples. The rest
+# reference bootstrap under the emulator, the examples and the codecs. The rest
 # (deploy, the load driver and its plots) is host-side tooling.
 QEMU_ARM64 ?= qemu-aarch64-static
 ARM64_PKGS ?= ./limits/... ./rapi/... ./pool/... ./concurrent/... ./cmd/...
@@ -64,6 +69,8 @@ test-arm64: rie
 	PATH="$(GOBIN):$$PATH" GOARCH=arm64 LMIGO_RIE_EXEC=$(QEMU_ARM64) \
 	  $(GO) test -exec $(QEMU_ARM64) -shuffle=on -timeout 10m $(ARM64_PKGS)
 	cd examples && GOARCH=arm64 $(GO) test -exec $(QEMU_ARM64) -shuffle=on -timeout 10m ./...
+	@# The codecs' arm64 code differs (wantCodecDiffsArm64).
+	cd $(CODECTEST) && GOARCH=arm64 $(GO) test -exec $(QEMU_ARM64) -shuffle=on -timeout 10m ./...
 
 ## fuzz: every Fuzz target of the module for FUZZTIME executions each (about a minute in all; CI runs it), seed corpora in testdata/fuzz
 # A count of executions, not a time: a time limit that ends while the

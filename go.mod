@@ -4,26 +4,14 @@ go 1.26
 
 require (
 	github.com/aws/aws-lambda-go v1.55.1
-	github.com/bytedance/sonic v1.15.5
-	github.com/go-json-experiment/json v1.27.2
-	github.com/goccy/go-json v0.12.0
 	github.com/panjf2000/ants/v2 v2.12.1
-	github.com/segmentio/encoding v0.5.4
 	github.com/valyala/bytebufferpool v1.0.0
 	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.28.0
 )
 
 require (
-	github.com/bytedance/gopkg v0.1.3 // indirect
-	github.com/bytedance/sonic/loader v0.5.3 // indirect
-	github.com/cloudwego/base64x v0.1.6 // indirect
-	github.com/klauspost/cpuid/v2 v2.2.9 // indirect
-	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/stretchr/testify v1.11.1 // indirect
-	github.com/twitchyliquid64/golang-asm v0.15.1 // indirect
 	go.uber.org/multierr v1.10.0 // indirect
-	golang.org/x/arch v0.0.0-20210923205945-b76863e36670 // indirect
 	golang.org/x/sync v0.16.0 // indirect
-	golang.org/x/sys v0.46.0 // indirect
 )

@@ -11,6 +11,15 @@
 // which reads the payload bytes and writes its response into a worker-owned
 // buffer.
 //
+// [NewHandler] is the drop-in for aws-lambda-go's lambda.NewHandler, for
+// tests and for code that invokes a handler itself: the same adapter as
+// the runtime's, with the JSON options and [WithCodec]. Its Invoke is safe
+// for concurrent use and returns bytes the caller owns. lambda.NewHandler's
+// Invoke is not: it returns the bytes of a pooled buffer that it puts back
+// before returning, which the next call may overwrite while the caller
+// still reads them. The options of a Runtime (environment, logger,
+// contexts, SIGTERM) are ignored by NewHandler.
+//
 // # Exactly once
 //
 // Every invocation the Runtime API hands out (its request ID read from

@@ -307,8 +307,8 @@ func convertFunc[F any](v reflect.Value) (F, bool) {
 
 // call runs the handler for one invocation, as run does, and reads an
 // io.Reader result into out and closes it: the whole response, as
-// aws-lambda-go's Invoke returns it. Only the tests call it: the runtime
-// calls run and streams such a result (Runtime.stream).
+// aws-lambda-go's Invoke returns it. NewHandler's Invoke is built on it;
+// the runtime calls run and streams such a result (Runtime.stream).
 func (h *handler) call(ctx context.Context, payload []byte, out *Buffer) (contentType string, err error) {
 	contentType, body, direct, err := h.run(ctx, payload, out)
 	if direct != nil {

@@ -12,6 +12,10 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/lambda v1.114.4
 	github.com/aws/smithy-go v1.28.9
 	github.com/lmigo/lmigo v0.0.0
+	github.com/lmigo/lmigo/concurrent/codec/goccy v0.0.0
+	github.com/lmigo/lmigo/concurrent/codec/jsonv2 v0.0.0
+	github.com/lmigo/lmigo/concurrent/codec/segmentio v0.0.0
+	github.com/lmigo/lmigo/concurrent/codec/sonic v0.0.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.46.0
@@ -58,4 +62,10 @@ require (
 	golang.org/x/text v0.28.0 // indirect
 )
 
-replace github.com/lmigo/lmigo => ../
+replace (
+	github.com/lmigo/lmigo => ../
+	github.com/lmigo/lmigo/concurrent/codec/goccy => ../concurrent/codec/goccy
+	github.com/lmigo/lmigo/concurrent/codec/jsonv2 => ../concurrent/codec/jsonv2
+	github.com/lmigo/lmigo/concurrent/codec/segmentio => ../concurrent/codec/segmentio
+	github.com/lmigo/lmigo/concurrent/codec/sonic => ../concurrent/codec/sonic
+)

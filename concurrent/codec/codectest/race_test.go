@@ -1,0 +1,6 @@
+//go:build race
+
+package codectest
+
+// raceEnabled: the race detector allocates, so allocation gates skip.
+const raceEnabled = true
