@@ -55,6 +55,8 @@ func TestResponseCopies(t *testing.T) {
 		{"typed, string result", func(context.Context, struct{}) (string, error) { return typedValue, nil }, len(body), 1, 0},
 		{"typed, []byte result", func(context.Context, struct{}) ([]byte, error) { return rawBytes, nil }, 4<<20 + 2, 1, 0},
 		{"lambda.Handler", invokerFunc(func(context.Context, []byte) ([]byte, error) { return body, nil }), len(body), 1, 0},
+		// NewHandler's lambda.Handler runs as the handler it wraps.
+		{"NewHandler of a json.RawMessage handler", NewHandler(func(context.Context, json.RawMessage) (json.RawMessage, error) { return body, nil }), len(body), 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

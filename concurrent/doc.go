@@ -75,6 +75,7 @@
 //	                                             json.Encoder copies that into the slot's buffer
 //	lambda.Handler                       1       on purpose: aws-lambda-go's own Invoke returns a pooled
 //	                                             buffer that it reuses as soon as Invoke returns
+//	NewHandler(fn)                       as fn   it is run as fn itself, not through Invoke
 //
 // (1) With the default options (no WithSetEscapeHTML, no WithSetIndent),
 // a json.RawMessage that is already compact, valid JSON is what

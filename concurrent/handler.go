@@ -147,6 +147,13 @@ func newHandler(fn any, cfg handlerConfig) (*handler, error) {
 		return h.setRaw(f)
 	case func(context.Context, []byte, *Buffer) error:
 		return h.setRaw(f)
+	case *invoker:
+		if f == nil {
+			return nil, fmt.Errorf("%w: handler is a nil %T", ErrInvalidHandler, fn)
+		}
+		return f.h, nil // NewHandler's: run as its own handler, no copy
+	case refused:
+		return nil, f.err
 	case lambda.Handler:
 		if v := reflect.ValueOf(f); v.Kind() == reflect.Pointer && v.IsNil() {
 			return nil, fmt.Errorf("%w: handler is a nil %T", ErrInvalidHandler, fn)

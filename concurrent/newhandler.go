@@ -21,25 +21,36 @@ import (
 // are ignored: the handler gets the context given to Invoke, and the
 // environment (LMIGO_JSON_CODEC too) is not read.
 //
-// It returns an error wrapping ErrInvalidHandler for a handler of an
-// unsupported form, and ErrConfig for a codec that is not linked or does
-// not support the JSON options given.
-func NewHandler(handler any, opts ...Option) (lambda.Handler, error) {
+// As lambda.NewHandler, it returns no error: a handler of an unsupported
+// form, or a codec that is not linked or does not support the JSON options
+// given, gives a lambda.Handler whose every Invoke returns that error
+// (wrapping ErrInvalidHandler or ErrConfig), and which [New] and [Start]
+// refuse with it at once. So it nests as wrappers expect:
+// otellambda.WrapHandler(concurrent.NewHandler(fn)).
+//
+// Served by [New] or [Start], a NewHandler's handler runs as fn itself
+// would, without the copy a foreign lambda.Handler's bytes get.
+func NewHandler(handler any, opts ...Option) lambda.Handler {
 	o := defaultOptions()
 	for _, opt := range opts {
 		opt(&o)
 	}
 	c, err := resolveCodec("", o.codec, o.handler)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return refused{fmt.Errorf("%w: %w", ErrConfig, err)}
 	}
 	o.handler.codec = c
 	h, err := newHandler(handler, o.handler)
 	if err != nil {
-		return nil, err // wraps ErrInvalidHandler
+		return refused{err} // wraps ErrInvalidHandler
 	}
-	return &invoker{h: h}, nil
+	return &invoker{h: h}
 }
+
+// refused is the lambda.Handler of a NewHandler that could not be built.
+type refused struct{ err error }
+
+func (r refused) Invoke(context.Context, []byte) ([]byte, error) { return nil, r.err }
 
 // invoker is NewHandler's lambda.Handler.
 type invoker struct {

@@ -37,10 +37,7 @@ func TestNewHandlerInvoke(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, err := concurrent.NewHandler(tt.handler)
-			if err != nil {
-				t.Fatal(err)
-			}
+			h := concurrent.NewHandler(tt.handler)
 			got, err := h.Invoke(t.Context(), []byte(tt.payload))
 			if err != nil {
 				t.Fatal(err)
@@ -70,10 +67,7 @@ func (c *closeCounter) Close() error               { c.closed++; return nil }
 func TestNewHandlerStream(t *testing.T) {
 	body := strings.Repeat("chunk ", 20000) // more than one read
 	r := &closeCounter{r: strings.NewReader(body)}
-	h, err := concurrent.NewHandler(func() (io.Reader, error) { return r, nil })
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := concurrent.NewHandler(func() (io.Reader, error) { return r, nil })
 	got, err := h.Invoke(t.Context(), nil)
 	if err != nil || string(got) != body || r.closed != 1 {
 		t.Errorf("Invoke: %d bytes, %v, closed %d times; want %d bytes, closed once", len(got), err, r.closed, len(body))
@@ -102,10 +96,7 @@ func TestNewHandlerErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, err := concurrent.NewHandler(tt.handler)
-			if err != nil {
-				t.Fatal(err)
-			}
+			h := concurrent.NewHandler(tt.handler)
 			b, err := h.Invoke(t.Context(), []byte(`{}`))
 			if b != nil {
 				t.Errorf("Invoke returned %q with its error", b)
@@ -121,11 +112,8 @@ func TestNewHandlerErrors(t *testing.T) {
 	}
 	// A bad event is the decoder's error, as in aws-lambda-go.
 	f := func(echoEvent) error { return nil }
-	h, err := concurrent.NewHandler(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = h.Invoke(t.Context(), []byte(`{"n":`))
+	h := concurrent.NewHandler(f)
+	_, err := h.Invoke(t.Context(), []byte(`{"n":`))
 	_, want := lambda.NewHandler(f).Invoke(t.Context(), []byte(`{"n":`))
 	if err == nil || want == nil || err.Error() != want.Error() {
 		t.Errorf("truncated event: %v, aws-lambda-go %v", err, want)
@@ -148,9 +136,15 @@ func TestNewHandlerRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, err := concurrent.NewHandler(tt.handler, tt.opts...)
-			if !errors.Is(err, tt.want) || h != nil {
-				t.Errorf("NewHandler: %v, %v; want %v", h, err, tt.want)
+			h := concurrent.NewHandler(tt.handler, tt.opts...)
+			if _, err := h.Invoke(t.Context(), []byte(`{}`)); !errors.Is(err, tt.want) {
+				t.Errorf("Invoke: %v; want %v", err, tt.want)
+			}
+			// New refuses it at once, with the same error.
+			if _, err := concurrent.New(h, concurrent.WithLookupEnv(func(k string) (string, bool) {
+				return "127.0.0.1:9", k == "AWS_LAMBDA_RUNTIME_API"
+			})); !errors.Is(err, tt.want) {
+				t.Errorf("New: %v; want %v", err, tt.want)
 			}
 		})
 	}
@@ -160,15 +154,12 @@ func TestNewHandlerRefuses(t *testing.T) {
 // ignored: the environment is not read and the context is Invoke's.
 func TestNewHandlerOptions(t *testing.T) {
 	type key struct{}
-	h, err := concurrent.NewHandler(func(ctx context.Context, v any) (any, error) {
+	h := concurrent.NewHandler(func(ctx context.Context, v any) (any, error) {
 		return map[string]any{"v": v, "ctx": ctx.Value(key{}) != nil, "html": "<>"}, nil
 	},
 		concurrent.WithUseNumber(true), concurrent.WithSetEscapeHTML(true), concurrent.WithSetIndent("", " "),
 		concurrent.WithContextValue(key{}, 1),
 		concurrent.WithLookupEnv(func(k string) (string, bool) { return "nosuch", k == "LMIGO_JSON_CODEC" }))
-	if err != nil {
-		t.Fatal(err)
-	}
 	got, err := h.Invoke(t.Context(), []byte(`12345678901234567890`))
 	want := "{\n \"ctx\": false,\n \"html\": \"\\u003c\\u003e\",\n \"v\": 12345678901234567890\n}\n"
 	if err != nil || string(got) != want {
@@ -197,10 +188,7 @@ func TestNewHandlerConcurrent(t *testing.T) {
 	const goroutines, calls = 32, 50
 	for name, f := range forms {
 		t.Run(name, func(t *testing.T) {
-			h, err := concurrent.NewHandler(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+			h := concurrent.NewHandler(f)
 			var wg sync.WaitGroup
 			results := make([][][]byte, goroutines)
 			for g := range goroutines {
@@ -235,12 +223,9 @@ func TestNewHandlerConcurrent(t *testing.T) {
 // NewHandler in a test: the handler invoked as Lambda would, without a
 // Runtime API.
 func ExampleNewHandler() {
-	h, err := concurrent.NewHandler(func(_ context.Context, o order) (receipt, error) {
+	h := concurrent.NewHandler(func(_ context.Context, o order) (receipt, error) {
 		return receipt{OrderID: o.ID}, nil
 	})
-	if err != nil {
-		panic(err)
-	}
 	b, err := h.Invoke(context.Background(), []byte(`{"id":"o-1","items":2}`))
 	fmt.Println(string(b), err)
 	// Output: {"orderId":"o-1","requestId":""} <nil>

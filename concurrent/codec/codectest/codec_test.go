@@ -28,11 +28,22 @@ const stdCodec = "std"
 
 func mustHandler(t testing.TB, f any, opts ...concurrent.Option) lambda.Handler {
 	t.Helper()
-	h, err := concurrent.NewHandler(f, opts...)
+	h, err := buildHandler(f, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// buildHandler is concurrent.NewHandler with the error that building it
+// met, which concurrent.New reports at once (Invoke would report it on
+// every call). New does not dial: the address is never used.
+func buildHandler(f any, opts ...concurrent.Option) (lambda.Handler, error) {
+	h := concurrent.NewHandler(f, opts...)
+	_, err := concurrent.New(h, concurrent.WithLookupEnv(func(k string) (string, bool) {
+		return "127.0.0.1:9", k == "AWS_LAMBDA_RUNTIME_API"
+	}))
+	return h, err
 }
 
 // mustCodec builds a codec from the registry, to decode with it directly.
@@ -69,14 +80,14 @@ func TestCodecRefusals(t *testing.T) {
 		{segmentio.Name, concurrent.WithSetIndent("", "  ")},
 	}
 	for _, tt := range tests {
-		_, err := concurrent.NewHandler(f, concurrent.WithCodec(tt.codec), tt.opt)
+		_, err := buildHandler(f, concurrent.WithCodec(tt.codec), tt.opt)
 		if !errors.Is(err, concurrent.ErrConfig) || !strings.Contains(err.Error(), "does not support") {
 			t.Errorf("%s: %v, want ErrConfig for an unsupported option", tt.codec, err)
 		}
 	}
 	// The names are matched without regard to case or spaces.
 	for _, name := range []string{stdCodec, " Sonic ", "GOCCY"} {
-		if _, err := concurrent.NewHandler(f, concurrent.WithCodec(name)); err != nil {
+		if _, err := buildHandler(f, concurrent.WithCodec(name)); err != nil {
 			t.Errorf("WithCodec(%q): %v", name, err)
 		}
 	}
@@ -178,7 +189,7 @@ func (v panicsOnZero) MarshalJSON() ([]byte, error) { return []byte{byte('0' + *
 func TestPrepareSurvivesMethods(t *testing.T) {
 	f := func() (panicsOnZero, error) { n := 7; return panicsOnZero{&n}, nil }
 	for _, name := range altCodecs {
-		h, err := concurrent.NewHandler(f, concurrent.WithCodec(name))
+		h, err := buildHandler(f, concurrent.WithCodec(name))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -132,12 +132,12 @@ func TestCodecDifferences(t *testing.T) {
 	for _, name := range altCodecs {
 		var differ []string
 		for _, p := range codecProbes {
-			std, err := concurrent.NewHandler(p.handler, p.opts...)
+			std, err := buildHandler(p.handler, p.opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
 			want := probeOutput(std, p.payload)
-			h, err := concurrent.NewHandler(p.handler, append(slices.Clip(p.opts), concurrent.WithCodec(name))...)
+			h, err := buildHandler(p.handler, append(slices.Clip(p.opts), concurrent.WithCodec(name))...)
 			if err != nil {
 				if *printCodecDiffs {
 					fmt.Printf("%-10s %-45s unsupported: %v\n", name, p.name, err)
