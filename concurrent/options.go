@@ -21,6 +21,10 @@ type options struct {
 	sigterm bool          // WithSIGTERM
 	codec   string        // WithCodec
 	rapi    []rapi.Option // tests only: Runtime API client knobs
+	// tune, tests only, changes the Runtime New built before it returns:
+	// timing, the heap figure, the memory-limit setter (memGuard,
+	// idleTracker, Runtime.setMemoryLimit).
+	tune []func(*Runtime)
 }
 
 type ctxValue struct{ key, val any }

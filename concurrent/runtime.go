@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,6 +48,10 @@ type Runtime struct {
 	idle        idleTracker     // for the idle free (startIdleFree)
 	outage      outage          // rate-limits the warnings while /next fails
 	mem         memGuard        // memory-aware admission (admission.go)
+	// setMemoryLimit is debug.SetMemoryLimit (memlimit.go); tests replace
+	// it, so that they see the limit the runtime would set without
+	// changing their own.
+	setMemoryLimit func(int64) int64
 }
 
 // slot is everything one invocation needs, reused from one invocation to
@@ -103,7 +108,11 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 		setTraceEnv: cfg.MaxConcurrency == 1,
 		fatal:       make(chan error, 1),
 		metrics:     newMetrics(cfg),
+
+		setMemoryLimit: debug.SetMemoryLimit,
 	}
+	rt.mem.init()
+	rt.idle.init()
 	rt.shutdown, rt.endShutdown = context.WithCancel(context.Background())
 	if rt.log == nil {
 		rt.log = newLogger(cfg.LogFormat, cfg.LogLevel, stderr)
@@ -126,6 +135,9 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 		s.conn.LazyAnswer(true)
 		rt.slots[i] = s
 		rt.free <- s
+	}
+	for _, f := range o.tune {
+		f(rt)
 	}
 	return rt, nil
 }
