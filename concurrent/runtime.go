@@ -75,10 +75,7 @@ type slot struct {
 // error wrapping ErrConfig when a variable is invalid (every bad variable
 // is named) and ErrInvalidHandler when handler has an unsupported form.
 func New(handler any, opts ...Option) (*Runtime, error) {
-	o := defaultOptions()
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := newOptions(opts)
 	cfg, err := limits.FromEnv(o.lookup)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
@@ -107,7 +104,7 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 		baseCtx:     o.baseCtx,
 		setTraceEnv: cfg.MaxConcurrency == 1,
 		fatal:       make(chan error, 1),
-		metrics:     newMetrics(cfg),
+		metrics:     newMetrics(cfg, o.stdout),
 
 		setMemoryLimit: debug.SetMemoryLimit,
 	}
@@ -115,7 +112,7 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	rt.idle.init()
 	rt.shutdown, rt.endShutdown = context.WithCancel(context.Background())
 	if rt.log == nil {
-		rt.log = newLogger(cfg.LogFormat, cfg.LogLevel, stderr)
+		rt.log = newLogger(cfg.LogFormat, cfg.LogLevel, o.stderr)
 	}
 	for _, v := range o.values {
 		rt.baseCtx = context.WithValue(rt.baseCtx, v.key, v.val)
