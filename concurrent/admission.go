@@ -35,7 +35,7 @@ import (
 // has ended since the last one, and at least every memCollectEvery
 // (debug.FreeOSMemory when nothing is in flight, also handing the memory
 // back to the OS; runtime.GC otherwise), then reads the figure again.
-var (
+const (
 	// Hold back from memHighFraction of the limit and resume below
 	// memLowFraction: with the live heap at 85 % of the limit the GC
 	// already runs after every 15 % of it allocated, and one more large
@@ -44,8 +44,9 @@ var (
 	// variables: the variables belong to limits.
 	memHighFraction = 0.85
 	memLowFraction  = 0.70
-	// memCheckEvery bounds how often the hot path reads the metric; in
-	// between it uses the last verdict (an atomic load).
+	// The defaults of memGuard's timing. memCheckEvery bounds how often
+	// the hot path reads the metric; in between it uses the last verdict
+	// (an atomic load).
 	memCheckEvery = 2 * time.Millisecond
 	// memRecheckEvery is how often the poller that leads a hold re-reads
 	// it; memWaitEvery how often the others look whether to lead.
@@ -55,17 +56,9 @@ var (
 	// memCollectEvery while holding back.
 	memCollectMin   = 20 * time.Millisecond
 	memCollectEvery = time.Second
-	// readHeap and collectGarbage are replaced by tests.
-	readHeap       = readRuntimeHeap
-	collectGarbage = func(idle bool) {
-		if idle {
-			debug.FreeOSMemory()
-		} else {
-			runtime.GC()
-		}
-	}
-	memEpoch = time.Now()
 )
+
+var memEpoch = time.Now()
 
 // memClock reads the monotonic clock, never 0.
 func memClock() int64 { return int64(time.Since(memEpoch)) + 1 }
@@ -86,13 +79,33 @@ func readRuntimeHeap(samples []metrics.Sample) (live, limit uint64) {
 	return live, limit
 }
 
+// collectGarbage forces a GC, handing the memory back to the OS as well
+// when nothing is in flight.
+func collectGarbage(idle bool) {
+	if idle {
+		debug.FreeOSMemory()
+	} else {
+		runtime.GC()
+	}
+}
+
 // memGuard is the admission state of one Runtime.
 type memGuard struct {
+	// Set by init, read-only afterwards; tests change them before Run, so
+	// that no test changes another's timing or heap figure.
+	checkEvery   time.Duration                               // memCheckEvery
+	recheckEvery time.Duration                               // memRecheckEvery
+	waitEvery    time.Duration                               // memWaitEvery
+	collectMin   time.Duration                               // memCollectMin
+	collectEvery time.Duration                               // memCollectEvery
+	read         func([]metrics.Sample) (live, limit uint64) // readRuntimeHeap
+	collect      func(idle bool)                             // collectGarbage
+
 	held atomic.Bool
 	last atomic.Int64 // memClock() of the last read, 0 to force one
 	// resume is closed when the hold in progress ends.
 	resume atomic.Pointer[chan struct{}]
-	leader atomic.Bool // a poller re-reads on memRecheckEvery
+	leader atomic.Bool // a poller re-reads on recheckEvery
 
 	holds     atomic.Uint64 // holds begun
 	heldTotal atomic.Int64  // time held in ended holds, and in the open one up to heldSince
@@ -110,11 +123,18 @@ type memGuard struct {
 	limit     uint64
 }
 
+// init sets the defaults: the real heap figure and GC, at the timing above.
+func (g *memGuard) init() {
+	g.checkEvery, g.recheckEvery, g.waitEvery = memCheckEvery, memRecheckEvery, memWaitEvery
+	g.collectMin, g.collectEvery = memCollectMin, memCollectEvery
+	g.read, g.collect = readRuntimeHeap, collectGarbage
+}
+
 // holding reports whether new invocations are held back, reading the heap
-// at most every memCheckEvery. It never blocks and does not allocate.
+// at most every checkEvery. It never blocks and does not allocate.
 func (rt *Runtime) holding() bool {
 	g := &rt.mem
-	if now := memClock(); now-g.last.Load() < int64(memCheckEvery) || !g.mu.TryLock() {
+	if now := memClock(); now-g.last.Load() < int64(g.checkEvery) || !g.mu.TryLock() {
 		return g.held.Load()
 	}
 	defer g.mu.Unlock()
@@ -125,7 +145,7 @@ func (rt *Runtime) readLocked() bool {
 	g := &rt.mem
 	now := memClock()
 	g.last.Store(now)
-	live, limit := readHeap(g.samples[:])
+	live, limit := g.read(g.samples[:])
 	g.live, g.limit = live, limit
 	held := g.held.Load()
 	off := limit == 0 || limit >= math.MaxInt64
@@ -162,11 +182,11 @@ func (rt *Runtime) collect() {
 	now := memClock()
 	since := now - g.lastGC
 	hold := g.holds.Load()
-	if since < int64(memCollectMin) ||
-		(ended == g.gcEnded && hold == g.gcHold && since < int64(memCollectEvery)) {
+	if since < int64(g.collectMin) ||
+		(ended == g.gcEnded && hold == g.gcHold && since < int64(g.collectEvery)) {
 		return
 	}
-	collectGarbage(inflight == 0)
+	g.collect(inflight == 0)
 	g.lastGC, g.gcEnded, g.gcHold = memClock(), ended, hold
 	g.last.Store(0) // read the new figure next
 }
@@ -186,10 +206,10 @@ func (rt *Runtime) admit(ctx context.Context) bool {
 	}()
 	for {
 		lead := g.leader.CompareAndSwap(false, true)
-		wait := memWaitEvery
+		wait := g.waitEvery
 		if lead {
 			rt.collect()
-			wait = memRecheckEvery
+			wait = g.recheckEvery
 		}
 		if t == nil {
 			t = time.NewTimer(wait)

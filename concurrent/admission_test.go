@@ -18,27 +18,24 @@ import (
 	"go.uber.org/zap"
 )
 
-// setAdmissionTiming makes admission react at once, for the test.
-func setAdmissionTiming(t *testing.T) {
-	saved := []time.Duration{memCheckEvery, memRecheckEvery, memWaitEvery, memCollectMin, memCollectEvery}
-	t.Cleanup(func() {
-		memCheckEvery, memRecheckEvery, memWaitEvery, memCollectMin, memCollectEvery =
-			saved[0], saved[1], saved[2], saved[3], saved[4]
-	})
-	memCheckEvery, memRecheckEvery, memWaitEvery, memCollectMin, memCollectEvery =
+// fastAdmission makes rt's admission react at once, for the test.
+func fastAdmission(rt *Runtime) {
+	g := &rt.mem
+	g.checkEvery, g.recheckEvery, g.waitEvery, g.collectMin, g.collectEvery =
 		0, 2*time.Millisecond, 20*time.Millisecond, 5*time.Millisecond, 50*time.Millisecond
 }
 
-// fakeHeap makes the runtime read a live heap of *live (100 at first)
-// against a limit of 1000, and force its GCs through collect.
-func fakeHeap(t *testing.T, collect func(idle bool)) (live *atomic.Uint64) {
+// fakeHeap returns an Option under which the runtime, with fastAdmission,
+// reads a live heap of *live (100 at first) against a limit of 1000, and
+// forces its GCs through collect.
+func fakeHeap(collect func(idle bool)) (live *atomic.Uint64, opt Option) {
 	live = new(atomic.Uint64)
 	live.Store(100)
-	savedRead, savedCollect := readHeap, collectGarbage
-	t.Cleanup(func() { readHeap, collectGarbage = savedRead, savedCollect })
-	readHeap = func([]metrics.Sample) (uint64, uint64) { return live.Load(), 1000 }
-	collectGarbage = collect
-	return live
+	return live, withRuntime(func(rt *Runtime) {
+		fastAdmission(rt)
+		rt.mem.read = func([]metrics.Sample) (uint64, uint64) { return live.Load(), 1000 }
+		rt.mem.collect = collect
+	})
 }
 
 // TestAdmissionHoldsBackWhileHeapHigh: with the heap reading "high", a
@@ -47,9 +44,9 @@ func fakeHeap(t *testing.T, collect func(idle bool)) (live *atomic.Uint64) {
 // runtime, idle, forces a GC rather than wait for one; and once the heap
 // reads "low" every slot polls again.
 func TestAdmissionHoldsBackWhileHeapHigh(t *testing.T) {
-	setAdmissionTiming(t)
+	t.Parallel()
 	var idleGCs, busyGCs atomic.Int64
-	live := fakeHeap(t, func(idle bool) {
+	live, heap := fakeHeap(func(idle bool) {
 		if idle {
 			idleGCs.Add(1)
 		} else {
@@ -67,7 +64,7 @@ func TestAdmissionHoldsBackWhileHeapHigh(t *testing.T) {
 				<-release
 			}
 			return ev, nil
-		})
+		}, heap)
 
 	blocked := make(chan rapitest.Result, 1)
 	go func() {
@@ -127,12 +124,12 @@ func TestAdmissionHoldsBackWhileHeapHigh(t *testing.T) {
 // TestAdmissionHoldsBackAfterStream: a streamed answer, like a buffered
 // one, queues no poll behind it while the heap is high.
 func TestAdmissionHoldsBackAfterStream(t *testing.T) {
-	setAdmissionTiming(t)
-	live := fakeHeap(t, func(bool) {})
+	t.Parallel()
+	live, heap := fakeHeap(func(bool) {})
 
 	api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
 	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "1"},
-		func(context.Context, struct{}) (io.Reader, error) { return strings.NewReader("streamed"), nil })
+		func(context.Context, struct{}) (io.Reader, error) { return strings.NewReader("streamed"), nil }, heap)
 	live.Store(900) // above 85 %
 	if r := invoke(t, api, `{}`); r.Err != nil || string(r.Body) != "streamed" {
 		t.Fatalf("invoke: %s %v", r.Body, r.Err)
@@ -150,13 +147,14 @@ func TestAdmissionHoldsBackAfterStream(t *testing.T) {
 // TestAdmissionOffWithoutLimit: without a memory limit nothing is held
 // back, however large the heap.
 func TestAdmissionOffWithoutLimit(t *testing.T) {
-	setAdmissionTiming(t)
-	savedRead := readHeap
-	t.Cleanup(func() { readHeap = savedRead })
-	readHeap = func([]metrics.Sample) (uint64, uint64) { return 1 << 40, 1<<63 - 1 }
+	t.Parallel()
 	api := newAPI(t, rapitest.Options{MaxConcurrency: 2, Queue: true})
 	rt := serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "2"},
-		func(_ context.Context, ev json.RawMessage) (json.RawMessage, error) { return ev, nil })
+		func(_ context.Context, ev json.RawMessage) (json.RawMessage, error) { return ev, nil },
+		withRuntime(func(rt *Runtime) {
+			fastAdmission(rt)
+			rt.mem.read = func([]metrics.Sample) (uint64, uint64) { return 1 << 40, 1<<63 - 1 }
+		}))
 	for range 5 {
 		if r := invoke(t, api, `"x"`); r.Err != nil {
 			t.Fatal(r.Err)
@@ -179,10 +177,9 @@ func TestAdmissionOffWithoutLimit(t *testing.T) {
 // invokes find no poll and are throttled (here they time out waiting), the
 // cache stays below the limit, and once the cache is dropped the runtime
 // (idle, with a live-heap figure that no GC would otherwise refresh) forces
-// a GC, sees the heap low and polls again.
+// a GC, sees the heap low and polls again. Not parallel: it sets the
+// process's memory limit, and reads the process's heap.
 func TestAdmissionKeepsHeapUnderLimit(t *testing.T) {
-	setAdmissionTiming(t)
-	memCheckEvery = time.Millisecond
 	const limit, chunk = 64 << 20, 1 << 20
 	runtime.GC()
 	var ms runtime.MemStats
@@ -212,7 +209,10 @@ func TestAdmissionKeepsHeapUnderLimit(t *testing.T) {
 			cache = append(cache, b)
 			mu.Unlock()
 			return json.RawMessage(`"ok"`), nil
-		})
+		}, withRuntime(func(rt *Runtime) {
+			fastAdmission(rt)
+			rt.mem.checkEvery = time.Millisecond
+		}))
 
 	served, throttled := 0, 0
 	for i := 0; i < 2*limit/chunk && throttled < 2; i++ {
@@ -262,8 +262,9 @@ func TestHoldingDoesNotAllocate(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
-	setAdmissionTiming(t) // memCheckEvery 0: every call reads
 	rt := &Runtime{log: zap.NewNop()}
+	rt.mem.init()
+	fastAdmission(rt) // checkEvery 0: every call reads
 	if a := testing.AllocsPerRun(1000, func() { _ = rt.holding() }); a != 0 {
 		t.Errorf("holding allocates %v times a call", a)
 	}

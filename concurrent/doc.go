@@ -109,7 +109,7 @@
 // response buffer between invocations (limits.Config.BufferRetainBytes);
 // a buffer that grew past it is dropped when its invocation ends.
 //
-// Once no invocation has been in flight for about idleFreeAfter (2 s), the
+// Once no invocation has been in flight for about 2 s (idleFreeAfter), the
 // runtime hands the memory freed since the last burst back to the OS
 // (debug.FreeOSMemory), once per burst.
 //

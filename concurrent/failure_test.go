@@ -398,7 +398,9 @@ func TestStartExitsOneOnRuntimeAPIFailure(t *testing.T) {
 	}})
 	log, logs := observe()
 	e := env{"AWS_LAMBDA_RUNTIME_API": api.Addr()}
-	if code := start(sleepy, WithLookupEnv(e.lookup), WithLogger(log)); code != 1 {
+	code := -1
+	Start(sleepy, WithLookupEnv(e.lookup), WithLogger(log), func(o *options) { o.exit = func(c int) { code = c } })
+	if code != 1 {
 		t.Fatalf("exit status %d, want 1", code)
 	}
 	if n := logs.FilterMessage("runtime API failure, stopping").Len(); n != 1 {

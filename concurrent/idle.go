@@ -12,8 +12,8 @@ import (
 // been in flight for idleFreeAfter, the runtime calls debug.FreeOSMemory,
 // once per burst: a forced GC whose cost (a few ms of CPU, more with a
 // large live heap) is paid while nothing runs, and never again until an
-// invocation has run.
-var (
+// invocation has run. The constants are idleTracker's defaults.
+const (
 	// idleFreeAfter: long enough that a steady trickle of invocations
 	// never triggers it, short enough that the memory is back well within
 	// the seconds an environment may stay idle. A constant rather than an
@@ -21,17 +21,28 @@ var (
 	idleFreeAfter = 2 * time.Second
 	// idleCheckEvery is how often the idle state is looked at.
 	idleCheckEvery = 250 * time.Millisecond
-	// freeOSMemory and idleClock are replaced by tests.
-	freeOSMemory = debug.FreeOSMemory
-	idleClock    = func() time.Duration { return time.Since(idleEpoch) }
-	idleEpoch    = time.Now()
 )
+
+var idleEpoch = time.Now()
+
+// idleClock reads the monotonic clock.
+func idleClock() time.Duration { return time.Since(idleEpoch) }
 
 // idleTracker counts invocations in flight for the idle free.
 type idleTracker struct {
+	// Set by init, read by startIdleFree; tests change them before Run.
+	freeAfter  time.Duration // idleFreeAfter
+	checkEvery time.Duration // idleCheckEvery
+	free       func()        // debug.FreeOSMemory
+
 	begun    atomic.Uint64 // invocations begun
 	inflight atomic.Int64
 	lastEnd  atomic.Int64 // idleClock() when the last one ended
+}
+
+// init sets the defaults.
+func (t *idleTracker) init() {
+	t.freeAfter, t.checkEvery, t.free = idleFreeAfter, idleCheckEvery, debug.FreeOSMemory
 }
 
 func (t *idleTracker) begin() {
@@ -47,12 +58,12 @@ func (t *idleTracker) end(now time.Duration) {
 // startIdleFree starts the goroutine that frees memory for the OS once per
 // burst; stop ends it and waits for it.
 func (rt *Runtime) startIdleFree() (stop func()) {
-	after, free, now := idleFreeAfter, freeOSMemory, idleClock
+	after, free := rt.idle.freeAfter, rt.idle.free
 	var freed uint64 // invocations begun at the last free
-	return every(idleCheckEvery, func(time.Time) {
+	return every(rt.idle.checkEvery, func(time.Time) {
 		n := rt.idle.begun.Load()
 		if n == freed || rt.idle.inflight.Load() != 0 ||
-			now()-time.Duration(rt.idle.lastEnd.Load()) < after ||
+			idleClock()-time.Duration(rt.idle.lastEnd.Load()) < after ||
 			rt.idle.begun.Load() != n { // one began meanwhile
 			return
 		}

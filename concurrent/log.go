@@ -118,20 +118,17 @@ func newLogger(format limits.Format, level limits.Level, w zapcore.WriteSyncer) 
 	return zap.New(core)
 }
 
-// stderr is where the runtime logs by default; a variable so tests can
-// capture it.
-var stderr zapcore.WriteSyncer = os.Stderr
-
 // defaultLogger takes the lines logged outside an invocation (Logger and
 // the slog handler given a context that is not an invocation's): stderr,
-// in the level and format the environment asks for.
+// in the level and format the environment asks for. It belongs to the
+// process, not to a Runtime, so it writes to os.Stderr itself.
 var defaultLogger = sync.OnceValue(func() *zap.Logger {
 	c, err := limits.FromEnv(os.LookupEnv)
 	if err != nil {
 		// New reports the bad variables; lines are not lost meanwhile.
-		return newLogger(limits.FormatJSON, limits.LevelInfo, stderr)
+		return newLogger(limits.FormatJSON, limits.LevelInfo, os.Stderr)
 	}
-	return newLogger(c.LogFormat, c.LogLevel, stderr)
+	return newLogger(c.LogFormat, c.LogLevel, os.Stderr)
 })
 
 // Field names of an invocation's IDs in every line logged for it.

@@ -1,14 +1,8 @@
 package concurrent
 
 import (
-	"runtime/debug"
-
 	"go.uber.org/zap"
 )
-
-// setMemoryLimit is debug.SetMemoryLimit; tests replace it, so that they
-// see the limit the runtime would set without changing their own.
-var setMemoryLimit = debug.SetMemoryLimit
 
 // derivedMemoryLimit is the soft memory limit the runtime sets from the
 // function's memory size, or 0 when it sets none: the user set GOMEMLIMIT
@@ -29,7 +23,7 @@ func (rt *Runtime) applyMemoryLimit() {
 	if limit <= 0 {
 		return
 	}
-	setMemoryLimit(limit)
+	rt.setMemoryLimit(limit)
 	rt.log.Debug("memory limit set",
 		zap.Int64("memoryLimitBytes", limit),
 		zap.Int("functionMemoryMB", rt.cfg.MemoryMB),

@@ -16,16 +16,7 @@ import (
 // none when GOMEMLIMIT is set, the memory size is unknown or the fraction
 // is off. The setter is replaced: the test process keeps its own limit.
 func TestMemoryLimitDerived(t *testing.T) {
-	var mu sync.Mutex
-	var calls []int64
-	saved := setMemoryLimit
-	t.Cleanup(func() { setMemoryLimit = saved })
-	setMemoryLimit = func(limit int64) int64 {
-		mu.Lock()
-		defer mu.Unlock()
-		calls = append(calls, limit)
-		return limit
-	}
+	t.Parallel()
 	echo := func(_ context.Context, ev json.RawMessage) (json.RawMessage, error) { return ev, nil }
 	tests := []struct {
 		name string
@@ -43,12 +34,19 @@ func TestMemoryLimitDerived(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mu.Lock()
-			calls = nil
-			mu.Unlock()
+			t.Parallel()
+			var mu sync.Mutex
+			var calls []int64
+			setLimit := func(limit int64) int64 {
+				mu.Lock()
+				defer mu.Unlock()
+				calls = append(calls, limit)
+				return limit
+			}
 			core, logs := observer.New(zap.DebugLevel)
 			api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
-			serve(t, api, tt.env, echo, WithLogger(zap.New(core)))
+			serve(t, api, tt.env, echo, WithLogger(zap.New(core)),
+				withRuntime(func(rt *Runtime) { rt.setMemoryLimit = setLimit }))
 			if r := invoke(t, api, `"x"`); r.Err != nil || string(r.Body) != `"x"` {
 				t.Fatalf("invoke: %s, %v", r.Body, r.Err)
 			}

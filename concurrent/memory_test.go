@@ -15,13 +15,9 @@ import (
 // before any invocation, not again while idle, never while an invocation
 // is in flight, and again after the next burst.
 func TestIdleFreeOncePerBurst(t *testing.T) {
+	t.Parallel()
+	const after = 200 * time.Millisecond
 	var frees atomic.Int64
-	saved := []any{idleFreeAfter, idleCheckEvery, freeOSMemory}
-	t.Cleanup(func() {
-		idleFreeAfter, idleCheckEvery, freeOSMemory = saved[0].(time.Duration), saved[1].(time.Duration), saved[2].(func())
-	})
-	idleFreeAfter, idleCheckEvery = 200*time.Millisecond, 10*time.Millisecond
-	freeOSMemory = func() { frees.Add(1) }
 
 	started, release := make(chan struct{}), make(chan struct{})
 	api := newAPI(t, rapitest.Options{MaxConcurrency: 2, Queue: true})
@@ -32,7 +28,10 @@ func TestIdleFreeOncePerBurst(t *testing.T) {
 				<-release
 			}
 			return ev, nil
-		})
+		}, withRuntime(func(rt *Runtime) {
+			rt.idle.freeAfter, rt.idle.checkEvery = after, 10*time.Millisecond
+			rt.idle.free = func() { frees.Add(1) }
+		}))
 	waitFrees := func(want int64) {
 		t.Helper()
 		deadline := time.Now().Add(5 * time.Second)
@@ -43,7 +42,7 @@ func TestIdleFreeOncePerBurst(t *testing.T) {
 			t.Fatalf("%d frees, want %d", got, want)
 		}
 	}
-	time.Sleep(3 * idleFreeAfter)
+	time.Sleep(3 * after)
 	if got := frees.Load(); got != 0 {
 		t.Fatalf("%d frees before any invocation", got)
 	}
@@ -51,14 +50,14 @@ func TestIdleFreeOncePerBurst(t *testing.T) {
 		invoke(t, api, `1`)
 	}
 	waitFrees(1)
-	time.Sleep(3 * idleFreeAfter)
+	time.Sleep(3 * after)
 	waitFrees(1) // not again while idle
 
 	done := make(chan rapitest.Result, 1)
 	go func() { done <- invoke(t, api, `"block"`) }()
 	<-started
 	invoke(t, api, `2`) // ends while "block" runs
-	time.Sleep(6 * idleFreeAfter)
+	time.Sleep(6 * after)
 	if got := frees.Load(); got != 1 {
 		t.Fatalf("%d frees while an invocation was in flight, want 1 (the first burst's)", got)
 	}
@@ -72,6 +71,7 @@ func TestIdleFreeOncePerBurst(t *testing.T) {
 // TestDirectResponseTooLarge: LMIGO_MAX_RESPONSE_BYTES bounds a response
 // sent from the handler's own bytes too.
 func TestDirectResponseTooLarge(t *testing.T) {
+	t.Parallel()
 	api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
 	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "1", "LMIGO_MAX_RESPONSE_BYTES": "1KiB"},
 		func(_ context.Context, n int) (json.RawMessage, error) {

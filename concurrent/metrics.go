@@ -3,7 +3,6 @@ package concurrent
 import (
 	"encoding/json"
 	"io"
-	"os"
 	"runtime/metrics"
 	"strconv"
 	"sync"
@@ -38,9 +37,6 @@ var emfMetrics = [...]struct{ name, unit string }{
 	{"HeapInUse", "Bytes"},
 }
 
-// stdout is where EMF documents go; a variable so tests can capture it.
-var stdout io.Writer = os.Stdout
-
 // runtimeMetrics aggregates what the runtime does between two EMF
 // documents. Workers update the counters with atomic operations (two for
 // an invocation's start, plus a compare-and-swap when it raises the
@@ -73,8 +69,9 @@ type runtimeMetrics struct {
 }
 
 // newMetrics returns nil when metrics are off: every method is a no-op on
-// a nil receiver, so the hot path pays one nil check.
-func newMetrics(cfg limits.Config) *runtimeMetrics {
+// a nil receiver, so the hot path pays one nil check. The documents go to
+// out.
+func newMetrics(cfg limits.Config, out io.Writer) *runtimeMetrics {
 	if cfg.Metrics != limits.MetricsEMF {
 		return nil
 	}
@@ -82,7 +79,7 @@ func newMetrics(cfg limits.Config) *runtimeMetrics {
 	return &runtimeMetrics{
 		slots:    int64(cfg.Workers),
 		epoch:    now,
-		out:      stdout,
+		out:      out,
 		interval: cfg.MetricsInterval,
 		function: cfg.FunctionName,
 		samples: []metrics.Sample{

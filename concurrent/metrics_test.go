@@ -360,7 +360,7 @@ func TestMetricsOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newMetrics(cfg)
+	m := newMetrics(cfg, io.Discard)
 	if m != nil {
 		t.Fatal("metrics on by default")
 	}

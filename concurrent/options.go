@@ -2,11 +2,13 @@ package concurrent
 
 import (
 	"context"
+	"io"
 	"os"
 	"strings"
 
 	"github.com/lmigo/lmigo/rapi"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // Option configures a Runtime.
@@ -21,6 +23,17 @@ type options struct {
 	sigterm bool          // WithSIGTERM
 	codec   string        // WithCodec
 	rapi    []rapi.Option // tests only: Runtime API client knobs
+
+	// The process's side effects, replaced by tests (in this package an
+	// Option is any func(*options)): where the default logger and the EMF
+	// documents go, and how Start ends the process.
+	stderr zapcore.WriteSyncer
+	stdout io.Writer
+	exit   func(code int)
+	// tune, tests only, changes the Runtime New built before it returns:
+	// timing, the heap figure, the memory-limit setter (memGuard,
+	// idleTracker, Runtime.setMemoryLimit).
+	tune []func(*Runtime)
 }
 
 type ctxValue struct{ key, val any }
@@ -29,7 +42,19 @@ func defaultOptions() options {
 	return options{
 		baseCtx: context.Background(),
 		lookup:  os.LookupEnv,
+		stderr:  os.Stderr,
+		stdout:  os.Stdout,
+		exit:    os.Exit,
 	}
+}
+
+// newOptions applies opts to the defaults.
+func newOptions(opts []Option) options {
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
 }
 
 // WithContext sets the parent of every invocation's context. Its

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,6 +48,10 @@ type Runtime struct {
 	idle        idleTracker     // for the idle free (startIdleFree)
 	outage      outage          // rate-limits the warnings while /next fails
 	mem         memGuard        // memory-aware admission (admission.go)
+	// setMemoryLimit is debug.SetMemoryLimit (memlimit.go); tests replace
+	// it, so that they see the limit the runtime would set without
+	// changing their own.
+	setMemoryLimit func(int64) int64
 }
 
 // slot is everything one invocation needs, reused from one invocation to
@@ -70,10 +75,7 @@ type slot struct {
 // error wrapping ErrConfig when a variable is invalid (every bad variable
 // is named) and ErrInvalidHandler when handler has an unsupported form.
 func New(handler any, opts ...Option) (*Runtime, error) {
-	o := defaultOptions()
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := newOptions(opts)
 	cfg, err := limits.FromEnv(o.lookup)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
@@ -102,11 +104,15 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 		baseCtx:     o.baseCtx,
 		setTraceEnv: cfg.MaxConcurrency == 1,
 		fatal:       make(chan error, 1),
-		metrics:     newMetrics(cfg),
+		metrics:     newMetrics(cfg, o.stdout),
+
+		setMemoryLimit: debug.SetMemoryLimit,
 	}
+	rt.mem.init()
+	rt.idle.init()
 	rt.shutdown, rt.endShutdown = context.WithCancel(context.Background())
 	if rt.log == nil {
-		rt.log = newLogger(cfg.LogFormat, cfg.LogLevel, stderr)
+		rt.log = newLogger(cfg.LogFormat, cfg.LogLevel, o.stderr)
 	}
 	for _, v := range o.values {
 		rt.baseCtx = context.WithValue(rt.baseCtx, v.key, v.val)
@@ -126,6 +132,9 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 		s.conn.LazyAnswer(true)
 		rt.slots[i] = s
 		rt.free <- s
+	}
+	for _, f := range o.tune {
+		f(rt)
 	}
 	return rt, nil
 }

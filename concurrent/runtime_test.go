@@ -56,6 +56,12 @@ func serve(t *testing.T, api *rapitest.Server, e env, handler any, opts ...Optio
 	return rt
 }
 
+// withRuntime has New call f on the Runtime it built, before it returns:
+// the test's own timing or fakes, in that Runtime only.
+func withRuntime(f func(*Runtime)) Option {
+	return func(o *options) { o.tune = append(o.tune, f) }
+}
+
 func invoke(t *testing.T, api *rapitest.Server, payload string) rapitest.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

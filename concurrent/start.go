@@ -14,9 +14,6 @@ import (
 	"go.uber.org/zap"
 )
 
-// exit ends the process; a variable so tests can observe Start's status.
-var exit = os.Exit
-
 // Start runs handler until the process is told to stop, and never returns.
 // It is the drop-in replacement of aws-lambda-go's lambda.Start.
 //
@@ -25,7 +22,8 @@ var exit = os.Exit
 // graceful shutdown ending with status 0. A broken Runtime API ends the
 // process with status 1.
 func Start(handler any, opts ...Option) {
-	exit(start(handler, opts...))
+	code := start(handler, opts...)
+	newOptions(opts).exit(code)
 }
 
 func start(handler any, opts ...Option) int {
@@ -56,13 +54,10 @@ func initErrorType(err error) string {
 // reportInitError logs err and posts it to /runtime/init/error when the
 // Runtime API address is known.
 func reportInitError(err error, opts []Option) {
-	o := defaultOptions()
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := newOptions(opts)
 	log := o.logger
 	if log == nil {
-		log = newLogger(limits.FormatJSON, limits.LevelInfo, stderr)
+		log = newLogger(limits.FormatJSON, limits.LevelInfo, o.stderr)
 	}
 	errorType := initErrorType(err)
 	log.Error("init failed", zap.String("errorType", errorType), zap.Error(err))

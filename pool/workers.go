@@ -16,9 +16,6 @@ import (
 	"github.com/panjf2000/ants/v2"
 )
 
-// stderr receives panics when no WithPanicHandler is set; tests replace it.
-var stderr io.Writer = os.Stderr
-
 // headroom multiplies size to get the ants capacity, a hard bound on the
 // pool's goroutines. A worker stays counted by ants for a moment after its
 // task ended, while it parks itself again (or exits after a panic), and the
@@ -45,6 +42,9 @@ type Workers[T any] struct {
 	onPanic  func(any)
 	size     int64
 	preAlloc bool
+	// stderr receives panics when no WithPanicHandler is set: os.Stderr,
+	// replaced by tests before the first Invoke.
+	stderr io.Writer
 
 	busy    atomic.Int64 // tasks admitted and not yet finished
 	yields  atomic.Int64 // times Invoke yielded for a worker to park; for benchmarks
@@ -73,6 +73,7 @@ func NewWorkers[T any](size int, fn func(T), opts ...Option) (*Workers[T], error
 		onPanic:  o.onPanic,
 		size:     int64(size),
 		preAlloc: o.preAlloc,
+		stderr:   os.Stderr,
 		stopped:  make(chan struct{}),
 	}
 	if o.done != nil {
@@ -222,12 +223,12 @@ func (w *Workers[T]) finish(arg T) {
 // caught too: nothing that escapes a task may end the process.
 func (w *Workers[T]) reportPanic(v any) {
 	if w.onPanic == nil {
-		fmt.Fprintf(stderr, "pool: task panicked: %v\n%s", v, debug.Stack())
+		fmt.Fprintf(w.stderr, "pool: task panicked: %v\n%s", v, debug.Stack())
 		return
 	}
 	defer func() {
 		if v2 := recover(); v2 != nil {
-			fmt.Fprintf(stderr, "pool: panic handler panicked: %v (task panic: %v)\n%s", v2, v, debug.Stack())
+			fmt.Fprintf(w.stderr, "pool: panic handler panicked: %v (task panic: %v)\n%s", v2, v, debug.Stack())
 		}
 	}()
 	w.onPanic(v)

@@ -343,6 +343,7 @@ func (n *notifyWriter) String() string {
 }
 
 func TestWorkersPanic(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		handler    func(report chan<- any) func(any)
@@ -369,10 +370,8 @@ func TestWorkersPanic(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			out := &notifyWriter{wrote: make(chan struct{}, 1)}
-			saved := stderr
-			stderr = out
-			t.Cleanup(func() { stderr = saved })
 
 			report := make(chan any, 1)
 			done := make(chan bool, 4)
@@ -388,6 +387,7 @@ func TestWorkersPanic(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			w.stderr = out
 			defer func() {
 				if err := w.Release(wait); err != nil {
 					t.Error(err)

@@ -77,10 +77,12 @@ type Conn struct {
 
 	// Owner-only, LazyAnswer (lazy.go): pending names the post whose
 	// answer Next must read first; polled is when the last /next answer
-	// began; lowat is the learned size of an accepted answer plus one.
+	// began, and the answer is left only within fresh (lazyFresh) of it;
+	// lowat is the learned size of an accepted answer plus one.
 	lazy     bool
 	pending  string
 	polled   time.Time
+	fresh    time.Duration
 	lowat    int
 	lowatOn  bool // the connection's SO_RCVLOWAT is above 1
 	lowatArg int
@@ -103,9 +105,10 @@ type Conn struct {
 
 func newConn(c *Client) *Conn {
 	return &Conn{
-		c:   c,
-		br:  bufio.NewReaderSize(nil, c.opts.ReadBufferSize),
-		req: request{head: make([]byte, 0, coalesceMax)},
+		c:     c,
+		br:    bufio.NewReaderSize(nil, c.opts.ReadBufferSize),
+		req:   request{head: make([]byte, 0, coalesceMax)},
+		fresh: lazyFresh,
 	}
 }
 

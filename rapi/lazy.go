@@ -8,13 +8,13 @@ import (
 	"time"
 )
 
-// lazyFresh: an answer is left for the next Next only when the poll it
-// follows was answered this recently, so that the connection cannot have
-// been closed by the server while idle (a post on a stale connection is
-// retried by the caller, which needs its answer now). A variable for tests.
-var lazyFresh = time.Second
-
 const (
+	// lazyFresh: an answer is left for the next Next only when the poll it
+	// follows was answered this recently, so that the connection cannot
+	// have been closed by the server while idle (a post on a stale
+	// connection is retried by the caller, which needs its answer now).
+	// The default of Conn.fresh, which tests shorten.
+	lazyFresh = time.Second
 	// lazyWake bounds how long the answer may sit unread behind the
 	// receive low-water mark when no invocation follows it.
 	lazyWake = 10 * time.Millisecond
@@ -41,7 +41,7 @@ func (c *Conn) LazyAnswer(on bool) { c.lazy = on }
 // leaveAnswer reports whether the answer to the post just written (with a
 // poll queued behind it) is left to Next, and prepares for it.
 func (c *Conn) leaveAnswer(op string) bool {
-	if !c.lazy || time.Since(c.polled) > lazyFresh {
+	if !c.lazy || time.Since(c.polled) > c.fresh {
 		return false
 	}
 	c.pending = op

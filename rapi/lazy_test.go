@@ -165,12 +165,12 @@ func TestLazyAnswerShortRefusal(t *testing.T) {
 // at once: the server may have closed the idle connection, and only the
 // answer tells.
 func TestLazyAnswerStaleReadsAtOnce(t *testing.T) {
-	defer func(d time.Duration) { lazyFresh = d }(lazyFresh)
-	lazyFresh = 20 * time.Millisecond
+	t.Parallel()
 	srv, _ := refusingServer(t, "HTTP/1.1 410 X\r\nContent-Length: 0\r\n\r\n")
 	var inv Invocation
 	cn := lazyConn(t, srv, &inv)
-	time.Sleep(2 * lazyFresh)
+	cn.fresh = 20 * time.Millisecond
+	time.Sleep(2 * cn.fresh)
 	if err := cn.Respond(context.Background(), &inv, []byte("x"), ""); !errors.Is(err, ErrGone) {
 		t.Fatalf("Respond = %v, want the 410 at once", err)
 	}
