@@ -8,12 +8,12 @@ import (
 	"github.com/lmigo/lmigo/concurrent/codec"
 )
 
-// The registry, as variables so that a test can see a binary that links no
-// codec.
-var (
-	lookupCodec  = codec.Lookup
-	linkedCodecs = codec.Linked
-)
+// registry is where codecs are looked up: package codec's, or a test's
+// that sees a binary linking none.
+type registry struct {
+	lookup func(name string) (codec.Factory, bool)
+	linked func() []string
+}
 
 // stdCodec is the name of the built-in codec: encoding/json as
 // aws-lambda-go uses it (handler.decode, handler.encode).
@@ -23,7 +23,7 @@ const stdCodec = "std"
 // that is unset, by WithCodec (fromOption), for the JSON options in cfg. The
 // built-in codec is nil. A codec the binary does not link is an error that
 // says how to link it.
-func resolveCodec(fromEnv, fromOption string, cfg handlerConfig) (codec.Codec, error) {
+func resolveCodec(reg registry, fromEnv, fromOption string, cfg handlerConfig) (codec.Codec, error) {
 	name, source := fromEnv, "LMIGO_JSON_CODEC="+fromEnv
 	if name == "" {
 		name, source = fromOption, fmt.Sprintf("WithCodec(%q)", fromOption)
@@ -31,9 +31,9 @@ func resolveCodec(fromEnv, fromOption string, cfg handlerConfig) (codec.Codec, e
 	if name == "" || name == stdCodec {
 		return nil, nil
 	}
-	f, ok := lookupCodec(name)
+	f, ok := reg.lookup(name)
 	if !ok {
-		linked := strings.Join(linkedCodecs(), ", ")
+		linked := strings.Join(reg.linked(), ", ")
 		if linked == "" {
 			linked = "none but std"
 		}

@@ -55,7 +55,7 @@ func (c stdJSON) Prepare(t reflect.Type) { codec.Warm(c, t) }
 
 func mustCodec(t testing.TB, name string, cfg handlerConfig) codec.Codec {
 	t.Helper()
-	c, err := resolveCodec("", name, cfg)
+	c, err := resolveCodec(defaultOptions().codecs, "", name, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,13 +63,13 @@ func mustCodec(t testing.TB, name string, cfg handlerConfig) codec.Codec {
 }
 
 func TestResolveCodec(t *testing.T) {
-	if c, err := resolveCodec("", "", handlerConfig{}); c != nil || err != nil {
+	if c, err := resolveCodec(defaultOptions().codecs, "", "", handlerConfig{}); c != nil || err != nil {
 		t.Errorf("default: %v, %v; want the built-in codec", c, err)
 	}
-	if c, err := resolveCodec("std", fakeCodec, handlerConfig{}); c != nil || err != nil {
+	if c, err := resolveCodec(defaultOptions().codecs, "std", fakeCodec, handlerConfig{}); c != nil || err != nil {
 		t.Errorf("LMIGO_JSON_CODEC=std over WithCodec: %v, %v; want the built-in codec", c, err)
 	}
-	if c, err := resolveCodec(fakeCodec, "std", handlerConfig{}); err != nil || c == nil {
+	if c, err := resolveCodec(defaultOptions().codecs, fakeCodec, "std", handlerConfig{}); err != nil || c == nil {
 		t.Errorf("LMIGO_JSON_CODEC=fake over WithCodec(std): %v, %v", c, err)
 	}
 	// The JSON options reach the factory.
@@ -79,7 +79,7 @@ func TestResolveCodec(t *testing.T) {
 		t.Errorf("factory got %+v, want %+v", fakeOptions, want)
 	}
 	// A factory's refusal names the source and the option.
-	_, err := resolveCodec("", fakeStrictCodec, handlerConfig{useNumber: true})
+	_, err := resolveCodec(defaultOptions().codecs, "", fakeStrictCodec, handlerConfig{useNumber: true})
 	if err == nil || !strings.Contains(err.Error(), `WithCodec("fake-strict"): codec fake-strict does not support WithUseNumber`) {
 		t.Errorf("refused option: %v", err)
 	}
@@ -88,12 +88,13 @@ func TestResolveCodec(t *testing.T) {
 // TestCodecNotLinked: a codec the binary does not contain fails New with
 // ErrConfig, naming the variable and the import that links it.
 func TestCodecNotLinked(t *testing.T) {
-	lookupCodec = func(string) (codec.Factory, bool) { return nil, false }
-	linkedCodecs = func() []string { return nil }
-	defer func() { lookupCodec, linkedCodecs = codec.Lookup, codec.Linked }()
+	t.Parallel()
+	none := func(o *options) {
+		o.codecs = registry{lookup: func(string) (codec.Factory, bool) { return nil, false }, linked: func() []string { return nil }}
+	}
 	env := map[string]string{"AWS_LAMBDA_RUNTIME_API": "127.0.0.1:9001", "LMIGO_JSON_CODEC": "Sonic"}
 	_, err := New(func(context.Context, lambdaevents.S3Event) error { return nil },
-		WithLookupEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }))
+		WithLookupEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }), none)
 	if !errors.Is(err, ErrConfig) {
 		t.Fatalf("New: %v, want ErrConfig", err)
 	}
@@ -105,7 +106,7 @@ func TestCodecNotLinked(t *testing.T) {
 	}
 	_, err = New(func() {}, WithCodec("goccy"), WithLookupEnv(func(k string) (string, bool) {
 		return "127.0.0.1:9001", k == "AWS_LAMBDA_RUNTIME_API"
-	}))
+	}), none)
 	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `WithCodec("goccy")`) {
 		t.Errorf("WithCodec(goccy) unlinked: %v", err)
 	}

@@ -35,7 +35,7 @@ func NewHandler(handler any, opts ...Option) lambda.Handler {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	c, err := resolveCodec("", o.codec, o.handler)
+	c, err := resolveCodec(o.codecs, "", o.codec, o.handler)
 	if err != nil {
 		return refused{fmt.Errorf("%w: %w", ErrConfig, err)}
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/lmigo/lmigo/concurrent/codec"
 	"github.com/lmigo/lmigo/rapi"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -30,6 +31,8 @@ type options struct {
 	stderr zapcore.WriteSyncer
 	stdout io.Writer
 	exit   func(code int)
+	// codecs is the codec registry: what the binary links.
+	codecs registry
 	// tune, tests only, changes the Runtime New built before it returns:
 	// timing, the heap figure, the memory-limit setter (memGuard,
 	// idleTracker, Runtime.setMemoryLimit).
@@ -45,6 +48,7 @@ func defaultOptions() options {
 		stderr:  os.Stderr,
 		stdout:  os.Stdout,
 		exit:    os.Exit,
+		codecs:  registry{lookup: codec.Lookup, linked: codec.Linked},
 	}
 }
 

@@ -80,7 +80,7 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	if o.handler.codec, err = resolveCodec(cfg.JSONCodec, o.codec, o.handler); err != nil {
+	if o.handler.codec, err = resolveCodec(o.codecs, cfg.JSONCodec, o.codec, o.handler); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	h, err := newHandler(handler, o.handler)
