@@ -22,14 +22,14 @@
 //
 // A panic that escapes fn ends only that task: the worker goroutine is
 // replaced, the slot is still freed (WithDone runs), and the value goes to
-// the WithPanicHandler callback, or to standard error if none is set.
+// standard error.
 //
 // The pool's goroutines, ants' own among them, start with the first Invoke:
 // a Workers that is never invoked holds none and may simply be dropped.
 // Release closes the pool and waits up to its timeout for running tasks and
 // every goroutine of the pool to end. It may be called any number of times,
 // from any goroutine; each call waits again. Invoke after Release returns
-// ErrClosed.
+// an error.
 //
 // # Buffers
 //

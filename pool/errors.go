@@ -8,16 +8,16 @@ var (
 	// ErrFull is returned by Workers.Invoke when size tasks are already
 	// running. The task was not started and the argument is still the
 	// caller's.
-	ErrFull = errors.New("pool: all workers busy")
+	errFull = errors.New("pool: all workers busy")
 
 	// ErrClosed is returned by Workers.Invoke after Release.
-	ErrClosed = errors.New("pool: workers released")
+	errClosed = errors.New("pool: workers released")
 
 	// ErrTimeout is returned by Workers.Release when tasks are still
 	// running when its timeout expires. The pool is closed all the same.
-	ErrTimeout = errors.New("pool: release timed out")
+	errTimeout = errors.New("pool: release timed out")
 
 	// ErrInvalid is returned by NewWorkers for a bad size, a nil function
 	// or a WithDone hook whose type does not match the pool's.
-	ErrInvalid = errors.New("pool: invalid argument")
+	errInvalid = errors.New("pool: invalid argument")
 )

@@ -16,7 +16,7 @@ type options struct {
 //
 // Without it the value and the stack are written to standard error: a
 // panic never ends the process.
-func WithPanicHandler(f func(recovered any)) Option {
+func withPanicHandler(f func(recovered any)) Option {
 	return func(o *options) { o.onPanic = f }
 }
 

@@ -59,10 +59,10 @@ type Workers[T any] struct {
 // pool never invoked starts no goroutine at all, and needs no Release.
 func NewWorkers[T any](size int, fn func(T), opts ...Option) (*Workers[T], error) {
 	if size < 1 || size > math.MaxInt32/headroom {
-		return nil, fmt.Errorf("%w: size %d, want 1..%d", ErrInvalid, size, math.MaxInt32/headroom)
+		return nil, fmt.Errorf("%w: size %d, want 1..%d", errInvalid, size, math.MaxInt32/headroom)
 	}
 	if fn == nil {
-		return nil, fmt.Errorf("%w: nil function", ErrInvalid)
+		return nil, fmt.Errorf("%w: nil function", errInvalid)
 	}
 	var o options
 	for _, opt := range opts {
@@ -79,7 +79,7 @@ func NewWorkers[T any](size int, fn func(T), opts ...Option) (*Workers[T], error
 	if o.done != nil {
 		done, ok := o.done.(func(T))
 		if !ok {
-			return nil, fmt.Errorf("%w: WithDone hook is %T, want %T", ErrInvalid, o.done, w.done)
+			return nil, fmt.Errorf("%w: WithDone hook is %T, want %T", errInvalid, o.done, w.done)
 		}
 		w.done = done
 	}
@@ -99,7 +99,7 @@ func (w *Workers[T]) start() (*ants.PoolWithFuncGeneric[T], error) {
 		return p, nil
 	}
 	if w.closed.Load() {
-		return nil, ErrClosed
+		return nil, errClosed
 	}
 	p, err := ants.NewPoolWithFuncGeneric(int(w.size)*headroom, w.run,
 		ants.WithNonblocking(true),
@@ -114,7 +114,7 @@ func (w *Workers[T]) start() (*ants.PoolWithFuncGeneric[T], error) {
 		ants.WithPanicHandler(w.reportPanic),
 	)
 	if err != nil { // not with the arguments NewWorkers checked
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return nil, fmt.Errorf("%w: %w", errInvalid, err)
 	}
 	w.p.Store(p)
 	return p, nil
@@ -128,14 +128,14 @@ func (w *Workers[T]) start() (*ants.PoolWithFuncGeneric[T], error) {
 // called and arg stays the caller's.
 func (w *Workers[T]) Invoke(arg T) error {
 	if w.closed.Load() {
-		return ErrClosed
+		return errClosed
 	}
 	// CAS rather than Add: a refused Invoke must not count even briefly,
 	// or it could make a concurrent, entitled Invoke fail.
 	for {
 		n := w.busy.Load()
 		if n >= w.size {
-			return ErrFull
+			return errFull
 		}
 		if w.busy.CompareAndSwap(n, n+1) {
 			break
@@ -154,9 +154,9 @@ func (w *Workers[T]) Invoke(arg T) error {
 		if !errors.Is(err, ants.ErrPoolOverload) || i == maxYields {
 			w.busy.Add(-1)
 			if errors.Is(err, ants.ErrPoolClosed) {
-				return ErrClosed
+				return errClosed
 			}
-			return ErrFull
+			return errFull
 		}
 		// Fewer than size tasks run, yet ants has no idle goroutine: the
 		// ones whose tasks ended are not parked again yet (under load they
@@ -193,7 +193,7 @@ func (w *Workers[T]) Release(timeout time.Duration) error {
 	default:
 	}
 	if timeout <= 0 {
-		return fmt.Errorf("%w: %d tasks running", ErrTimeout, w.busy.Load())
+		return fmt.Errorf("%w: %d tasks running", errTimeout, w.busy.Load())
 	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
@@ -201,7 +201,7 @@ func (w *Workers[T]) Release(timeout time.Duration) error {
 	case <-w.stopped:
 		return nil
 	case <-t.C:
-		return fmt.Errorf("%w after %v: %d tasks running", ErrTimeout, timeout, w.busy.Load())
+		return fmt.Errorf("%w after %v: %d tasks running", errTimeout, timeout, w.busy.Load())
 	}
 }
 

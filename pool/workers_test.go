@@ -62,7 +62,7 @@ func TestNewWorkersInvalid(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w, err := NewWorkers(tt.size, tt.fn, tt.opts...)
-			if !errors.Is(err, ErrInvalid) {
+			if !errors.Is(err, errInvalid) {
 				t.Fatalf("err = %v, want ErrInvalid", err)
 			}
 			if w != nil {
@@ -107,7 +107,7 @@ func TestWorkersBound(t *testing.T) {
 				recvWithin(t, started, "tasks to start")
 			}
 			for i := range tt.extra {
-				if err := w.Invoke(i); !errors.Is(err, ErrFull) {
+				if err := w.Invoke(i); !errors.Is(err, errFull) {
 					t.Fatalf("Invoke beyond size: err = %v, want ErrFull", err)
 				}
 			}
@@ -161,7 +161,7 @@ func TestWorkersSlots(t *testing.T) {
 				}
 			},
 				WithDone(func(int) { slots <- struct{}{} }),
-				WithPanicHandler(func(any) {}),
+				withPanicHandler(func(any) {}),
 			)
 			if err != nil {
 				t.Fatal(err)
@@ -214,8 +214,8 @@ func TestWorkersRelease(t *testing.T) {
 	}{
 		{"idle", false, time.Second, nil},
 		{"idle, zero timeout", false, 0, nil},
-		{"running, short timeout", true, 20 * time.Millisecond, ErrTimeout},
-		{"running, zero timeout", true, 0, ErrTimeout},
+		{"running, short timeout", true, 20 * time.Millisecond, errTimeout},
+		{"running, zero timeout", true, 0, errTimeout},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -247,7 +247,7 @@ func TestWorkersRelease(t *testing.T) {
 			if tt.running && finished.Load() {
 				t.Fatal("blocked task finished before it was unblocked")
 			}
-			if err := w.Invoke(struct{}{}); !errors.Is(err, ErrClosed) {
+			if err := w.Invoke(struct{}{}); !errors.Is(err, errClosed) {
 				t.Fatalf("Invoke after Release = %v, want ErrClosed", err)
 			}
 			close(unblock)
@@ -281,7 +281,7 @@ func TestWorkersUnusedStartsNothing(t *testing.T) {
 	if err := w.Release(0); err != nil {
 		t.Fatalf("Release of an unused pool = %v, want nil at once", err)
 	}
-	if err := w.Invoke(1); !errors.Is(err, ErrClosed) {
+	if err := w.Invoke(1); !errors.Is(err, errClosed) {
 		t.Fatalf("Invoke after Release = %v, want ErrClosed", err)
 	}
 }
@@ -377,7 +377,7 @@ func TestWorkersPanic(t *testing.T) {
 			done := make(chan bool, 4)
 			opts := []Option{WithDone(func(p bool) { done <- p })}
 			if tt.handler != nil {
-				opts = append(opts, WithPanicHandler(tt.handler(report)))
+				opts = append(opts, withPanicHandler(tt.handler(report)))
 			}
 			w, err := NewWorkers(1, func(p bool) {
 				if p {

@@ -26,12 +26,12 @@ func TestBrokenAnswer(t *testing.T) {
 		// the error answer echoes it.
 		wantInv string
 	}{
-		{"headers too large", head + "id-1\r\n" + big + "\r\n", keepOpen, "id-1", ErrMalformed, ""},
-		{"bad header after the ID", head + "id-2\r\nno colon here\r\n\r\n", keepOpen, "id-2", ErrMalformed, ""},
+		{"headers too large", head + "id-1\r\n" + big + "\r\n", keepOpen, "id-1", errMalformed, ""},
+		{"bad header after the ID", head + "id-2\r\nno colon here\r\n\r\n", keepOpen, "id-2", errMalformed, ""},
 		{"reset in the headers", head + "id-3\r\nLambda-Runtime-Trace", resetConn, "id-3", ErrTransport, ""},
 		{"closed mid-body", head + "id-4\r\nContent-Length: 10\r\n\r\nabc", closeConn, "id-4", ErrTransport, ""},
-		{"headers too large before the ID", "HTTP/1.1 200 OK\r\n" + big + "Lambda-Runtime-Aws-Request-Id: id-5\r\n\r\n", keepOpen, "", ErrMalformed, ""},
-		{"unusable ID", head + "a/b\r\n" + big + "\r\n", keepOpen, "", ErrMalformed, ""},
+		{"headers too large before the ID", "HTTP/1.1 200 OK\r\n" + big + "Lambda-Runtime-Aws-Request-Id: id-5\r\n\r\n", keepOpen, "", errMalformed, ""},
+		{"unusable ID", head + "a/b\r\n" + big + "\r\n", keepOpen, "", errMalformed, ""},
 		{"reset after the invocation ID", head + "id-8\r\nLambda-Runtime-Invocation-Id: inv-8\r\nLambda-Runtime-Trace", resetConn, "id-8", ErrTransport, "inv-8"},
 		{"closed mid-body with an invocation ID", head + "id-9\r\nLambda-Runtime-Invocation-Id: inv-9\r\nContent-Length: 10\r\n\r\nabc", closeConn, "id-9", ErrTransport, "inv-9"},
 		{"error status", "HTTP/1.1 404 Not Found\r\nLambda-Runtime-Aws-Request-Id: id-6\r\nContent-Length: 1\r\n\r\nx", keepOpen, "", nil, ""},

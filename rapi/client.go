@@ -10,10 +10,10 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultMaxRequestBytes = 6<<20 + 100 // what the Runtime API itself accepts
-	DefaultDialTimeout     = 5 * time.Second
-	DefaultReadBufferSize  = 4 << 10
-	DefaultStallTimeout    = 10 * time.Second
+	defaultMaxRequestBytes = 6<<20 + 100 // what the Runtime API itself accepts
+	defaultDialTimeout     = 5 * time.Second
+	defaultReadBufferSize  = 4 << 10
+	defaultStallTimeout    = 10 * time.Second
 )
 
 // Options configure a Client. The zero value of a field means its default.
@@ -41,10 +41,10 @@ type Option func(*Options)
 func WithMaxRequestBytes(n int) Option { return func(o *Options) { o.MaxRequestBytes = n } }
 
 // WithDialTimeout sets Options.DialTimeout (d > 0).
-func WithDialTimeout(d time.Duration) Option { return func(o *Options) { o.DialTimeout = d } }
+func withDialTimeout(d time.Duration) Option { return func(o *Options) { o.DialTimeout = d } }
 
 // WithDialer sets Options.Dial.
-func WithDialer(dial func(ctx context.Context, network, addr string) (net.Conn, error)) Option {
+func withDialer(dial func(ctx context.Context, network, addr string) (net.Conn, error)) Option {
 	return func(o *Options) { o.Dial = dial }
 }
 
@@ -52,7 +52,7 @@ func WithDialer(dial func(ctx context.Context, network, addr string) (net.Conn, 
 func WithStallTimeout(d time.Duration) Option { return func(o *Options) { o.StallTimeout = d } }
 
 // WithReadBufferSize sets Options.ReadBufferSize.
-func WithReadBufferSize(n int) Option { return func(o *Options) { o.ReadBufferSize = n } }
+func withReadBufferSize(n int) Option { return func(o *Options) { o.ReadBufferSize = n } }
 
 // Client holds what all connections to one Runtime API share. It is
 // immutable after New and safe for concurrent use.
@@ -83,16 +83,16 @@ func New(addr string, opts ...Option) (*Client, error) {
 		return nil, fmt.Errorf("rapi: %w: ReadBufferSize %d not in [256, 1 MiB]", ErrInvalid, o.ReadBufferSize)
 	}
 	if o.MaxRequestBytes == 0 {
-		o.MaxRequestBytes = DefaultMaxRequestBytes
+		o.MaxRequestBytes = defaultMaxRequestBytes
 	}
 	if o.DialTimeout == 0 {
-		o.DialTimeout = DefaultDialTimeout
+		o.DialTimeout = defaultDialTimeout
 	}
 	if o.ReadBufferSize == 0 {
-		o.ReadBufferSize = DefaultReadBufferSize
+		o.ReadBufferSize = defaultReadBufferSize
 	}
 	if o.StallTimeout == 0 {
-		o.StallTimeout = DefaultStallTimeout
+		o.StallTimeout = defaultStallTimeout
 	}
 	if o.Dial == nil {
 		o.Dial = (&net.Dialer{}).DialContext

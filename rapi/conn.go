@@ -407,7 +407,7 @@ func (c *Conn) write(r *request, next bool) error {
 func (c *Conn) begin(ctx context.Context, op string) error {
 	if c.closed.Load() {
 		c.queued = false // the connection is gone
-		return fmt.Errorf("rapi: %s: %w", op, ErrClosed)
+		return fmt.Errorf("rapi: %s: %w", op, errClosed)
 	}
 	c.watch(ctx)
 	if c.interrupted.Load() {
@@ -434,7 +434,7 @@ func (c *Conn) begin(ctx context.Context, op string) error {
 	if c.closed.Load() {
 		c.mu.Unlock()
 		nc.Close()
-		return fmt.Errorf("rapi: %s: %w", op, ErrClosed)
+		return fmt.Errorf("rapi: %s: %w", op, errClosed)
 	}
 	c.nc = nc
 	fired := c.interrupted.Load() // the context fired before nc was visible to it
@@ -582,10 +582,10 @@ func (c *Conn) fail(ctx context.Context, op string, err error) error {
 	c.drop()
 	switch {
 	case c.closed.Load():
-		return fmt.Errorf("rapi: %s: %w", op, ErrClosed)
+		return fmt.Errorf("rapi: %s: %w", op, errClosed)
 	case ctx.Err() != nil:
 		return fmt.Errorf("rapi: %s: %w", op, ctx.Err())
-	case errors.Is(err, ErrMalformed):
+	case errors.Is(err, errMalformed):
 		return fmt.Errorf("rapi: %s: %w", op, err)
 	}
 	return fmt.Errorf("rapi: %s: %w: %w", op, ErrTransport, err)

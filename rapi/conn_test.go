@@ -164,7 +164,7 @@ func TestStatusCodes(t *testing.T) {
 		code int
 		want error
 	}{
-		{400, ErrBadRequest}, {403, ErrForbidden}, {410, ErrGone}, {413, ErrTooLarge},
+		{400, errBadRequest}, {403, errForbidden}, {410, errGone}, {413, errTooLarge},
 		{500, ErrRuntimeAPI}, {502, ErrRuntimeAPI}, {404, nil},
 	}
 	for _, tt := range tests {
@@ -194,7 +194,7 @@ func TestStatusCodes(t *testing.T) {
 				if tt.want != nil && !errors.Is(err, tt.want) {
 					t.Fatalf("%s: %v is not %v", op, err, tt.want)
 				}
-				if errors.Is(err, ErrTransport) || errors.Is(err, ErrMalformed) {
+				if errors.Is(err, ErrTransport) || errors.Is(err, errMalformed) {
 					t.Fatalf("%s: %v", op, err)
 				}
 			}
@@ -435,11 +435,11 @@ func TestDialFailure(t *testing.T) {
 func TestDialer(t *testing.T) {
 	srv := newTestServer(t, apiHandler(nil))
 	var dials atomic.Int64
-	c := srv.client(t, WithDialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
+	c := srv.client(t, withDialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
 		dials.Add(1)
 		var d net.Dialer
 		return d.DialContext(ctx, network, addr)
-	}), WithReadBufferSize(256), WithDialTimeout(time.Second))
+	}), withReadBufferSize(256), withDialTimeout(time.Second))
 	cn := c.Conn()
 	defer cn.Close()
 	var inv Invocation
@@ -533,13 +533,13 @@ func TestCloseUnblocks(t *testing.T) {
 	}
 	select {
 	case err := <-done:
-		if !errors.Is(err, ErrClosed) {
+		if !errors.Is(err, errClosed) {
 			t.Fatalf("err = %v", err)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Next still blocked")
 	}
-	if err := cn.Next(context.Background(), &Invocation{}); !errors.Is(err, ErrClosed) {
+	if err := cn.Next(context.Background(), &Invocation{}); !errors.Is(err, errClosed) {
 		t.Fatalf("err = %v", err)
 	}
 	if err := cn.Close(); err != nil {
@@ -580,7 +580,7 @@ func TestNextWithoutUsableRequestID(t *testing.T) {
 		})
 		cn := srv.client(t).Conn()
 		var inv Invocation
-		if err := cn.Next(context.Background(), &inv); !errors.Is(err, ErrMalformed) {
+		if err := cn.Next(context.Background(), &inv); !errors.Is(err, errMalformed) {
 			t.Fatalf("%q: err = %v", hdr, err)
 		}
 		if inv.RequestID != "" || inv.TraceID != "" {
@@ -615,7 +615,7 @@ func TestMalformedDropsConn(t *testing.T) {
 			defer cn.Close()
 			var inv Invocation
 			err := cn.Next(context.Background(), &inv)
-			if !errors.Is(err, ErrMalformed) || errors.Is(err, ErrTransport) {
+			if !errors.Is(err, errMalformed) || errors.Is(err, ErrTransport) {
 				t.Fatalf("err = %v", err)
 			}
 			mustNext(t, cn, &inv)
@@ -630,7 +630,7 @@ func TestEarlyAnswerBeatsWriteError(t *testing.T) {
 	// The caller must see ErrTooLarge, not a transport error.
 	cn := earlyAnswerConn(t)
 	err := cn.Respond(context.Background(), &Invocation{RequestID: "id"}, make([]byte, 64<<20), "")
-	if !errors.Is(err, ErrTooLarge) {
+	if !errors.Is(err, errTooLarge) {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -44,10 +44,10 @@
 // connection is dropped. Content-Length is parsed strictly and chunked
 // bodies are supported. Connection: close and HTTP/1.0 are honoured.
 //
-// Errors: non-2xx answers are *StatusError, matching ErrBadRequest (400),
-// ErrForbidden (403), ErrGone (410), ErrTooLarge (413) and ErrRuntimeAPI
-// (5xx) with errors.Is; network failures wrap ErrTransport; broken framing
-// wraps ErrMalformed. A POST is never retried, so a response is never
+// Errors: non-2xx answers are *StatusError (its Code says which), matching
+// ErrRuntimeAPI for a 5xx with errors.Is; network failures wrap
+// ErrTransport; broken framing is an error of its own (the only sentinels
+// exported are those the runtime tells apart). A POST is never retried, so a response is never
 // posted twice. The one retry is a GET /next, written by Next itself, that
 // meets a reused connection the server had already closed (no byte of
 // answer): it is sent once more on a new connection, as the server cannot
@@ -126,7 +126,7 @@
 // returns the error with inv.RequestID set and every other field empty: the
 // Runtime API handed the invocation out, so the caller should Fail it
 // rather than leave its caller to the deadline. An answer without a usable
-// request ID can only be skipped (ErrMalformed, RequestID empty). Posts have
+// request ID can only be skipped (a malformed answer, RequestID empty). Posts have
 // no such bound: the Runtime API answers a post only once the caller has
 // the body, which a slow caller may legitimately delay.
 //

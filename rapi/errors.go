@@ -12,14 +12,14 @@ import (
 var (
 	// ErrBadRequest: the Runtime API answered 400 (unknown request ID, or a
 	// response was already sent). The invocation is over; keep running.
-	ErrBadRequest = errors.New("bad request (400)")
+	errBadRequest = errors.New("bad request (400)")
 	// ErrForbidden: the Runtime API answered 403 (call not allowed in the
 	// current state, for example a second init error).
-	ErrForbidden = errors.New("forbidden (403)")
+	errForbidden = errors.New("forbidden (403)")
 	// ErrGone: the Runtime API answered 410: the invocation already timed out.
-	ErrGone = errors.New("invocation gone (410)")
+	errGone = errors.New("invocation gone (410)")
 	// ErrTooLarge: the Runtime API answered 413: the body sent was too large.
-	ErrTooLarge = errors.New("request too large (413)")
+	errTooLarge = errors.New("request too large (413)")
 	// ErrRuntimeAPI: the Runtime API answered 5xx: the environment is broken
 	// and the process should exit promptly.
 	ErrRuntimeAPI = errors.New("runtime API failure (5xx)")
@@ -29,7 +29,7 @@ var (
 	// ErrMalformed: the response broke HTTP/1.1 framing or the limits of this
 	// package (status line, headers, chunk framing), or a /next response had
 	// no usable request ID. Also wrapped by Invocation.DeadlineErr.
-	ErrMalformed = errors.New("malformed response")
+	errMalformed = errors.New("malformed response")
 	// ErrPayloadTooLarge: a /next body was larger than MaxRequestBytes. The
 	// Invocation's headers are filled, so the caller can Fail it.
 	ErrPayloadTooLarge = errors.New("invocation payload too large")
@@ -37,7 +37,7 @@ var (
 	// not acceptable. Nothing was sent.
 	ErrInvalid = errors.New("invalid argument")
 	// ErrClosed: the Conn was closed by Close.
-	ErrClosed = errors.New("connection closed")
+	errClosed = errors.New("connection closed")
 )
 
 // StatusError is a complete response whose status code is not 2xx. The
@@ -68,13 +68,13 @@ func (e *StatusError) Error() string {
 // match none of them.
 func (e *StatusError) Is(target error) bool {
 	switch target {
-	case ErrBadRequest:
+	case errBadRequest:
 		return e.Code == 400
-	case ErrForbidden:
+	case errForbidden:
 		return e.Code == 403
-	case ErrGone:
+	case errGone:
 		return e.Code == 410
-	case ErrTooLarge:
+	case errTooLarge:
 		return e.Code == 413
 	case ErrRuntimeAPI:
 		return e.Code >= 500 && e.Code <= 599

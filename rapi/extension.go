@@ -66,7 +66,7 @@ func (c *Client) RegisterExtension(ctx context.Context, name string) (id string,
 		return "", err
 	}
 	if len(sink.id) == 0 {
-		return "", fmt.Errorf("rapi: %s: %w: no %s header", opExtRegister, ErrMalformed, hdrExtID)
+		return "", fmt.Errorf("rapi: %s: %w: no %s header", opExtRegister, errMalformed, hdrExtID)
 	}
 	return string(sink.id), nil
 }
@@ -119,11 +119,11 @@ func (s *extSink) header(name, v []byte) error {
 		return nil
 	}
 	if s.seen {
-		return fmt.Errorf("%w: repeated %s header", ErrMalformed, hdrExtID)
+		return fmt.Errorf("%w: repeated %s header", errMalformed, hdrExtID)
 	}
 	s.seen = true
 	if len(v) == 0 || len(v) > maxExtID {
-		return fmt.Errorf("%w: bad %s %q", ErrMalformed, hdrExtID, clip(v))
+		return fmt.Errorf("%w: bad %s %q", errMalformed, hdrExtID, clip(v))
 	}
 	s.id = append(s.id[:0], v...)
 	return nil

@@ -66,8 +66,8 @@ func TestRegisterExtension(t *testing.T) {
 		{"registered", registerOK, "b2c3d4e5-0000-4000-8000-000000000001", nil},
 		{"refused", func(w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, `{"errorType":"Extension.RegistrationClosed"}`, http.StatusForbidden)
-		}, "", ErrForbidden},
-		{"no identifier", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "{}") }, "", ErrMalformed},
+		}, "", errForbidden},
+		{"no identifier", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "{}") }, "", errMalformed},
 		{"broken API", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusInternalServerError) }, "", ErrRuntimeAPI},
 	}
 	for _, tt := range tests {
@@ -137,7 +137,7 @@ func TestAwaitExtensionEvent(t *testing.T) {
 		a := newExtAPI(t, registerOK, func(w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, `{"errorType":"Extension.UnknownExtensionIdentifier"}`, http.StatusForbidden)
 		})
-		if err := a.client(t).AwaitExtensionEvent(context.Background(), "ext-1"); !errors.Is(err, ErrForbidden) {
+		if err := a.client(t).AwaitExtensionEvent(context.Background(), "ext-1"); !errors.Is(err, errForbidden) {
 			t.Fatalf("err %v, want ErrForbidden", err)
 		}
 	})

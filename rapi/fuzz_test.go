@@ -69,7 +69,7 @@ func FuzzParseResponse(f *testing.F) {
 					if checkRequestID(inv.RequestID) != nil {
 						t.Fatalf("unsafe request ID %q accepted", inv.RequestID)
 					}
-				} else if !errors.Is(ferr, ErrMalformed) {
+				} else if !errors.Is(ferr, errMalformed) {
 					t.Fatalf("finish: %v", ferr)
 				}
 			}
@@ -147,7 +147,7 @@ func FuzzInvocationHeaders(f *testing.F) {
 				return // injected framing: only the invariant above holds
 			}
 		}
-		if p.err != nil && !errors.Is(p.err, ErrMalformed) {
+		if p.err != nil && !errors.Is(p.err, errMalformed) {
 			t.Fatalf("err = %v", p.err)
 		}
 		trim := func(s string) string { return strings.Trim(s, " \t") }
@@ -173,7 +173,7 @@ func FuzzInvocationHeaders(f *testing.F) {
 			if inv.DeadlineErr != nil || inv.DeadlineMs != ms || !inv.Deadline.Equal(time.UnixMilli(ms)) {
 				t.Fatalf("deadline %q: %+v", deadline, inv)
 			}
-		} else if !errors.Is(inv.DeadlineErr, ErrMalformed) || !inv.Deadline.IsZero() {
+		} else if !errors.Is(inv.DeadlineErr, errMalformed) || !inv.Deadline.IsZero() {
 			t.Fatalf("deadline %q accepted: %+v", deadline, inv)
 		}
 	})

@@ -138,7 +138,7 @@ func TestInteropNetHTTP(t *testing.T) {
 			}
 			err = cn.Respond(ctx, &Invocation{RequestID: "gone"}, nil, "")
 			var se *StatusError
-			if !errors.Is(err, ErrGone) || !errors.As(err, &se) || !bytes.Contains(se.Body, []byte("timed out")) {
+			if !errors.Is(err, errGone) || !errors.As(err, &se) || !bytes.Contains(se.Body, []byte("timed out")) {
 				t.Fatalf("err = %v", err)
 			}
 			if err := cn.Next(ctx, &inv); err != nil {

@@ -55,7 +55,7 @@ type Invocation struct {
 	Payload []byte
 }
 
-var errNoDeadline = fmt.Errorf("%w: no %s header", ErrMalformed, hdrDeadlineMs)
+var errNoDeadline = fmt.Errorf("%w: no %s header", errMalformed, hdrDeadlineMs)
 
 func (inv *Invocation) reset() {
 	*inv = Invocation{Payload: inv.Payload[:0], DeadlineErr: errNoDeadline}
@@ -113,7 +113,7 @@ func (s *invSink) start(inv *Invocation, in *intern) {
 
 func (s *invSink) dup(bit uint32, name string) error {
 	if s.seen&bit != 0 {
-		return fmt.Errorf("%w: repeated %s header", ErrMalformed, name)
+		return fmt.Errorf("%w: repeated %s header", errMalformed, name)
 	}
 	s.seen |= bit
 	return nil
@@ -190,7 +190,7 @@ const maxDeadlineMs = math.MaxInt64 / int64(time.Millisecond)
 func (s *invSink) deadline(v []byte) {
 	ms, ok := parseDecimal(v)
 	if !ok || ms <= 0 || ms > maxDeadlineMs {
-		s.inv.DeadlineErr = fmt.Errorf("%w: bad %s %q", ErrMalformed, hdrDeadlineMs, clip(v))
+		s.inv.DeadlineErr = fmt.Errorf("%w: bad %s %q", errMalformed, hdrDeadlineMs, clip(v))
 		return
 	}
 	s.inv.DeadlineMs = ms
@@ -198,7 +198,7 @@ func (s *invSink) deadline(v []byte) {
 	s.inv.DeadlineErr = nil
 }
 
-var errNoRequestID = fmt.Errorf("%w: no %s header", ErrMalformed, hdrRequestID)
+var errNoRequestID = fmt.Errorf("%w: no %s header", errMalformed, hdrRequestID)
 
 // finish turns the gathered values into strings (one allocation) and checks
 // the request ID, without which the invocation cannot be answered.
@@ -231,7 +231,7 @@ func (s *invSink) finish() error {
 		return errNoRequestID
 	}
 	if err := checkRequestID(s.inv.RequestID); err != nil {
-		return fmt.Errorf("%w: %w", ErrMalformed, err)
+		return fmt.Errorf("%w: %w", errMalformed, err)
 	}
 	return nil
 }

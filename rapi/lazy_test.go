@@ -171,7 +171,7 @@ func TestLazyAnswerStaleReadsAtOnce(t *testing.T) {
 	cn := lazyConn(t, srv, &inv)
 	cn.fresh = 20 * time.Millisecond
 	time.Sleep(2 * cn.fresh)
-	if err := cn.Respond(context.Background(), &inv, []byte("x"), ""); !errors.Is(err, ErrGone) {
+	if err := cn.Respond(context.Background(), &inv, []byte("x"), ""); !errors.Is(err, errGone) {
 		t.Fatalf("Respond = %v, want the 410 at once", err)
 	}
 	queuedNext(t, cn, &inv)

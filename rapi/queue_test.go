@@ -38,7 +38,7 @@ func (c *recConn) Write(p []byte) (int, error) {
 }
 
 func (r *recorder) option() Option {
-	return WithDialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return withDialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
 		var d net.Dialer
 		nc, err := d.DialContext(ctx, network, addr)
 		if err != nil {
@@ -528,10 +528,10 @@ func TestQueueNextClose(t *testing.T) {
 	go func() { done <- cn.Next(context.Background(), &inv) }()
 	time.Sleep(30 * time.Millisecond)
 	cn.Close()
-	if err := <-done; !errors.Is(err, ErrClosed) {
+	if err := <-done; !errors.Is(err, errClosed) {
 		t.Fatalf("err = %v", err)
 	}
-	if err := cn.Next(context.Background(), &inv); !errors.Is(err, ErrClosed) || cn.queued {
+	if err := cn.Next(context.Background(), &inv); !errors.Is(err, errClosed) || cn.queued {
 		t.Fatalf("err = %v, queued %v", err, cn.queued)
 	}
 }
@@ -791,7 +791,7 @@ func TestQueueNextFakeAPI(t *testing.T) {
 func TestQueueNextWriteErrorQueuesNothing(t *testing.T) {
 	cn := earlyAnswerConn(t)
 	cn.QueueNext(true)
-	if err := cn.Respond(context.Background(), &Invocation{RequestID: "id"}, make([]byte, 64<<20), ""); !errors.Is(err, ErrTooLarge) {
+	if err := cn.Respond(context.Background(), &Invocation{RequestID: "id"}, make([]byte, 64<<20), ""); !errors.Is(err, errTooLarge) {
 		t.Fatalf("err = %v", err)
 	}
 	if cn.queued || cn.nc != nil {
@@ -958,12 +958,12 @@ func TestQueueNextUnreadableAnswerReportsLostPoll(t *testing.T) {
 				cn := queuedConn(t, srv, &inv, rec.option())
 				cn.LazyAnswer(lazy)
 				err := cn.Respond(context.Background(), &inv, []byte("x"), "")
-				if wantErr := tt.postErr && !lazy; (err != nil) != wantErr || wantErr && !errors.Is(err, ErrMalformed) {
+				if wantErr := tt.postErr && !lazy; (err != nil) != wantErr || wantErr && !errors.Is(err, errMalformed) {
 					t.Fatalf("Respond = %v, want an error: %v", err, wantErr)
 				}
 				before := rec.count()
 				err = cn.Next(context.Background(), &inv)
-				if !errors.Is(err, errLostPoll) || !errors.Is(err, ErrMalformed) || inv.RequestID != "" {
+				if !errors.Is(err, errLostPoll) || !errors.Is(err, errMalformed) || inv.RequestID != "" {
 					t.Fatalf("Next = %v (request %q), want the lost poll reported", err, inv.RequestID)
 				}
 				if w := rec.since(before); len(w) != 0 {

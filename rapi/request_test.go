@@ -202,10 +202,10 @@ func TestNewValidates(t *testing.T) {
 		{"space", "a b:1", nil, false},
 		{"slash", "a/b:1", nil, false},
 		{"negative max", testHost, []Option{WithMaxRequestBytes(-1)}, false},
-		{"negative timeout", testHost, []Option{WithDialTimeout(-1)}, false},
-		{"tiny buffer", testHost, []Option{WithReadBufferSize(16)}, false},
-		{"huge buffer", testHost, []Option{WithReadBufferSize(2 << 20)}, false},
-		{"all options", testHost, []Option{WithMaxRequestBytes(10), WithDialTimeout(1), WithReadBufferSize(256), WithDialer(nil)}, true},
+		{"negative timeout", testHost, []Option{withDialTimeout(-1)}, false},
+		{"tiny buffer", testHost, []Option{withReadBufferSize(16)}, false},
+		{"huge buffer", testHost, []Option{withReadBufferSize(2 << 20)}, false},
+		{"all options", testHost, []Option{WithMaxRequestBytes(10), withDialTimeout(1), withReadBufferSize(256), withDialer(nil)}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -45,10 +45,10 @@ type head struct {
 }
 
 var (
-	errHeadTooLarge    = fmt.Errorf("%w: status line and headers exceed %d bytes", ErrMalformed, maxHeadBytes)
-	errFramingTooLarge = fmt.Errorf("%w: chunk framing: a chunk line or the trailers exceed %d bytes", ErrMalformed, maxFraming)
-	errTooManyHeaders  = fmt.Errorf("%w: more than %d header fields", ErrMalformed, maxHeaderCount)
-	errChunkTooLong    = fmt.Errorf("%w: chunk data longer than its size", ErrMalformed)
+	errHeadTooLarge    = fmt.Errorf("%w: status line and headers exceed %d bytes", errMalformed, maxHeadBytes)
+	errFramingTooLarge = fmt.Errorf("%w: chunk framing: a chunk line or the trailers exceed %d bytes", errMalformed, maxFraming)
+	errTooManyHeaders  = fmt.Errorf("%w: more than %d header fields", errMalformed, maxHeaderCount)
+	errChunkTooLong    = fmt.Errorf("%w: chunk data longer than its size", errMalformed)
 	errTooLong         = errors.New("over budget") // internal: readLine hit its budget
 	errBodyTooLarge    = errors.New("body over limit")
 )
@@ -122,7 +122,7 @@ func readHead(br *bufio.Reader, spill *[]byte, lim *limits, sink headerSink) (he
 		}
 		minor, code, ok := parseStatusLine(line)
 		if !ok {
-			return head{}, fmt.Errorf("%w: bad status line %q", ErrMalformed, clip(line))
+			return head{}, fmt.Errorf("%w: bad status line %q", errMalformed, clip(line))
 		}
 		h := head{code: code, length: -1, close: minor == 0}
 		var sawLength, sawTE, keepAlive, closeTok bool
@@ -139,18 +139,18 @@ func readHead(br *bufio.Reader, spill *[]byte, lim *limits, sink headerSink) (he
 			}
 			name, value, ok := splitHeader(line)
 			if !ok {
-				return head{}, fmt.Errorf("%w: bad header line %q", ErrMalformed, clip(line))
+				return head{}, fmt.Errorf("%w: bad header line %q", errMalformed, clip(line))
 			}
 			switch {
 			case equalFold(name, hdrContentLength):
 				v, ok := parseDecimal(value)
 				if !ok || sawLength && v != h.length {
-					return head{}, fmt.Errorf("%w: bad Content-Length %q", ErrMalformed, clip(value))
+					return head{}, fmt.Errorf("%w: bad Content-Length %q", errMalformed, clip(value))
 				}
 				h.length, sawLength = v, true
 			case equalFold(name, hdrTransferEnc):
 				if sawTE || !equalFold(value, "chunked") {
-					return head{}, fmt.Errorf("%w: unsupported Transfer-Encoding %q", ErrMalformed, clip(value))
+					return head{}, fmt.Errorf("%w: unsupported Transfer-Encoding %q", errMalformed, clip(value))
 				}
 				h.chunked, sawTE = true, true
 			case equalFold(name, hdrConnection):
@@ -166,13 +166,13 @@ func readHead(br *bufio.Reader, spill *[]byte, lim *limits, sink headerSink) (he
 		}
 		if code/100 == 1 {
 			if code == 101 || interim == maxInterim {
-				return head{}, fmt.Errorf("%w: unexpected status %d", ErrMalformed, code)
+				return head{}, fmt.Errorf("%w: unexpected status %d", errMalformed, code)
 			}
 			continue
 		}
 		if h.chunked && sawLength {
 			// RFC 9112 6.3: a sign of smuggling; treat as an error.
-			return head{}, fmt.Errorf("%w: both Content-Length and Transfer-Encoding", ErrMalformed)
+			return head{}, fmt.Errorf("%w: both Content-Length and Transfer-Encoding", errMalformed)
 		}
 		if keepAlive {
 			h.close = false
@@ -411,7 +411,7 @@ func (b *body) nextChunk() error {
 	line = bytes.TrimRight(line, " \t")
 	size, ok := parseHex(line)
 	if !ok {
-		return fmt.Errorf("%w: bad chunk size %q", ErrMalformed, clip(line))
+		return fmt.Errorf("%w: bad chunk size %q", errMalformed, clip(line))
 	}
 	if size > 0 {
 		b.left = size
@@ -430,7 +430,7 @@ func (b *body) nextChunk() error {
 			return errTooManyHeaders
 		}
 		if _, _, ok := splitHeader(line); !ok {
-			return fmt.Errorf("%w: bad trailer line %q", ErrMalformed, clip(line))
+			return fmt.Errorf("%w: bad trailer line %q", errMalformed, clip(line))
 		}
 	}
 }

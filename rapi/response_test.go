@@ -183,7 +183,7 @@ func TestParseMalformed(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := parseNext(tt.raw, 512, 1<<20)
-			if !errors.Is(p.err, ErrMalformed) {
+			if !errors.Is(p.err, errMalformed) {
 				t.Fatalf("err = %v, want ErrMalformed", p.err)
 			}
 		})
@@ -207,7 +207,7 @@ func TestParseTruncated(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := parseNext(tt.raw, 512, 1<<20)
-			if !errors.Is(p.err, tt.want) || errors.Is(p.err, ErrMalformed) {
+			if !errors.Is(p.err, tt.want) || errors.Is(p.err, errMalformed) {
 				t.Fatalf("err = %v, want %v", p.err, tt.want)
 			}
 		})
@@ -269,7 +269,7 @@ func TestDeadline(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(inv.DeadlineErr, ErrMalformed) || !inv.Deadline.IsZero() || inv.DeadlineMs != 0 {
+			if !errors.Is(inv.DeadlineErr, errMalformed) || !inv.Deadline.IsZero() || inv.DeadlineMs != 0 {
 				t.Fatalf("DeadlineErr %v Deadline %v ms %d", inv.DeadlineErr, inv.Deadline, inv.DeadlineMs)
 			}
 			if _, v, ok := strings.Cut(strings.TrimSpace(tt.header), ": "); ok && v != "" {
@@ -335,7 +335,7 @@ func TestHeadCapBoundsReading(t *testing.T) {
 			if tt.filler == '\n' {
 				return // terminates normally; only checking it does not hang
 			}
-			if !errors.Is(err, ErrMalformed) {
+			if !errors.Is(err, errMalformed) {
 				t.Fatalf("err = %v", err)
 			}
 			if src.n > maxHeadBytes+2*4096 || cap(spill) > maxSpillKept {
@@ -360,7 +360,7 @@ func TestFramingCapBoundsReading(t *testing.T) {
 	var b body
 	b.init(br, &spill, h, &defaultLimits)
 	_, err = b.readAll(nil, 1<<20)
-	if !errors.Is(err, ErrMalformed) {
+	if !errors.Is(err, errMalformed) {
 		t.Fatalf("err = %v", err)
 	}
 	if src.n > maxHeadBytes+maxFraming+2*4096 {
@@ -407,7 +407,7 @@ func TestFramingBounds(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "chunk framing") {
+			if !errors.Is(err, errMalformed) || !strings.Contains(err.Error(), "chunk framing") {
 				t.Fatalf("err = %v, want the framing bound", err)
 			}
 		})
@@ -419,10 +419,10 @@ func TestStatusErrorIs(t *testing.T) {
 		code int
 		want error
 	}{
-		{400, ErrBadRequest}, {403, ErrForbidden}, {410, ErrGone}, {413, ErrTooLarge},
+		{400, errBadRequest}, {403, errForbidden}, {410, errGone}, {413, errTooLarge},
 		{500, ErrRuntimeAPI}, {502, ErrRuntimeAPI}, {599, ErrRuntimeAPI}, {404, nil}, {302, nil},
 	}
-	all := []error{ErrBadRequest, ErrForbidden, ErrGone, ErrTooLarge, ErrRuntimeAPI, ErrTransport, ErrMalformed}
+	all := []error{errBadRequest, errForbidden, errGone, errTooLarge, ErrRuntimeAPI, ErrTransport, errMalformed}
 	for _, tt := range tests {
 		err := error(&StatusError{Op: "next", Code: tt.code, Body: []byte("b")})
 		for _, s := range all {

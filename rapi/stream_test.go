@@ -355,7 +355,7 @@ func TestStreamStatus(t *testing.T) {
 	var ed errorDoc
 	refuse.Store(true)
 	err := cn.Stream(ctx, &Invocation{RequestID: "r"}, "", &pieces{p: []string{"x"}}, ed.fn)
-	if se := (*StatusError)(nil); !errors.As(err, &se) || !errors.Is(err, ErrTooLarge) || string(se.Body) != "no" {
+	if se := (*StatusError)(nil); !errors.As(err, &se) || !errors.Is(err, errTooLarge) || string(se.Body) != "no" {
 		t.Fatalf("err = %v", err)
 	}
 	refuse.Store(false)
@@ -435,7 +435,7 @@ func FuzzStreamFraming(f *testing.F) {
 			err     error
 		}
 		got := make(chan seen, 1)
-		c, err := New("127.0.0.1:1", WithDialer(func(context.Context, string, string) (net.Conn, error) {
+		c, err := New("127.0.0.1:1", withDialer(func(context.Context, string, string) (net.Conn, error) {
 			client, server := net.Pipe()
 			go func() {
 				defer server.Close()
