@@ -180,5 +180,7 @@
 // is synced, and Run returns. Start cancels on SIGTERM and SIGINT and exits
 // 0 after a clean shutdown. Lambda sends SIGTERM only when an extension is
 // registered: [WithSIGTERM] or LMIGO_SIGTERM=1 registers an internal one
-// during init.
+// during init. WithSIGTERM also takes cleanup functions, run once each, in
+// order, after the drain and within the budget (the last fifth of it is
+// theirs), as aws-lambda-go's lambda.WithEnableSIGTERM runs its own.
 package concurrent

@@ -22,6 +22,7 @@ type options struct {
 	lookup  func(string) (string, bool)
 	logger  *zap.Logger
 	sigterm bool          // WithSIGTERM
+	hooks   []func()      // WithSIGTERM
 	codec   string        // WithCodec
 	rapi    []rapi.Option // tests only: Runtime API client knobs
 

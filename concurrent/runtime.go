@@ -186,12 +186,17 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	rt.stopping.Store(true)
 	stopPolling()
 	pollers.Wait()
-	left := rt.drain(deadline)
-	_ = rt.workers.Release(max(time.Until(deadline), time.Millisecond))
+	drainBy := deadline
+	if len(rt.opts.hooks) > 0 {
+		drainBy = deadline.Add(-rt.cfg.ShutdownTimeout / hookShare)
+	}
+	left := rt.drain(drainBy)
+	_ = rt.workers.Release(max(time.Until(drainBy), time.Millisecond))
 	stopMetrics() // the last document, after the last invocation
 	for _, s := range rt.slots {
 		_ = s.conn.Close()
 	}
+	rt.runHooks(deadline)
 	if err == nil {
 		rt.log.Info("runtime stopped", zap.NamedError("cause", context.Cause(ctx)),
 			zap.Int("inFlightLeft", left), zap.Duration("shutdown", time.Since(began)))

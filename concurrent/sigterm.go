@@ -15,7 +15,15 @@ const extensionName = "lmigo"
 const registerTimeout = 2 * time.Second
 
 // WithSIGTERM makes the runtime register an internal extension during init,
-// as LMIGO_SIGTERM=1 does. Lambda sends the runtime SIGTERM before it shuts
+// as LMIGO_SIGTERM=1 does, and run hooks when it shuts down, as
+// aws-lambda-go's lambda.WithEnableSIGTERM does: once each, in order, after
+// the invocations in flight have drained, within the shutdown budget
+// (LMIGO_SHUTDOWN_TIMEOUT; the last fifth of it is kept for the hooks). A
+// hook gets at most an equal share of what is left of the budget: one that
+// overruns it is logged and left behind, so that the next hooks run; one
+// that panics is logged, and the next hooks run. The hooks run whenever Run
+// stops (SIGTERM or SIGINT under Start, a cancelled context, a broken
+// Runtime API), just before its last log line. Lambda sends the runtime SIGTERM before it shuts
 // an execution environment down only when an extension is registered;
 // without one the process gets SIGKILL and invocations still in flight are
 // lost without a word. Start turns SIGTERM into a graceful shutdown; a
@@ -26,8 +34,38 @@ const registerTimeout = 2 * time.Second
 // before it counts init complete and which never returns, is held open on a
 // connection of its own for the life of the runtime. If the registration
 // fails, the runtime logs a warning and runs without SIGTERM.
-func WithSIGTERM() Option {
-	return func(o *options) { o.sigterm = true }
+func WithSIGTERM(hooks ...func()) Option {
+	return func(o *options) {
+		o.sigterm = true
+		o.hooks = append(o.hooks, hooks...)
+	}
+}
+
+// hookShare is the part of the shutdown budget kept for the hooks.
+const hookShare = 5 // one fifth
+
+// runHooks runs the shutdown hooks in order, each within an equal share of
+// the time left before deadline.
+func (rt *Runtime) runHooks(deadline time.Time) {
+	for i, hook := range rt.opts.hooks {
+		share := time.Until(deadline) / time.Duration(len(rt.opts.hooks)-i)
+		done := make(chan any, 1)
+		go func() {
+			defer func() { done <- recover() }()
+			hook()
+		}()
+		t := time.NewTimer(max(share, 0))
+		select {
+		case v := <-done:
+			if v != nil {
+				rt.log.Error("shutdown hook panicked", zap.Int("hook", i), zap.Error(newPanicError(v)))
+			}
+		case <-t.C:
+			rt.log.Warn("shutdown hook did not return within its share of the shutdown budget",
+				zap.Int("hook", i), zap.Duration("share", share))
+		}
+		t.Stop()
+	}
 }
 
 // enableSIGTERM registers the internal extension when WithSIGTERM or
