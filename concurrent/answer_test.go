@@ -77,7 +77,7 @@ func TestUnsendableAnswersGetAnError(t *testing.T) {
 			defer cancel()
 			res, err := api.Invoke(ctx, rapitest.Request{
 				Payload: []byte(`{"Case":"` + tt.name + `"}`),
-				Timeout: 3 * time.Second, // the time it would take to end by the deadline
+				Timeout: 10 * time.Second, // what ending by the deadline would take
 			})
 			if err != nil {
 				t.Fatal(err)
