@@ -60,34 +60,3 @@ func FuzzCompactJSON(f *testing.F) {
 		}
 	})
 }
-
-// BenchmarkCompactJSON: the check of a json.RawMessage result sent
-// direct, against json.Valid after a scan for whitespace (what it
-// replaced), on a 1 MiB string and a 1 MiB object of small fields.
-func BenchmarkCompactJSON(b *testing.B) {
-	str := []byte(`"` + strings.Repeat("x", 1<<20-2) + `"`)
-	var sb strings.Builder
-	sb.WriteString(`[`)
-	for sb.Len() < 1<<20 {
-		sb.WriteString(`{"id":12345,"name":"item \"quoted\"","ok":true,"ratio":-1.5e3,"tags":["a","b"]},`)
-	}
-	obj := []byte(strings.TrimSuffix(sb.String(), ",") + `]`)
-	for _, in := range []struct {
-		name string
-		b    []byte
-	}{{"string", str}, {"objects", obj}} {
-		for _, fn := range []struct {
-			name string
-			f    func([]byte) bool
-		}{{"compactJSON", compactJSON}, {"scan+json.Valid", refCompactJSON}} {
-			b.Run(in.name+"/"+fn.name, func(b *testing.B) {
-				b.SetBytes(int64(len(in.b)))
-				for b.Loop() {
-					if !fn.f(in.b) {
-						b.Fatal("invalid")
-					}
-				}
-			})
-		}
-	}
-}
