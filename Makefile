@@ -88,15 +88,17 @@ fuzz:
 soak:
 	$(GO) -C loadtest run . soak $(SOAK_FLAGS)
 
-## bench: the hot path side by side, BENCH_COUNT runs each, then benchstat (about 3 min): rapi vs a net/http client (NextRespond), one whole invocation through the runtime against a peer that allocates nothing (Invocation), the handler adapter vs aws-lambda-go's (Call); raw results in bench.txt
+## bench: the hot path side by side, BENCH_COUNT runs each, then benchstat (about 5 min): rapi vs a net/http client (NextRespond), one whole invocation through the runtime against a peer that allocates nothing (Invocation), the handler adapter vs aws-lambda-go's (Call), the json.RawMessage check vs json.Valid and json.Compact in MB/s on string- and structure-heavy bodies (CompactJSON); raw results in bench.txt
 BENCH_HOT := ./rapi/ ./concurrent/
 bench:
 	@test -x "$(GOBIN)/benchstat" || $(GO) install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VER)
-	$(GO) test -run='^$$' -bench='^Benchmark(NextRespond|ParseNext|Invocation|Call)$$' -benchmem -count=$(BENCH_COUNT) $(BENCH_HOT) | tee bench.txt
+	$(GO) test -run='^$$' -bench='^Benchmark(NextRespond|ParseNext|Invocation|Call|CompactJSON)$$' -benchmem -count=$(BENCH_COUNT) $(BENCH_HOT) | tee bench.txt
 	@echo; echo "== rapi against a net/http client, one GET /next + POST /response on a warm connection"
 	$(GOBIN)/benchstat -filter '.name:NextRespond' -col /client bench.txt
 	@echo; echo "== one invocation through the runtime; the handler adapter, lmigo vs aws-lambda-go"
-	$(GOBIN)/benchstat -filter '-.name:NextRespond' bench.txt
+	$(GOBIN)/benchstat -filter '-.name:NextRespond -.name:CompactJSON' bench.txt
+	@echo; echo "== a json.RawMessage result's check (compactJSON) against json.Valid and json.Compact, per body"
+	$(GOBIN)/benchstat -filter '.name:CompactJSON' -col /impl bench.txt
 
 ## bench-all: benchmarks of every package, BENCH_COUNT runs each, into bench-all.txt (about 10 min at 6)
 bench-all:

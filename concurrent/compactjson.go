@@ -1,5 +1,10 @@
 package concurrent
 
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
 // compactJSON reports whether b is one valid JSON value with no whitespace
 // outside strings and no U+2028 or U+2029 inside them: exactly what
 // json.Valid accepts (strings may hold any byte but controls, UTF-8
@@ -113,10 +118,28 @@ func compactJSON(b []byte) bool {
 
 // skipString returns the index after the string whose contents start at
 // i, or -1.
+//
+// It reads the contents a word at a time (stringStops) to find the next
+// byte that needs a look, and takes only that byte in the loop below.
+// BenchmarkCompactJSON, medians of 6 interleaved runs on 2 shared amd64
+// cores (±50%): base64 6 MiB 1.16 -> 3.73 GiB/s, prose 6 MiB 0.90 ->
+// 1.88 GiB/s, small objects 1 MiB 0.53 -> 0.63 GiB/s (no change within
+// the noise); json.Valid 0.23-0.33 GiB/s on the same bodies.
+// BenchmarkResponse/rawmessage/6MiB 5.27 -> 1.82 ms. Two words per turn
+// of the loop measured no better, so it takes one.
 func skipString(b []byte, i int) int {
-	for i < len(b) {
-		c := b[i]
-		switch {
+	for {
+		for i+8 <= len(b) {
+			if m := stringStops(binary.LittleEndian.Uint64(b[i : i+8])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
+		if i >= len(b) {
+			return -1
+		}
+		switch c := b[i]; {
 		case c == '"':
 			return i + 1
 		case c == '\\':
@@ -147,7 +170,27 @@ func skipString(b []byte, i int) int {
 			i++
 		}
 	}
-	return -1
+}
+
+// stringStops returns a word whose lowest set bit is the high bit of the
+// first byte of w (little-endian) that a string's contents must not skip:
+// a quote, a backslash, a control byte, or E2 (U+2028's and U+2029's first
+// byte); 0 if there is none. Bits above the lowest may be false (a borrow
+// out of a byte that matched), so only the lowest is to be read.
+//
+// A byte v is 0 when (v-1) &^ v has its high bit set, and below 0x20 when
+// (v-0x20) &^ v has; for a byte below 0x80 the &^ v is needed only against
+// a byte of 0x80 or more, so the three ASCII tests share one.
+func stringStops(w uint64) uint64 {
+	const (
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
+	)
+	q := w ^ ('"' * ones)
+	bs := w ^ ('\\' * ones)
+	e2 := w ^ (0xE2 * ones)
+	ascii := (q - ones) | (bs - ones) | (w - 0x20*ones)
+	return (ascii&^w | (e2-ones)&^e2) & high
 }
 
 func isHex(c byte) bool {
