@@ -456,7 +456,7 @@ func TestShutdownWaitsForInFlight(t *testing.T) {
 // The reader is streamed (LMIGO_MAX_RESPONSE_BYTES does not bound it) until
 // the Runtime API's own limit ends it.
 func TestGoexitAndEndlessReaderStayLocal(t *testing.T) {
-	api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true, Timeout: 30 * time.Second})
 	serve(t, api, env{"LMIGO_MAX_RESPONSE_BYTES": "64KiB"}, func(ev struct{ Mode string }) (io.Reader, error) {
 		switch ev.Mode {
 		case "goexit":
