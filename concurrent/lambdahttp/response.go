@@ -105,10 +105,11 @@ func (w *buffered) encode(ctx context.Context, out *concurrent.Buffer) {
 	start := len(out.B)
 	out.B = append(out.B, '{')
 	out.B = appendHead(out.B, w.status, w.header)
-	if len(out.B)-start > w.opts.maxHeader {
+	if len(out.B)-start > w.opts.maxHeader && !w.failed { // a failure's own head is always sent
+		n := len(out.B) - start
 		out.B = out.B[:start]
 		concurrent.Logger(ctx).Error("http response headers over the limit",
-			zap.Int("limit", w.opts.maxHeader), zap.Int("bytes", len(out.B)-start))
+			zap.Int("limit", w.opts.maxHeader), zap.Int("bytes", n))
 		w.fail(http.StatusInternalServerError, fmt.Sprintf("%v of %d bytes", ErrHeaderTooLarge, w.opts.maxHeader))
 		w.encode(ctx, out)
 		return
