@@ -13,7 +13,7 @@ BENCH_COUNT ?= 6
 # imports it; codectest tests them against each other.
 CODECS    := $(addprefix concurrent/codec/,sonic goccy segmentio jsonv2)
 CODECTEST := concurrent/codec/codectest
-MODULES   := . loadtest deploy examples $(CODECS) $(CODECTEST)
+MODULES   := . loadtest deploy examples $(CODECS) $(CODECTEST) concurrent/lambdahttp/compare
 
 .PHONY: run test build bench bench-all lint tools rie fmt vet loadtest clean
 .PHONY: package test-arm64

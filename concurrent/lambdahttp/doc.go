@@ -1,0 +1,67 @@
+// Package lambdahttp serves an http.Handler for API Gateway HTTP APIs and
+// Lambda Function URLs (payload format 2.0) through lmigo, buffered or
+// streamed, at any concurrency: each invocation gets its own
+// *http.Request and http.ResponseWriter, and nothing is shared between
+// invocations but h.
+//
+//	concurrent.Start(lambdahttp.Handler(mux))          // buffered: API Gateway, Function URL BUFFERED
+//	concurrent.Start(lambdahttp.StreamingHandler(mux)) // Function URL RESPONSE_STREAM
+//
+// # Requests
+//
+// The event is decoded as events.APIGatewayV2HTTPRequest (a Function URL
+// event has the same shape, fields and names) and [Request] returns it
+// from the request's context, with its requestContext. r.Context() is the
+// invocation's context: its deadline, request ID (concurrent.RequestID),
+// lambdacontext and trace ID. The URL is https://{domainName}{rawPath}?
+// {rawQueryString}; headers arrive as the platform sends them (several
+// values joined by commas); the cookies array becomes the Cookie header; a
+// body flagged isBase64Encoded is decoded (400 when it is not base64);
+// RemoteAddr is sourceIp.
+//
+// # Buffered answers
+//
+// Handler's answer is a format 2.0 response document written straight
+// into the runtime's buffer: statusCode, headers (values of a header
+// joined by commas), cookies (the Set-Cookie values), body and
+// isBase64Encoded. The head is what the header map holds when the handler
+// returns. A missing Content-Type is sniffed from the body
+// (http.DetectContentType), as net/http does. The body is sent as text when
+// its Content-Type is textual (text/*, JSON, XML, YAML, JavaScript,
+// form-encoded, +json/+xml/+yaml), it has no Content-Encoding and it is
+// valid UTF-8; otherwise in base64, so that binary bodies arrive intact.
+//
+// The whole document is bounded by [WithMaxResponseBytes] (6 MiB, the
+// platform's and LMIGO_MAX_RESPONSE_BYTES's default): Write fails with
+// [ErrResponseTooLarge] once the body cannot fit, and the client gets a
+// 500 whose plain-text body says so (logged at ERROR), rather than an
+// answer the platform would refuse. The head is bounded by
+// [WithMaxHeaderBytes] (64 KiB) in both modes, with a 500 likewise.
+//
+// # Streamed answers
+//
+// StreamingHandler's reader writes the application/vnd.awslambda.http-integration-response
+// stream: the JSON head (statusCode, headers, cookies; sorted and escaped
+// as encoding/json does), eight NUL bytes, then the body, byte for byte
+// what aws-lambda-go's lambdaurl sends for the same handler (it does not
+// sniff a Content-Type either). No goroutine is started: the handler runs
+// inside the reader's WriteTo, which the runtime calls on its worker while
+// the invocation is live. The head goes with the first body bytes, the
+// first Flush or the end of the handler, as net/http sends its header;
+// writes under 4 KiB are gathered into 16 KiB chunks until a Flush
+// (http.Flusher and http.ResponseController work), larger ones go out as
+// they are. The platform's streaming limits apply to the body.
+//
+// # Panics
+//
+// A panic in the handler ends its invocation only, and is logged at ERROR
+// with its stack on the invocation's logger. Buffered, and streamed before
+// any byte left, the client gets 500 "Internal Server Error" (text/plain):
+// an HTTP client should get an HTTP answer, the same from API Gateway and
+// Function URLs (a function error would be a 500 from one and a 502 from
+// the other, and could not be sent once a stream has begun). After the
+// first byte of a stream the status is out: the stream ends with the
+// runtime's error trailers carrying the *concurrent.PanicError.
+// A payload that is not an HTTP event fails the invocation with
+// [ErrEvent].
+package lambdahttp

@@ -1,0 +1,130 @@
+package lambdahttp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime/debug"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/lmigo/lmigo/concurrent"
+	"go.uber.org/zap"
+)
+
+// Defaults of the options.
+const (
+	// DefaultMaxResponseBytes is the platform's bound on a buffered
+	// answer (6 MiB) and the runtime's default LMIGO_MAX_RESPONSE_BYTES.
+	DefaultMaxResponseBytes = 6 << 20
+	// DefaultMaxHeaderBytes bounds the JSON head (status, headers,
+	// cookies) the adapter builds.
+	DefaultMaxHeaderBytes = 64 << 10
+)
+
+// StreamContentType is the content type of a streamed answer: the JSON
+// head, eight NUL bytes, then the body.
+const StreamContentType = "application/vnd.awslambda.http-integration-response"
+
+// Option configures Handler and StreamingHandler.
+type Option func(*options)
+
+type options struct {
+	maxResponse int
+	maxHeader   int
+}
+
+// WithMaxResponseBytes bounds a buffered answer, the whole JSON document
+// as posted (body after base64 or JSON escaping included); n <= 0 keeps the
+// default. Set it to LMIGO_MAX_RESPONSE_BYTES when that is lowered, so that
+// the client gets this package's 500 rather than the runtime's error.
+func WithMaxResponseBytes(n int) Option {
+	return func(o *options) {
+		if n > 0 {
+			o.maxResponse = n
+		}
+	}
+}
+
+// WithMaxHeaderBytes bounds the encoded JSON head (status code, headers,
+// cookies) of buffered and streamed answers; n <= 0 keeps the default.
+func WithMaxHeaderBytes(n int) Option {
+	return func(o *options) {
+		if n > 0 {
+			o.maxHeader = n
+		}
+	}
+}
+
+func newOptions(opts []Option) options {
+	o := options{maxResponse: DefaultMaxResponseBytes, maxHeader: DefaultMaxHeaderBytes}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
+// Handler serves h for buffered invocations from API Gateway HTTP APIs
+// and Lambda Function URLs (payload format 2.0). The returned
+// concurrent.RawHandler decodes the event from the payload and writes the
+// JSON answer into the runtime's buffer itself.
+func Handler(h http.Handler, opts ...Option) concurrent.RawHandler {
+	o := newOptions(opts)
+	return func(ctx context.Context, payload []byte, out *concurrent.Buffer) error {
+		ev := new(events.APIGatewayV2HTTPRequest)
+		if err := json.Unmarshal(payload, ev); err != nil {
+			return fmt.Errorf("%w: %w", ErrEvent, err)
+		}
+		w := getBuffered(&o)
+		defer putBuffered(w)
+		r, err := newRequest(ctx, ev)
+		if err != nil {
+			w.fail(http.StatusBadRequest, err.Error())
+		} else {
+			w.serve(ctx, h, r)
+		}
+		w.encode(ctx, out)
+		return nil
+	}
+}
+
+// StreamingHandler serves h for Lambda Function URLs in RESPONSE_STREAM
+// mode. The reader it returns writes the answer when the runtime streams
+// it: h runs inside its WriteTo, on the runtime's worker, and each chunk
+// goes out as h writes it (writes under 4 KiB are gathered up to 16 KiB or
+// the next Flush).
+func StreamingHandler(h http.Handler, opts ...Option) func(context.Context, *events.APIGatewayV2HTTPRequest) (io.Reader, error) {
+	o := newOptions(opts)
+	return func(ctx context.Context, ev *events.APIGatewayV2HTTPRequest) (io.Reader, error) {
+		if ev == nil {
+			ev = new(events.APIGatewayV2HTTPRequest)
+		}
+		r, err := newRequest(ctx, ev)
+		return &stream{opts: &o, h: h, ctx: ctx, req: r, reqErr: err}, nil
+	}
+}
+
+type requestKey struct{}
+
+// Request returns the event of the invocation whose context (or the
+// context of its *http.Request) ctx is, or nil. The handler may read it;
+// it must not keep it after returning.
+func Request(ctx context.Context) *events.APIGatewayV2HTTPRequest {
+	ev, _ := ctx.Value(requestKey{}).(*events.APIGatewayV2HTTPRequest)
+	return ev
+}
+
+// panicMessage is the body of the 500 answered for a panic.
+const panicMessage = "Internal Server Error"
+
+// logPanic reports a recovered panic at ERROR on the invocation's logger.
+// http.ErrAbortHandler is the handler's way to abort: no stack for it.
+func logPanic(ctx context.Context, v any) {
+	l := concurrent.Logger(ctx)
+	if v == http.ErrAbortHandler { //nolint:errorlint // the sentinel itself is what is panicked
+		l.Warn("http handler aborted the response")
+		return
+	}
+	l.Error("http handler panicked", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
+}

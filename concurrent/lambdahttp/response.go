@@ -1,0 +1,154 @@
+package lambdahttp
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/lmigo/lmigo/concurrent"
+	"go.uber.org/zap"
+)
+
+// retainBytes bounds the body buffer a pooled writer keeps between
+// invocations, so that memory after a burst of large answers stays bounded.
+const retainBytes = 2 << 20
+
+// buffered is the http.ResponseWriter of a buffered invocation. It holds
+// the body; the head is encoded from the header map as it is when the
+// handler returns.
+type buffered struct {
+	opts   *options
+	header http.Header
+	status int
+	body   []byte
+	over   bool // a Write was refused: the body would not fit the answer
+	failed bool // the answer was replaced (fail)
+}
+
+var bufferedPool = sync.Pool{New: func() any { return new(buffered) }}
+
+func getBuffered(o *options) *buffered {
+	w := bufferedPool.Get().(*buffered)
+	w.opts, w.header = o, make(http.Header)
+	return w
+}
+
+func putBuffered(w *buffered) {
+	body := w.body[:0]
+	if cap(body) > retainBytes {
+		body = nil
+	}
+	*w = buffered{body: body}
+	bufferedPool.Put(w)
+}
+
+func (w *buffered) Header() http.Header { return w.header }
+
+// WriteHeader records the first final status code; 1xx codes cannot be
+// sent through the platform and are ignored.
+func (w *buffered) WriteHeader(code int) {
+	checkStatus(code)
+	if w.status == 0 && code >= 200 {
+		w.status = code
+	}
+}
+
+func (w *buffered) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if w.over || len(w.body)+len(p) > w.opts.maxResponse {
+		w.over = true
+		return 0, fmt.Errorf("%w of %d bytes", ErrResponseTooLarge, w.opts.maxResponse)
+	}
+	w.body = append(w.body, p...)
+	return len(p), nil
+}
+
+// Flush does nothing: a buffered answer leaves when the handler returns.
+func (w *buffered) Flush() {}
+
+// serve runs h, turning a panic into a 500.
+func (w *buffered) serve(ctx context.Context, h http.Handler, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			logPanic(ctx, v)
+			w.fail(http.StatusInternalServerError, panicMessage)
+		}
+	}()
+	h.ServeHTTP(w, r)
+}
+
+// fail replaces whatever the handler did with a plain-text answer.
+func (w *buffered) fail(status int, msg string) {
+	w.header = http.Header{"Content-Type": {"text/plain; charset=utf-8"}}
+	w.status, w.body, w.over, w.failed = status, append(w.body[:0], msg...), false, true
+}
+
+// encode writes the answer, a format 2.0 response document, into out,
+// or a 500 when it would exceed the limits.
+func (w *buffered) encode(ctx context.Context, out *concurrent.Buffer) {
+	if w.over {
+		w.tooLarge(ctx, fmt.Sprintf("body over %d bytes", w.opts.maxResponse))
+	}
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if _, ok := w.header["Content-Type"]; !ok && len(w.body) > 0 {
+		w.header.Set("Content-Type", http.DetectContentType(w.body))
+	}
+	start := len(out.B)
+	out.B = append(out.B, '{')
+	out.B = appendHead(out.B, w.status, w.header)
+	if len(out.B)-start > w.opts.maxHeader && !w.failed { // a failure's own head is always sent
+		n := len(out.B) - start
+		out.B = out.B[:start]
+		concurrent.Logger(ctx).Error("http response headers over the limit",
+			zap.Int("limit", w.opts.maxHeader), zap.Int("bytes", n))
+		w.fail(http.StatusInternalServerError, fmt.Sprintf("%v of %d bytes", ErrHeaderTooLarge, w.opts.maxHeader))
+		w.encode(ctx, out)
+		return
+	}
+	if len(w.body) > 0 {
+		text := textual(w.header.Get("Content-Type"), w.header.Get("Content-Encoding")) && utf8.Valid(w.body)
+		out.B = append(out.B, `,"body":"`...)
+		if text {
+			out.B = slices.Grow(out.B, len(w.body)+len(w.body)/16+32)
+			out.B = appendStringBody(out.B, w.body, false)
+			out.B = append(out.B, `"}`...)
+		} else {
+			out.B = base64.StdEncoding.AppendEncode(out.B, w.body)
+			out.B = append(out.B, `","isBase64Encoded":true}`...)
+		}
+	} else {
+		out.B = append(out.B, '}')
+	}
+	if len(out.B)-start > w.opts.maxResponse && !w.failed {
+		n := len(out.B) - start
+		out.B = out.B[:start]
+		w.tooLarge(ctx, "answer of "+strconv.Itoa(n)+" bytes once encoded")
+		w.encode(ctx, out)
+	}
+}
+
+// tooLarge replaces an answer that cannot be posted with a 500 that says
+// why, and logs it.
+func (w *buffered) tooLarge(ctx context.Context, what string) {
+	msg := fmt.Sprintf("%v: %s, the limit is %d bytes; stream large bodies (lambdahttp.StreamingHandler)",
+		ErrResponseTooLarge, what, w.opts.maxResponse)
+	concurrent.Logger(ctx).Error(msg)
+	w.fail(http.StatusInternalServerError, msg)
+}
+
+// checkStatus panics on a status code that cannot be sent, as net/http
+// does; the panic becomes a 500.
+func checkStatus(code int) {
+	if code < 100 || code > 999 {
+		panic(fmt.Sprintf("lambdahttp: invalid WriteHeader code %d", code))
+	}
+}

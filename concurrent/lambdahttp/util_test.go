@@ -1,0 +1,99 @@
+package lambdahttp_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/lmigo/lmigo/concurrent"
+	"github.com/lmigo/lmigo/concurrent/lambdahttp"
+)
+
+// event is a format 2.0 event for method and target ("/p?q").
+func event(method, target, body string, headers map[string]string) *events.APIGatewayV2HTTPRequest {
+	path, query, _ := strings.Cut(target, "?")
+	ev := &events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RouteKey: "$default", RawPath: path, RawQueryString: query,
+		Headers: map[string]string{"host": "id.lambda-url.us-east-1.on.aws"},
+		Body:    body,
+	}
+	for k, v := range headers {
+		ev.Headers[k] = v
+	}
+	ev.RequestContext.DomainName = "id.lambda-url.us-east-1.on.aws"
+	ev.RequestContext.RequestID = "rc-1"
+	ev.RequestContext.HTTP = events.APIGatewayV2HTTPRequestContextHTTPDescription{
+		Method: method, Path: path, Protocol: "HTTP/1.1", SourceIP: "192.0.2.1",
+	}
+	return ev
+}
+
+func payload(t testing.TB, ev *events.APIGatewayV2HTTPRequest) []byte {
+	t.Helper()
+	b, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// serveBuffered runs Handler(h) on ev as the runtime would and decodes
+// its answer.
+func serveBuffered(t testing.TB, h http.Handler, ev *events.APIGatewayV2HTTPRequest, opts ...lambdahttp.Option) (events.APIGatewayV2HTTPResponse, []byte) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var out concurrent.Buffer
+	if err := lambdahttp.Handler(h, opts...)(ctx, payload(t, ev), &out); err != nil {
+		t.Fatal(err)
+	}
+	var resp events.APIGatewayV2HTTPResponse
+	if err := json.Unmarshal(out.B, &resp); err != nil {
+		t.Fatalf("answer is not JSON: %v: %.200q", err, out.B)
+	}
+	body := []byte(resp.Body)
+	if resp.IsBase64Encoded {
+		var err error
+		if body, err = base64.StdEncoding.DecodeString(resp.Body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return resp, body
+}
+
+// serveStream runs StreamingHandler(h) on ev and returns the whole stream
+// and the error that ended it, through WriteTo as the runtime reads it.
+func serveStream(t testing.TB, h http.Handler, ev *events.APIGatewayV2HTTPRequest, opts ...lambdahttp.Option) ([]byte, error) {
+	t.Helper()
+	r, err := lambdahttp.StreamingHandler(h, opts...)(context.Background(), ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	_, err = io.Copy(&b, r) // WriteTo
+	return b.Bytes(), err
+}
+
+// splitStream splits a stream into its JSON head and body.
+func splitStream(t testing.TB, b []byte) (head map[string]any, body []byte) {
+	t.Helper()
+	i := bytes.Index(b, make([]byte, 8))
+	if i < 0 {
+		t.Fatalf("no prelude end in %.200q", b)
+	}
+	if err := json.Unmarshal(b[:i], &head); err != nil {
+		t.Fatalf("head %q: %v", b[:i], err)
+	}
+	return head, b[i+8:]
+}
+
+func lambdahttpStream(h http.Handler, ev *events.APIGatewayV2HTTPRequest) (io.Reader, error) {
+	return lambdahttp.StreamingHandler(h)(context.Background(), ev)
+}
