@@ -5,7 +5,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/lmigo/lmigo/concurrent"
 	"github.com/lmigo/lmigo/rapi/rapitest"
 	"github.com/panjf2000/ants/v2"
@@ -33,7 +32,7 @@ func lookup(k string) (string, bool) { v, ok := testEnv[k]; return v, ok }
 
 // serve runs h with lmigo at N=n against a new fake Runtime API until the
 // test ends.
-func serve(t testing.TB, h lambda.Handler, n int) *rapitest.Server {
+func serve(t testing.TB, h any, n int) *rapitest.Server {
 	t.Helper()
 	api, err := rapitest.New(rapitest.Options{MaxConcurrency: n, Queue: true})
 	if err != nil {
