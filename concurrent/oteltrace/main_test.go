@@ -25,7 +25,7 @@ var testEnv = map[string]string{
 	"AWS_LAMBDA_LOG_STREAM_NAME":      "2026/01/01/[$LATEST]abc",
 	"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "512",
 	"AWS_LAMBDA_INITIALIZATION_TYPE":  "lambda-managed-instances",
-	"AWS_LAMBDA_LOG_LEVEL":            "ERROR",
+	"AWS_LAMBDA_LOG_LEVEL":            "FATAL",
 }
 
 func lookup(k string) (string, bool) { v, ok := testEnv[k]; return v, ok }
