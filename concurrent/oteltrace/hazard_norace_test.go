@@ -15,7 +15,7 @@ import (
 //
 // Not under -race: the race detector reports that overwrite itself as a
 // data race and fails the test, which is the same finding. The count
-// depends on scheduling (1,000 to 1,800 of 10,000 in five runs, at
+// depends on scheduling (1,000 to 2,500 of 10,000 in seven runs, at
 // GOMAXPROCS 1 and 2: the flush blocks, so another invocation runs in the
 // gap even on one thread); that there are some is asserted.
 func TestFlushEachHazardWithLambdaNewHandler(t *testing.T) {
