@@ -10,10 +10,12 @@ BENCH_COUNT ?= 6
 # The runtime's module and the modules beside it, each with its own go.mod
 # (heavy tooling stays out of what a bootstrap requires). Each JSON codec is
 # a module, so that its library is required only by a bootstrap that
-# imports it; codectest tests them against each other.
+# imports it; codectest tests them against each other. OpenTelemetry
+# tracing (concurrent/oteltrace) is one too, so that only a bootstrap that
+# traces requires OpenTelemetry.
 CODECS    := $(addprefix concurrent/codec/,sonic goccy segmentio jsonv2)
 CODECTEST := concurrent/codec/codectest
-MODULES   := . loadtest deploy examples $(CODECS) $(CODECTEST) concurrent/lambdahttp/compare
+MODULES   := . loadtest deploy examples $(CODECS) $(CODECTEST) concurrent/oteltrace concurrent/lambdahttp/compare
 
 .PHONY: run test build bench bench-all lint tools rie fmt vet loadtest clean
 .PHONY: package test-arm64

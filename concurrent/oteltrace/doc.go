@@ -1,0 +1,63 @@
+// Package oteltrace traces the invocations of a handler served by lmigo
+// with OpenTelemetry, joining the trace Lambda started for each one. It is
+// a module of its own, so that the runtime's module does not require
+// OpenTelemetry.
+//
+// Under Lambda Managed Instances one process serves N invocations at once,
+// and the process-wide _X_AMZN_TRACE_ID is not set when N > 1: the trace
+// header is per invocation, in its context (concurrent.TraceID). [Wrap]
+// reads the parent of each invocation's span from there, and [Propagator]
+// carries it into outgoing calls.
+//
+//	h := oteltrace.Wrap(handler, oteltrace.WithTracerProvider(tp))
+//	concurrent.Start(h)
+//
+// # Spans
+//
+// Each invocation runs in a span of kind server named after the function,
+// a child of the span in its trace header ([ParseHeader]), with the FaaS
+// attributes of semconv v1.43.0: faas.invocation_id (the request ID),
+// cloud.resource_id (the invoked ARN) and cloud.account.id, faas.name,
+// faas.version, faas.instance, faas.max_memory, cloud.region,
+// cloud.provider, faas.coldstart on the first, and [WithAttributes] (the
+// trigger, which the handler does not tell). A handler error or panic sets
+// the span's status to Error and records it; the invocation fails as it
+// would without the wrapper.
+//
+// # Ownership
+//
+// Wrap adapts the handler with concurrent.NewHandler, whose bytes belong
+// to the caller, so ending the span or flushing after the handler returned
+// cannot change an answer. (aws-lambda-go's lambda.NewHandler returns the
+// bytes of a pooled buffer that a concurrent Invoke may overwrite; a
+// wrapper that flushes before it returns them sends wrong answers:
+// TestFlushEachHazardWithLambdaNewHandler.)
+//
+// # Flushing
+//
+// A flush after every invocation, as on-demand Lambda needs because it
+// freezes the environment once the answer is sent, makes invocations wait
+// for exports; LMI does not freeze an environment between invocations.
+// So by default Wrap flushes after each invocation only where
+// AWS_LAMBDA_INITIALIZATION_TYPE says the environment is frozen
+// (on-demand, provisioned-concurrency, snap-start), and otherwise leaves
+// exporting to the span processor: use the SDK's BatchSpanProcessor
+// (sdktrace.WithBatcher), which exports in the background. [WithFlushEvery]
+// adds a background flush at most every d that no invocation waits for;
+// [WithFlushEachInvocation] and [WithoutFlush] choose a policy outright.
+// [Handler.Shutdown] flushes and shuts the provider down: call it at
+// SIGTERM, once Run has returned (concurrent.WithSIGTERM makes Lambda send
+// SIGTERM). BenchmarkFlushPolicy compares the policies.
+//
+// # Content type
+//
+// The runtime serves a Handler as any lambda.Handler: its answers go out
+// as application/octet-stream, where the same handler served bare goes
+// out as application/json.
+//
+// # Errors
+//
+// An unsupported handler form gives a Handler whose every Invoke fails
+// with concurrent.NewHandler's error (wrapping concurrent.ErrInvalidHandler);
+// unlike a bare handler, concurrent.New does not refuse it at once.
+package oteltrace
