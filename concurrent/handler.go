@@ -197,8 +197,13 @@ func (h *handler) setRaw(f RawHandler) (*handler, error) {
 
 // invokerContentType: the value of lambda.NewHandler is run by
 // aws-lambda-go as the function it wraps, whose JSON responses are sent as
-// application/json; other lambda.Handler objects answer bytes.
+// application/json; a lambda.Handler with a ContentType method (a wrapper
+// of NewHandler's, which says application/json) answers that; other
+// lambda.Handler objects answer bytes.
 func invokerContentType(h lambda.Handler) string {
+	if ct, ok := h.(interface{ ContentType() string }); ok {
+		return ct.ContentType()
+	}
 	t := reflect.TypeOf(h)
 	if t.Kind() == reflect.Pointer && t.Elem().PkgPath() == "github.com/aws/aws-lambda-go/lambda" &&
 		t.Elem().Name() == "handlerOptions" {

@@ -60,6 +60,11 @@ type invoker struct {
 	bufs bytebufferpool.Pool
 }
 
+// ContentType is what the runtime sends a wrapper's answer as: the JSON
+// of the handler's result, as aws-lambda-go sends lambda.NewHandler's.
+// A wrapper passes it on by a ContentType method of its own.
+func (i *invoker) ContentType() string { return jsonContentType }
+
 // Invoke runs one invocation. The response is copied out of a pooled
 // buffer, unlike aws-lambda-go's, whose bytes a later Invoke may overwrite.
 func (i *invoker) Invoke(ctx context.Context, payload []byte) ([]byte, error) {

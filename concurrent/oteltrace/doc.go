@@ -51,9 +51,9 @@
 //
 // # Content type
 //
-// The runtime serves a Handler as any lambda.Handler: its answers go out
-// as application/octet-stream, where the same handler served bare goes
-// out as application/json.
+// A Handler passes on the content type of concurrent.NewHandler's answers
+// (its ContentType method), so that its answers go out as
+// application/json, as the same handler served bare does.
 //
 // # Errors
 //

@@ -58,7 +58,7 @@ func ExampleWrap() {
 		panic(err)
 	}
 	// Output:
-	// "ADA!" application/octet-stream
+	// "ADA!" application/json
 	// shout server
 	// trace 5759e988bd862e3fe1be46a994272793
 	// parent 53995c3f42cd8ad8

@@ -236,3 +236,13 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 	}
 	return nil
 }
+
+// ContentType passes on the content type of the wrapped handler's answers
+// (application/json for concurrent.NewHandler's), which the runtime sends
+// with them; without one the runtime would send application/octet-stream.
+func (h *Handler) ContentType() string {
+	if ct, ok := h.inner.(interface{ ContentType() string }); ok {
+		return ct.ContentType()
+	}
+	return "application/octet-stream"
+}
