@@ -28,7 +28,7 @@ func buildMain(ctx context.Context, args []string) error {
 	arches := fs.String("arch", def, "comma-separated GOARCH values (arm64, amd64); default $GOARCH, else both")
 	out := fs.String("o", "dist/loadtest", "output directory; each architecture gets a subdirectory")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: loadtest build [-arch arm64,amd64] [-o dir]\n\nWrites DIR/ARCH/{loadtest, bootstrap-lmigo, bootstrap-lmigo-raw, bootstrap-aws-lambda-go, lmigo.zip, aws-lambda-go.zip}.")
+		fmt.Fprintln(fs.Output(), "usage: loadtest build [-arch arm64,amd64] [-o dir]\n\nWrites DIR/ARCH/{loadtest, bootstrap-lmigo, bootstrap-lmigo-raw, bootstrap-aws-lambda-go, bootstrap-floor, lmigo.zip, aws-lambda-go.zip}.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -45,8 +45,8 @@ func buildMain(ctx context.Context, args []string) error {
 		}
 		lm, ref := filepath.Join(dir, "bootstrap-lmigo"), filepath.Join(dir, "bootstrap-aws-lambda-go")
 		if err := buildAll(ctx, arch,
-			[]string{pkgLoadtest, pkgLmigo, pkgRaw, pkgRef},
-			[]string{filepath.Join(dir, "loadtest"), lm, filepath.Join(dir, "bootstrap-lmigo-raw"), ref}); err != nil {
+			[]string{pkgLoadtest, pkgLmigo, pkgRaw, pkgRef, pkgFloor},
+			[]string{filepath.Join(dir, "loadtest"), lm, filepath.Join(dir, "bootstrap-lmigo-raw"), ref, filepath.Join(dir, "bootstrap-floor")}); err != nil {
 			return err
 		}
 		for zipName, bin := range map[string]string{"lmigo.zip": lm, "aws-lambda-go.zip": ref} {
@@ -54,7 +54,7 @@ func buildMain(ctx context.Context, args []string) error {
 				return err
 			}
 		}
-		fmt.Printf("linux/%s: %s/{loadtest,bootstrap-lmigo,bootstrap-lmigo-raw,bootstrap-aws-lambda-go,lmigo.zip,aws-lambda-go.zip}\n", arch, dir)
+		fmt.Printf("linux/%s: %s/{loadtest,bootstrap-lmigo,bootstrap-lmigo-raw,bootstrap-aws-lambda-go,bootstrap-floor,lmigo.zip,aws-lambda-go.zip}\n", arch, dir)
 	}
 	return nil
 }

@@ -23,9 +23,10 @@ func compareMain(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.Ref, "ref", "", "aws-lambda-go bootstrap binary (default: build ./loadtest/refbootstrap; ./loadtest/events/awslambdago for event:NAME)")
 	fs.Var((*stringList)(&cfg.Extra), "extra", "NAME=BINARY: one more runtime (a variant of lmigo, say) run interleaved with those of -runtimes, figures and rejection verdict of its own (repeatable)")
 	fs.StringVar(&cfg.Raw, "raw", "", "lmigo-raw bootstrap binary (default: build ./loadtest/rawbootstrap)")
-	fs.StringVar(&cfg.Runtimes, "runtimes", rtLmigo+","+rtRef, "comma-separated runtimes, run interleaved in this order: "+rtLmigo+" (typed handler), "+rtRaw+" (raw handler), "+rtRef+"; ratios are against "+rtRef)
+	fs.StringVar(&cfg.Floor, "floor", "", "floor bootstrap binary (default: build ./loadtest/floorbootstrap)")
+	fs.StringVar(&cfg.Runtimes, "runtimes", defaultRuntimes, "comma-separated runtimes, run interleaved in this order: "+rtLmigo+" (typed handler), "+rtRaw+" (raw handler), "+rtRef+", "+rtFloor+" (not a runtime: the least work, tiny and size:S only); ratios are against "+rtRef+", and each runtime's against "+rtFloor+" (vs floor)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: loadtest compare [flags]\n\nRuns each scenario for lmigo and aws-lambda-go (and lmigo-raw with -runtimes), interleaved, -reps times, and reports medians, ratios, whether the memory targets hold and, against the emulator, whether the rejection target does.")
+		fmt.Fprintln(fs.Output(), "usage: loadtest compare [flags]\n\nRuns each scenario for lmigo, aws-lambda-go and the floor (and lmigo-raw with -runtimes), interleaved, -reps times, and reports medians, ratios, each runtime against the floor, whether the memory targets and the floor targets are met and, against the emulator, whether the rejection target is.")
 		fs.PrintDefaults()
 	}
 	if err := cfg.parse(fs, args); err != nil {
@@ -56,6 +57,10 @@ func compareMain(ctx context.Context, args []string) error {
 	}
 	return err
 }
+
+// defaultRuntimes are compared unless -runtimes says otherwise: the floor
+// too, so that every report shows each runtime's distance to it.
+const defaultRuntimes = rtLmigo + "," + rtRef + "," + rtFloor
 
 func standardNames() []string {
 	var names []string
@@ -136,8 +141,13 @@ func compareRuntimes(ctx context.Context, cfg *config) ([]runtimeSpec, func(), e
 			rt = runtimeSpec{Name: name, Binary: cfg.Raw, SurvivesPanic: true}
 		case rtRef:
 			rt = runtimeSpec{Name: name, Binary: cfg.Ref}
+		case rtFloor:
+			if cfg.Target == targetLambda && cfg.Runtimes == defaultRuntimes {
+				continue // no function of it is deployed
+			}
+			rt = runtimeSpec{Name: name, Binary: cfg.Floor}
 		default:
-			return nil, nil, fmt.Errorf("-runtimes: unknown runtime %q (want %s, %s, %s)", name, rtLmigo, rtRaw, rtRef)
+			return nil, nil, fmt.Errorf("-runtimes: unknown runtime %q (want %s, %s, %s, %s)", name, rtLmigo, rtRaw, rtRef, rtFloor)
 		}
 		if slices.ContainsFunc(rts, func(r runtimeSpec) bool { return r.Name == name }) {
 			return nil, nil, fmt.Errorf("-runtimes: %s given twice", name)
@@ -145,7 +155,7 @@ func compareRuntimes(ctx context.Context, cfg *config) ([]runtimeSpec, func(), e
 		rts = append(rts, rt)
 	}
 	if cfg.Target == targetLambda {
-		if cfg.RefFunction == "" || cfg.Runtimes != rtLmigo+","+rtRef {
+		if cfg.RefFunction == "" || len(rts) != 2 || rts[0].Name != rtLmigo || rts[1].Name != rtRef {
 			return nil, nil, errors.New("compare -target lambda needs -function (lmigo) and -ref-function (aws-lambda-go), and runs those two only")
 		}
 		rts[0].Binary, rts[0].Function = "", cfg.Function
@@ -190,7 +200,9 @@ type report struct {
 	Config    *config          `json:"config"`
 	Runtimes  []runtimeSpec    `json:"runtimes"`
 	Scenarios []scenarioReport `json:"scenarios"`
-	Notes     []string         `json:"notes"`
+	// FloorTargets are lmigo's targets against the floor, across scenarios.
+	FloorTargets []floorCheck `json:"floorTargets,omitempty"`
+	Notes        []string     `json:"notes"`
 }
 
 // scenarioReport is one scenario: every run, the median of each metric per
@@ -203,6 +215,9 @@ type scenarioReport struct {
 	Medians    map[string]map[string]float64 `json:"medians"`
 	Ratios     map[string]float64            `json:"ratios,omitempty"`
 	MoreRatios map[string]map[string]float64 `json:"moreRatios,omitempty"`
+	// FloorRatios are each runtime's medians against the floor's, by
+	// runtime, when the floor ran and is not itself the reference.
+	FloorRatios map[string]map[string]float64 `json:"floorRatios,omitempty"`
 	// Targets are the memory targets checked on the medians.
 	Targets []targetCheck `json:"targets,omitempty"`
 }
@@ -229,7 +244,15 @@ func (r *report) problems() int {
 // scenarios several times shorter.
 func execute(ctx context.Context, cfg *config, kind string, scs []scenario, rts []runtimeSpec) (*report, error) {
 	rep := &report{Kind: kind, Started: time.Now(), Host: host(), Config: cfg, Runtimes: rts}
-	prog := newProgress(cfg, len(scs)*cfg.Reps*len(rts))
+	runs := 0
+	for _, sc := range scs {
+		for _, rt := range rts {
+			if rt.serves(sc.w) {
+				runs += cfg.Reps
+			}
+		}
+	}
+	prog := newProgress(cfg, runs)
 	defer prog.close()
 	var err error
 	for i := range scs {
@@ -252,6 +275,9 @@ func execute(ctx context.Context, cfg *config, kind string, scs []scenario, rts 
 		var pending []chan runResult // runs idling, oldest first
 		for r := 1; r <= cfg.Reps && ctx.Err() == nil; r++ {
 			for _, rt := range rts {
+				if !rt.serves(sc.w) {
+					continue // not run: no figures, no problem (see notes)
+				}
 				for len(pending) >= overlap {
 					sr.Runs = append(sr.Runs, prog.end(<-pending[0]))
 					pending = pending[1:]
@@ -279,7 +305,8 @@ func execute(ctx context.Context, cfg *config, kind string, scs []scenario, rts 
 		rep.Scenarios = append(rep.Scenarios, sr)
 	}
 	rep.Elapsed = dur(time.Since(rep.Started))
-	rep.Notes = notes(cfg, scs)
+	rep.FloorTargets = floorTargets(rep)
+	rep.Notes = notes(cfg, scs, rts)
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -311,25 +338,27 @@ func summarize(sr *scenarioReport, rts []runtimeSpec) {
 	if ref < 0 && len(rts) == 2 {
 		ref = 1
 	}
+	floor := slices.IndexFunc(rts, func(r runtimeSpec) bool { return r.Name == rtFloor })
+	if floor >= 0 && floor != ref && len(sr.Medians[rtFloor]) > 0 {
+		for i, rt := range rts {
+			if i == floor || len(sr.Medians[rt.Name]) == 0 {
+				continue
+			}
+			if sr.FloorRatios == nil {
+				sr.FloorRatios = map[string]map[string]float64{}
+			}
+			sr.FloorRatios[rt.Name] = ratios(sr.Medians[rt.Name], sr.Medians[rtFloor])
+		}
+	}
 	if ref < 0 {
 		return
 	}
 	b := sr.Medians[rts[ref].Name]
 	for i, rt := range rts {
-		if i == ref {
+		if i == ref || !rt.serves(sr.Scenario.w) {
 			continue
 		}
-		rs := map[string]float64{}
-		for k, va := range sr.Medians[rt.Name] {
-			if k == mRSSGrowth {
-				continue // a difference, often near 0 or below: no ratio
-			}
-			if vb, ok := b[k]; ok {
-				if r, ok := ratio(va, vb); ok {
-					rs[k] = r
-				}
-			}
-		}
+		rs := ratios(sr.Medians[rt.Name], b)
 		if sr.Ratios == nil {
 			sr.Ratios = rs // the first runtime's, as with two
 			continue
@@ -339,6 +368,22 @@ func summarize(sr *scenarioReport, rts []runtimeSpec) {
 		}
 		sr.MoreRatios[rt.Name] = rs
 	}
+}
+
+// ratios are the metrics of a over those of b, where both have them.
+func ratios(a, b map[string]float64) map[string]float64 {
+	rs := map[string]float64{}
+	for k, va := range a {
+		if k == mRSSGrowth {
+			continue // a difference, often near 0 or below: no ratio
+		}
+		if vb, ok := b[k]; ok {
+			if r, ok := ratio(va, vb); ok {
+				rs[k] = r
+			}
+		}
+	}
+	return rs
 }
 
 // median of vs (the mean of the middle two for an even count); vs is
@@ -367,8 +412,19 @@ func ratio(a, b float64) (float64, bool) {
 }
 
 // notes say how the figures were taken, for every report.
-func notes(cfg *config, scs []scenario) []string {
+func notes(cfg *config, scs []scenario, rts []runtimeSpec) []string {
 	var ns []string
+	for _, rt := range rts {
+		var skipped []string
+		for _, sc := range scs {
+			if !rt.serves(sc.w) {
+				skipped = append(skipped, sc.Name)
+			}
+		}
+		if len(skipped) > 0 {
+			ns = append(ns, fmt.Sprintf("%s serves tiny and size:S only: not run for %s.", rt.Name, strings.Join(skipped, ", ")))
+		}
+	}
 	var pinned []string
 	for _, sc := range scs {
 		if sc.PinCPU >= 0 {
@@ -395,7 +451,7 @@ func notes(cfg *config, scs []scenario) []string {
 		ns = append(ns, "Target: deployed functions through the Lambda Invoke API; only what a caller sees is measured (latency includes the network and Lambda's front end).")
 	}
 	ns = append(ns,
-		fmt.Sprintf("Each value is the median of %d repetitions; runs of the runtimes interleaved (A B A B ..., or A B C A B C ...), each in a new process. Ratio is lmigo / aws-lambda-go (and lmigo-raw / aws-lambda-go): below 1 is less (faster, smaller) for lmigo, except inv/s where above 1 is better.", cfg.Reps),
+		fmt.Sprintf("Each value is the median of %d repetitions; runs of the runtimes interleaved (A B A B ..., or A B C A B C ...), each in a new process. Ratio is lmigo / aws-lambda-go (and lmigo-raw / aws-lambda-go): below 1 is less (faster, smaller) for lmigo, except inv/s where above 1 is better. \"X vs floor\" is X / floor, the least work that answers the same contract (loadtest/floorbootstrap: one connection per slot, HTTP/1.1 by hand, cached answers): 1 is no cost above it.", cfg.Reps),
 		"Latency: closed model, the target's own measure (fake API: from hand-out on /next until the response is read in full); open model, from the intended send time. Percentiles from an HDR histogram (3 significant digits).",
 		"Peak RSS is VmHWM; RSS before is VmRSS before the first wave (grow); RSS after is VmRSS after the idle period (grow) or at the end of the load; GC/1k counts gctrace lines (GODEBUG=gctrace=1) per 1000 invocations; conns/1k is TCP connections the runtime opened per 1000 invocations (fake API); ready is exec to N polls outstanding (rie: emulator start to init done); thr/1k is throttled attempts (Runtime.Unavailable) per 1000 invocations, rej % per 100 attempts: "+throttleHandling(cfg)+".",
 	)

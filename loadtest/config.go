@@ -48,6 +48,7 @@ type config struct {
 	Runtime   string `json:"runtime,omitempty"`
 	Runtimes  string `json:"runtimes,omitempty"` // compare
 	Raw       string `json:"-"`
+	Floor     string `json:"-"`
 	Bootstrap string `json:"-"`
 	Lmigo     string `json:"-"`
 	Ref       string `json:"-"`

@@ -117,10 +117,14 @@ func rows(rep *report) [][]string {
 	}
 	out := [][]string{head}
 	for _, sr := range rep.Scenarios {
-		for i, rt := range rep.Runtimes {
+		first := true
+		for _, rt := range rep.Runtimes {
+			if !rt.serves(sr.Scenario.w) {
+				continue // not run (the floor for grow): see the notes
+			}
 			row := []string{"", rt.Name}
-			if i == 0 {
-				row[0] = scenarioLabel(sr.Scenario)
+			if first {
+				row[0], first = scenarioLabel(sr.Scenario), false
 			}
 			med := sr.Medians[rt.Name]
 			for _, c := range columns {
@@ -145,6 +149,11 @@ func rows(rep *report) [][]string {
 		for _, rt := range rep.Runtimes {
 			if rs, ok := sr.MoreRatios[rt.Name]; ok {
 				ratioRow("ratio "+rt.Name, rs)
+			}
+		}
+		for _, rt := range rep.Runtimes {
+			if rs, ok := sr.FloorRatios[rt.Name]; ok {
+				ratioRow(rt.Name+" vs floor", rs)
 			}
 		}
 	}
@@ -235,10 +244,10 @@ func targetLines(rep *report) []string {
 	return lines
 }
 
-// summaryLines are the lines under the table: the memory targets, the notes and
-// the rejection verdicts.
+// summaryLines are the lines under the table: the memory targets, the
+// targets against the floor, the notes and the rejection verdicts.
 func summaryLines(rep *report) []string {
-	return slices.Concat(targetLines(rep), rep.Notes, throttleLines(rep))
+	return slices.Concat(targetLines(rep), floorTargetLines(rep), rep.Notes, throttleLines(rep))
 }
 
 // printTable writes the summary for the terminal.

@@ -35,7 +35,7 @@ func runMain(ctx context.Context, args []string) error {
 	cfg.Model, cfg.Rate = modelOpen, demoRate
 	fs := flag.NewFlagSet("loadtest run", flag.ContinueOnError)
 	cfg.register(fs)
-	fs.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "the runtime: lmigo (builds ./cmd/bootstrap), lmigo-raw (./loadtest/rawbootstrap) or aws-lambda-go (./loadtest/refbootstrap); for event:NAME, ./loadtest/events/lmigo or ./loadtest/events/awslambdago")
+	fs.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "the runtime: lmigo (builds ./cmd/bootstrap), lmigo-raw (./loadtest/rawbootstrap) aws-lambda-go (./loadtest/refbootstrap) or floor (./loadtest/floorbootstrap: tiny and size:S only); for event:NAME, ./loadtest/events/lmigo or ./loadtest/events/awslambdago")
 	fs.StringVar(&cfg.Bootstrap, "bootstrap", "", "a prebuilt bootstrap binary of -runtime instead")
 	fs.StringVar(&cfg.Workload, "workload", "", "tiny, size:S, mix, mix-panic, grow or event:NAME (default: mix-panic for lmigo, mix otherwise)")
 	fs.IntVar(&cfg.N, "n", cfg.N, "AWS_LAMBDA_MAX_CONCURRENCY")
@@ -53,13 +53,15 @@ func runMain(ctx context.Context, args []string) error {
 		cfg.Count = demoClosedCount
 		cfg.Flags["count"] = fmt.Sprint(cfg.Count)
 	}
-	if !slices.Contains([]string{rtLmigo, rtRaw, rtRef}, cfg.Runtime) {
-		return fmt.Errorf("-runtime %q: want lmigo, lmigo-raw or aws-lambda-go", cfg.Runtime)
+	if !slices.Contains([]string{rtLmigo, rtRaw, rtRef, rtFloor}, cfg.Runtime) {
+		return fmt.Errorf("-runtime %q: want lmigo, lmigo-raw, aws-lambda-go or floor", cfg.Runtime)
 	}
-	rt := runtimeSpec{Name: cfg.Runtime, Binary: cfg.Bootstrap, SurvivesPanic: cfg.Runtime != rtRef}
+	rt := runtimeSpec{Name: cfg.Runtime, Binary: cfg.Bootstrap, SurvivesPanic: cfg.Runtime != rtRef && cfg.Runtime != rtFloor}
 	if cfg.Workload == "" {
 		cfg.Workload = "mix"
-		if rt.SurvivesPanic {
+		if rt.Name == rtFloor {
+			cfg.Workload = "tiny"
+		} else if rt.SurvivesPanic {
 			cfg.Workload = "mix-panic"
 		}
 	}

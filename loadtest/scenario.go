@@ -192,6 +192,10 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 		l.res.problem("%s exits on a panic: workload %s refused for it", rt.Name, sc.Workload)
 		return l
 	}
+	if !rt.serves(sc.w) {
+		l.res.problem("%s serves tiny and size:S only: workload %s refused for it", rt.Name, sc.Workload)
+		return l
+	}
 	in, err := start(ctx, cfg, rt, sc.N, sc.PinCPU)
 	if err != nil {
 		l.res.problem("start: %v", err)

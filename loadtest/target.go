@@ -33,6 +33,7 @@ const (
 	rtLmigo = "lmigo"         // the typed handler, cmd/bootstrap
 	rtRaw   = "lmigo-raw"     // the raw handler, loadtest/rawbootstrap
 	rtRef   = "aws-lambda-go" // the reference, loadtest/refbootstrap
+	rtFloor = "floor"         // not a runtime: the least work, loadtest/floorbootstrap
 )
 
 // Packages built for the runtimes, and the load test itself.
@@ -40,6 +41,7 @@ const (
 	pkgLmigo    = "github.com/lmigo/lmigo/cmd/bootstrap"
 	pkgRaw      = "github.com/lmigo/lmigo/loadtest/rawbootstrap"
 	pkgRef      = "github.com/lmigo/lmigo/loadtest/refbootstrap"
+	pkgFloor    = "github.com/lmigo/lmigo/loadtest/floorbootstrap"
 	pkgLoadtest = "github.com/lmigo/lmigo/loadtest"
 	// The realistic events (workload event:NAME) have bootstraps of their
 	// own, so that the reference bootstraps link no events types.
@@ -56,12 +58,12 @@ func bootstrapPkgs(workload string) (lmigo, ref string) {
 	return pkgLmigo, pkgRef
 }
 
-// runtimeSpec is one runtime under test.
 // echoes reports whether the runtime named so echoes each invocation's
-// Lambda-Runtime-Invocation-Id on its answers: lmigo's runtimes do,
-// aws-lambda-go does not.
-func echoes(runtime string) bool { return strings.HasPrefix(runtime, rtLmigo) }
+// Lambda-Runtime-Invocation-Id on its answers: lmigo's runtimes and the
+// floor do, aws-lambda-go does not.
+func echoes(runtime string) bool { return strings.HasPrefix(runtime, rtLmigo) || runtime == rtFloor }
 
+// runtimeSpec is one runtime under test.
 type runtimeSpec struct {
 	Name     string `json:"name"`
 	Binary   string `json:"binary,omitempty"`   // fake, rie
@@ -70,6 +72,10 @@ type runtimeSpec struct {
 	// workloads that panic are refused for it.
 	SurvivesPanic bool `json:"survivesPanic"`
 }
+
+// serves says whether rt answers workload w: the floor serves tiny and
+// size:S only, and exits on anything else.
+func (rt runtimeSpec) serves(w workload) bool { return rt.Name != rtFloor || w.floor }
 
 // instance is one runtime started on a target, ready for load.
 type instance struct {
@@ -300,7 +306,7 @@ func buildMissing(ctx context.Context, cfg *config, rts []runtimeSpec, flagName 
 	if pkgLm != pkgLmigo && slices.ContainsFunc(rts, func(r runtimeSpec) bool { return r.Name == rtRaw && r.Binary == "" }) {
 		return nil, fmt.Errorf("%s %s serves the demo workloads only, not %s", flagName, rtRaw, cfg.Workload)
 	}
-	pkgOf := map[string]string{rtLmigo: pkgLm, rtRaw: pkgRaw, rtRef: pkgAWS}
+	pkgOf := map[string]string{rtLmigo: pkgLm, rtRaw: pkgRaw, rtRef: pkgAWS, rtFloor: pkgFloor}
 	var pkgs, outs []string
 	dir := ""
 	for i := range rts {

@@ -40,6 +40,7 @@ type workload struct {
 	items  []item // cycled; nil for grow
 	grow   bool
 	panics bool
+	floor  bool // served by the floor (floorbootstrap): tiny and size:S
 }
 
 // eventPrefix starts the workloads of realistic events.
@@ -65,7 +66,7 @@ func growWarmup(ctx context.Context, inv invoker, pause time.Duration) loadStats
 func parseWorkload(s string) (workload, error) {
 	switch s {
 	case "tiny":
-		return workload{name: s, items: []item{tinyItem()}}, nil
+		return workload{name: s, items: []item{tinyItem()}, floor: true}, nil
 	case "mix", "mix-panic":
 		w := workload{name: s, items: mixItems()}
 		if s == "mix-panic" {
@@ -93,7 +94,7 @@ func parseWorkload(s string) (workload, error) {
 		if n < 2 || n > demo.MaxSize {
 			return workload{}, fmt.Errorf("workload %s: size out of range 2 B..6 MiB", s)
 		}
-		return workload{name: s, items: []item{sizeItem(n)}}, nil
+		return workload{name: s, items: []item{sizeItem(n)}, floor: true}, nil
 	}
 	return workload{}, fmt.Errorf("unknown workload %q (tiny, size:S, mix, mix-panic, grow, event:NAME)", s)
 }

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// floorCheck is one target of a runtime against the floor (or, for
+// throughput, against itself at a smaller N), checked on the medians of
+// one run of the load test.
+type floorCheck struct {
+	Runtime  string  `json:"runtime"`
+	Scenario string  `json:"scenario"`
+	What     string  `json:"what"`
+	Value    float64 `json:"value"`
+	Base     float64 `json:"base"` // the floor's figure, or the runtime's at N=64
+	Limit    float64 `json:"limit"`
+	Met      bool    `json:"met"`
+
+	format func(float64) string
+	base   string // what Base is, for the line
+}
+
+// Floor targets: how far lmigo may be from the floor.
+const (
+	floorCPUTiny  = 1.2 // tiny CPU per invocation, at N=1, 64, 512 and 1600
+	floorCPUSize  = 2.0 // CPU per invocation of a 1 MiB and a 6 MiB response, N=1
+	floorReady    = 1.2 // exec to N polls at N=1600
+	floorRSSSlack = 16  // MiB above the floor's peak RSS at N=1600
+	tputKeep      = 0.9 // tiny throughput at N=1600 against N=64
+)
+
+// floorTargets checks the targets against the floor for every runtime of
+// lmigo in rep, on the scenarios of rep that have them; none without the
+// floor's figures.
+func floorTargets(rep *report) []floorCheck {
+	find := func(wl string, n int) *scenarioReport {
+		for i := range rep.Scenarios {
+			if sc := rep.Scenarios[i].Scenario; sc.Workload == wl && sc.N == n {
+				return &rep.Scenarios[i]
+			}
+		}
+		return nil
+	}
+	var out []floorCheck
+	for _, rt := range rep.Runtimes {
+		if !strings.HasPrefix(rt.Name, rtLmigo) {
+			continue
+		}
+		// vs floor: value <= factor x floor + plus.
+		vsFloor := func(wl string, n int, key, what string, factor, plus float64, format func(float64) string) {
+			sr := find(wl, n)
+			if sr == nil {
+				return
+			}
+			fl, ok := sr.Medians[rtFloor][key]
+			if !ok {
+				return
+			}
+			v, ok := sr.Medians[rt.Name][key]
+			if !ok {
+				v = math.NaN()
+			}
+			limit := fl*factor + plus
+			out = append(out, floorCheck{Runtime: rt.Name, Scenario: scenarioLabel(sr.Scenario), What: what,
+				Value: v, Base: fl, Limit: limit, Met: ok && v <= limit, format: format, base: "floor"})
+		}
+		for _, n := range []int{1, 64, 512, 1600} {
+			vsFloor("tiny", n, mCPU, "CPU/inv <= 1.2x floor", floorCPUTiny, 0, fmtLatency)
+		}
+		vsFloor("tiny", 1600, mPeakRSS, "peak RSS <= floor + 16 MiB", 1, floorRSSSlack, fmtMiB)
+		vsFloor("tiny", 1600, mReady, "exec to N polls <= 1.2x floor", floorReady, 0, fmtMS)
+		vsFloor("size:1MiB", 1, mCPU, "CPU/inv <= 2x floor", floorCPUSize, 0, fmtLatency)
+		vsFloor("size:6MiB", 1, mCPU, "CPU/inv <= 2x floor", floorCPUSize, 0, fmtLatency)
+
+		// Throughput holds from N=64 to N=1600: the runtime against itself.
+		hi, lo := find("tiny", 1600), find("tiny", 64)
+		if hi == nil || lo == nil {
+			continue
+		}
+		v, okV := hi.Medians[rt.Name][mThroughput]
+		b, okB := lo.Medians[rt.Name][mThroughput]
+		if !okV {
+			v = math.NaN()
+		}
+		if !okB {
+			b = math.NaN()
+		}
+		out = append(out, floorCheck{Runtime: rt.Name, Scenario: scenarioLabel(hi.Scenario), What: "inv/s >= 0.9x inv/s at N=64",
+			Value: v, Base: b, Limit: b * tputKeep, Met: okV && okB && v >= b*tputKeep, format: fmtCount, base: "N=64"})
+	}
+	return out
+}
+
+// floorTargetLines are the floor targets, one line each: "met" or "NOT met"
+// with the figures.
+func floorTargetLines(rep *report) []string {
+	var lines []string
+	for _, t := range rep.FloorTargets {
+		verdict := "met"
+		if !t.Met {
+			verdict = "NOT met"
+		}
+		format := t.format
+		if format == nil { // read back from JSON
+			format = func(v float64) string { return fmt.Sprintf("%.4g", v) }
+		}
+		fig := func(v float64) string {
+			if math.IsNaN(v) {
+				return "no figures"
+			}
+			return format(v)
+		}
+		rel := ""
+		if r, ok := ratio(t.Value, t.Base); ok && !math.IsNaN(r) {
+			rel = ", " + fmtRatio(r)
+		}
+		lines = append(lines, fmt.Sprintf("floor target, %s, %s: %s: %s (%s %s%s; limit %s): %s",
+			t.Scenario, t.Runtime, t.What, fig(t.Value), t.base, fig(t.Base), rel, fig(t.Limit), verdict))
+	}
+	return lines
+}

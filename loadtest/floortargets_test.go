@@ -1,0 +1,122 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// floorReport is a report of the given scenarios' medians by runtime.
+func floorReport(t *testing.T, meds map[string]map[string]map[string]float64) *report {
+	t.Helper()
+	rep := &report{Runtimes: []runtimeSpec{{Name: rtLmigo}, {Name: rtRef}, {Name: rtFloor}}}
+	names := make([]string, 0, len(meds))
+	for name := range meds {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		wl, n, _, err := parseScenarioName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, _ := parseWorkload(wl)
+		rep.Scenarios = append(rep.Scenarios, scenarioReport{
+			Scenario: scenario{Name: name, Workload: wl, N: n, PinCPU: -1, w: w},
+			Medians:  meds[name],
+		})
+	}
+	return rep
+}
+
+func TestFloorTargets(t *testing.T) {
+	rep := floorReport(t, map[string]map[string]map[string]float64{
+		"tiny-n64": {
+			rtLmigo: {mCPU: 12, mThroughput: 10000},
+			rtFloor: {mCPU: 10, mThroughput: 11000},
+		},
+		"tiny-n1600": {
+			rtLmigo: {mCPU: 13, mThroughput: 8999, mPeakRSS: 40, mReady: 100},
+			rtFloor: {mCPU: 10, mThroughput: 9000, mPeakRSS: 24, mReady: 90},
+		},
+		"size-1MiB-n1": {
+			rtLmigo: {mCPU: 300},
+			rtFloor: {mCPU: 100},
+		},
+		"size-6MiB-n1": {
+			rtFloor: {mCPU: 600}, // every lmigo run had problems
+		},
+	})
+	got := map[string]bool{}
+	for _, c := range floorTargets(rep) {
+		got[c.Scenario+": "+c.What] = c.Met
+	}
+	want := map[string]bool{
+		"tiny N=64: CPU/inv <= 1.2x floor":           true,  // 12 <= 12
+		"tiny N=1600: CPU/inv <= 1.2x floor":         false, // 13 > 12
+		"tiny N=1600: peak RSS <= floor + 16 MiB":    true,  // 40 <= 40
+		"tiny N=1600: exec to N polls <= 1.2x floor": true,
+		"tiny N=1600: inv/s >= 0.9x inv/s at N=64":   false, // 8999 < 9000
+		"size:1MiB N=1: CPU/inv <= 2x floor":         false,
+		"size:6MiB N=1: CPU/inv <= 2x floor":         false, // no figures
+	}
+	for k, v := range want {
+		if m, ok := got[k]; !ok || m != v {
+			t.Errorf("%s: met %v (checked %v), want %v", k, m, ok, v)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d targets checked, want %d: %v", len(got), len(want), got)
+	}
+	rep.FloorTargets = floorTargets(rep)
+	lines := strings.Join(floorTargetLines(rep), "\n")
+	for _, s := range []string{
+		"floor target, tiny N=1600, lmigo: CPU/inv <= 1.2x floor: 13µs (floor 10µs, 1.30x; limit 12µs): NOT met",
+		"floor target, tiny N=1600, lmigo: peak RSS <= floor + 16 MiB: 40.0 MiB (floor 24.0 MiB, 1.67x; limit 40.0 MiB): met",
+		"floor target, size:6MiB N=1, lmigo: CPU/inv <= 2x floor: no figures (floor 600µs; limit 1.20ms): NOT met",
+	} {
+		if !strings.Contains(lines, s) {
+			t.Errorf("no line %q in:\n%s", s, lines)
+		}
+	}
+}
+
+func TestFloorTargetsNeedTheFloor(t *testing.T) {
+	rep := floorReport(t, map[string]map[string]map[string]float64{
+		"tiny-n64": {rtLmigo: {mCPU: 12}},
+	})
+	if got := floorTargets(rep); len(got) != 0 {
+		t.Errorf("targets without the floor's figures: %v", got)
+	}
+}
+
+func TestVsFloorRows(t *testing.T) {
+	rts := []runtimeSpec{{Name: rtLmigo}, {Name: rtRef}, {Name: rtFloor}}
+	tiny, _ := parseWorkload("tiny")
+	grow, _ := parseWorkload("grow")
+	rep := &report{Runtimes: rts}
+	for _, sc := range []scenario{{Name: "tiny-n1", Workload: "tiny", N: 1, PinCPU: -1, w: tiny}, {Name: "grow-n1", Workload: "grow", N: 1, PinCPU: -1, w: grow}} {
+		sr := scenarioReport{Scenario: sc}
+		for _, rt := range rts {
+			if rt.serves(sc.w) {
+				sr.Runs = append(sr.Runs, runResult{Runtime: rt.Name, Metrics: map[string]float64{mCPU: map[string]float64{rtLmigo: 12, rtRef: 40, rtFloor: 10}[rt.Name]}})
+			}
+		}
+		summarize(&sr, rts)
+		rep.Scenarios = append(rep.Scenarios, sr)
+	}
+	if got := rep.Scenarios[0].FloorRatios[rtLmigo][mCPU]; got != 1.2 {
+		t.Errorf("lmigo vs floor CPU %v, want 1.2", got)
+	}
+	var labels []string
+	for _, row := range rows(rep)[1:] {
+		labels = append(labels, row[0]+"/"+row[1])
+	}
+	want := []string{
+		"tiny N=1/lmigo", "/aws-lambda-go", "/floor", "/ratio lmigo", "/ratio floor", "/lmigo vs floor", "/aws-lambda-go vs floor",
+		"grow N=1/lmigo", "/aws-lambda-go", "/ratio", // the floor does not run grow
+	}
+	if !slices.Equal(labels, want) {
+		t.Errorf("rows %q, want %q", labels, want)
+	}
+}
