@@ -65,7 +65,7 @@ func TestLimits(t *testing.T) {
 		called := false
 		h := http.HandlerFunc(func(http.ResponseWriter, *http.Request) { called = true })
 		resp, body := serveBuffered(t, h, ev)
-		if called || resp.StatusCode != 400 || !strings.Contains(string(body), "base64") {
+		if called || resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "base64") {
 			t.Errorf("%v %d %q", called, resp.StatusCode, body)
 		}
 		b, _ := serveStream(t, h, ev)

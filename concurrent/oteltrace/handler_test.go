@@ -124,7 +124,7 @@ func TestSpanJoinsInvocationTrace(t *testing.T) {
 					semconv.FaaSVersionKey:     "$LATEST",
 					semconv.FaaSInstanceKey:    testEnv["AWS_LAMBDA_LOG_STREAM_NAME"],
 				} {
-					if got := a[k].Emit(); got != v {
+					if got := a[k].String(); got != v {
 						t.Errorf("%s: %s = %q, want %q", id, k, got, v)
 					}
 				}
@@ -201,7 +201,7 @@ func TestSpanWithoutHeader(t *testing.T) {
 		t.Errorf("second span's parent %v, want the caller's span %v", spans[1].Parent.SpanID(), spans[2].SpanContext.SpanID())
 	}
 	if got := attrs(spans[0])[semconv.FaaSColdstartKey]; !got.AsBool() {
-		t.Errorf("first span: faas.coldstart = %v, want true", got.Emit())
+		t.Errorf("first span: faas.coldstart = %v, want true", got.String())
 	}
 	if _, ok := attrs(spans[1])[semconv.FaaSColdstartKey]; ok {
 		t.Error("second span has faas.coldstart")

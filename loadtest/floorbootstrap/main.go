@@ -21,6 +21,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -276,7 +277,7 @@ func (s *slot) readHead() (status, length int, err error) {
 	length = -1
 	for {
 		line, err = s.r.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
+		if errors.Is(err, bufio.ErrBufferFull) {
 			exit(1, "header line longer than %d bytes", readBuf)
 		}
 		if err != nil {
