@@ -154,7 +154,7 @@ func (rt *Runtime) mayQueue() bool {
 // headerErrorType is errorType if a header can carry it, else
 // invalidErrorType.
 func headerErrorType(errorType string) string {
-	if !headerValue(errorType, maxErrorTypeHeader) {
+	if !rapi.ValidHeaderValue(errorType, maxErrorTypeHeader) {
 		return invalidErrorType
 	}
 	return errorType
@@ -163,24 +163,10 @@ func headerErrorType(errorType string) string {
 // cleanContentType is contentType if a header can carry it, else
 // application/octet-stream (logged).
 func (rt *Runtime) cleanContentType(inv *rapi.Invocation, contentType string) string {
-	if headerValue(contentType, maxContentType) {
+	if rapi.ValidHeaderValue(contentType, maxContentType) {
 		return contentType
 	}
 	logInvocation(rt.log, zap.WarnLevel, inv, "the response's content type cannot be sent, "+bytesContentType+" is sent instead",
 		zap.String("contentType", cutUTF8(contentType, 64)), zap.Int("length", len(contentType)))
 	return bytesContentType
-}
-
-// headerValue reports whether v has at most limit bytes, none of them a
-// control byte (RFC 9110 field-content).
-func headerValue(v string, limit int) bool {
-	if len(v) > limit {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; c < 0x20 && c != '\t' || c == 0x7f {
-			return false
-		}
-	}
-	return true
 }

@@ -212,12 +212,26 @@ func checkHeaderValue(name, v string, max int) error {
 	if len(v) > max {
 		return fmt.Errorf("%w: %s value of %d bytes exceeds %d", ErrInvalid, name, len(v), max)
 	}
-	for i := 0; i < len(v); i++ {
-		if !valueByte(v[i]) {
-			return fmt.Errorf("%w: %s value %q has a control byte", ErrInvalid, name, clipString(v))
-		}
+	if !ValidHeaderValue(v, max) {
+		return fmt.Errorf("%w: %s value %q has a control byte", ErrInvalid, name, clipString(v))
 	}
 	return nil
+}
+
+// ValidHeaderValue reports whether v may be sent as a header value: at
+// most limit bytes, none of them a control byte (RFC 9110 field-content).
+// A caller that would rather replace a value than have it refused
+// (ErrInvalid) checks it with this first.
+func ValidHeaderValue(v string, limit int) bool {
+	if len(v) > limit {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if !valueByte(v[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func headerSafe(v []byte) bool {
