@@ -178,20 +178,13 @@ func TestRawHandlerForeignArray(t *testing.T) {
 // still answers that invocation, with an error, before Run returns.
 func TestShutdownFailsHalfReadInvocation(t *testing.T) {
 	api := newAPI(t, rapitest.Options{MaxConcurrency: 1})
-	rt, err := New(sleepy, WithLookupEnv(env{"AWS_LAMBDA_RUNTIME_API": api.Addr(),
-		"AWS_LAMBDA_MAX_CONCURRENCY": "1", "LMIGO_SHUTDOWN_TIMEOUT": "2s"}.lookup), WithLogger(zap.NewNop()))
+	rt, err := New(sleepy, WithLookupEnv(api.Env(map[string]string{"LMIGO_SHUTDOWN_TIMEOUT": "2s"})), WithLogger(zap.NewNop()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- rt.Run(ctx) }()
-	defer cancel()
+	stop, wait := runStoppable(t, api, rt, 1)
 	wctx, wcancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer wcancel()
-	if err := api.WaitPolls(wctx, 1); err != nil {
-		t.Fatal(err)
-	}
 	// The headers go whole, the body stops after a few bytes and hangs.
 	payload := bytes.Repeat([]byte("p"), 64<<10)
 	got := make(chan rapitest.Result, 1)
@@ -205,14 +198,9 @@ func TestShutdownFailsHalfReadInvocation(t *testing.T) {
 		buf := make([]byte, 1<<20)
 		return bytes.Contains(buf[:runtime.Stack(buf, true)], []byte("rapi.(*body).readAll"))
 	})
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Run: %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("Run did not return")
+	stop()
+	if err := wait(); err != nil {
+		t.Fatalf("Run: %v", err)
 	}
 	res := <-got
 	if res.Err == nil || res.Err.Type != errTypeTruncatedInvocation {
@@ -250,20 +238,13 @@ func TestShutdownQueuesNoPollBehindStreams(t *testing.T) {
 	handler := func(context.Context, json.RawMessage) (io.Reader, error) {
 		return &blockingReader{started: started, release: release}, nil
 	}
-	rt, err := New(handler, WithLookupEnv(env{"AWS_LAMBDA_RUNTIME_API": api.Addr(),
-		"AWS_LAMBDA_MAX_CONCURRENCY": strconv.Itoa(n), "LMIGO_SHUTDOWN_TIMEOUT": "5s"}.lookup), WithLogger(zap.NewNop()))
+	rt, err := New(handler, WithLookupEnv(api.Env(map[string]string{"LMIGO_SHUTDOWN_TIMEOUT": "5s"})), WithLogger(zap.NewNop()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- rt.Run(ctx) }()
-	defer cancel()
+	stop, wait := runStoppable(t, api, rt, n)
 	ictx, icancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer icancel()
-	if err := api.WaitPolls(ictx, n); err != nil {
-		t.Fatal(err)
-	}
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() { _, _ = api.Invoke(ictx, rapitest.Request{Payload: []byte(`{}`)}) })
@@ -271,10 +252,10 @@ func TestShutdownQueuesNoPollBehindStreams(t *testing.T) {
 	for range n {
 		<-started
 	}
-	cancel()
+	stop()
 	waitUntil(t, "the pollers stopped", func() bool { return rt.stopping.Load() })
 	close(release)
-	if err := <-done; err != nil {
+	if err := wait(); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	wg.Wait()
@@ -295,4 +276,29 @@ func TestNewWithoutRunLeaksNothing(t *testing.T) {
 		}
 	}
 	goleak.VerifyNone(t, before)
+}
+
+// runStoppable runs rt and waits until api holds n of its polls. stop
+// cancels Run; wait returns what Run returned, failing the test if Run has
+// not returned within 20 s. The test's end stops it too.
+func runStoppable(t *testing.T, api *rapitest.Server, rt *Runtime, n int) (stop func(), wait func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- rt.Run(ctx) }()
+	t.Cleanup(cancel)
+	wctx, wcancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer wcancel()
+	if err := api.WaitPolls(wctx, n); err != nil {
+		t.Fatal(err)
+	}
+	return cancel, func() error {
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(20 * time.Second):
+			t.Fatal("Run did not return")
+			return nil
+		}
+	}
 }

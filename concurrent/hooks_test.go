@@ -45,21 +45,15 @@ func TestShutdownHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- rt.Run(ctx) }()
-	defer cancel()
+	stop, wait := runStoppable(t, api, rt, 2)
 	wctx, wcancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer wcancel()
-	if err := api.WaitPolls(wctx, 2); err != nil {
-		t.Fatal(err)
-	}
 	res := make(chan rapitest.Result, 1)
 	go func() { r, _ := api.Invoke(wctx, rapitest.Request{Payload: []byte(`{}`)}); res <- r }()
 	waitUntil(t, "the invocation handed out", func() bool { return api.Stats().Invocations == 1 })
 	began := time.Now()
-	cancel()
-	if err := <-done; err != nil {
+	stop()
+	if err := wait(); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	took := time.Since(began)
