@@ -308,13 +308,9 @@ func soak(ctx context.Context, cfg soakConfig) (*soakReport, error) {
 	}
 
 	// A graceful stop flushes the last metrics document.
-	sent := time.Now()
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-exited:
-		rep.ExitAfter = time.Since(sent)
-		rep.ExitStatus = cmd.ProcessState.ExitCode()
-	case <-time.After(5 * time.Second):
+	var exitedOK bool
+	rep.ExitAfter, rep.ExitStatus, exitedOK = sigterm(cmd, exited)
+	if !exitedOK {
 		rep.problem("no exit within 5 s of SIGTERM")
 	}
 	emfMu.Lock()
@@ -575,5 +571,19 @@ func printSoak(w io.Writer, r *soakReport) {
 		for _, p := range f.Problems {
 			fmt.Fprintf(w, "  PROBLEM form %s: %s\n", f.Form, p)
 		}
+	}
+}
+
+// sigterm sends cmd SIGTERM and waits up to 5 s for exited (closed once
+// cmd.Wait returned): how long it took, its exit status, and whether it
+// exited in time.
+func sigterm(cmd *exec.Cmd, exited <-chan struct{}) (after time.Duration, status int, ok bool) {
+	sent := time.Now()
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+		return time.Since(sent), cmd.ProcessState.ExitCode(), true
+	case <-time.After(5 * time.Second):
+		return 0, 0, false
 	}
 }

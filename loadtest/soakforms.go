@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/lmigo/lmigo/rapi/rapitest"
@@ -255,13 +254,9 @@ func soakForm(ctx context.Context, cfg soakConfig, bin, form string, d time.Dura
 		rep.problem("the SIGTERM tail: %d of %d handed out, %d handlers started",
 			api.Stats().Invocations-before, cfg.N, started.Load())
 	}
-	sent := time.Now()
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-exited:
-		rep.ExitAfter = time.Since(sent)
-		rep.ExitStatus = cmd.ProcessState.ExitCode()
-	case <-time.After(5 * time.Second):
+	var exitedOK bool
+	rep.ExitAfter, rep.ExitStatus, exitedOK = sigterm(cmd, exited)
+	if !exitedOK {
 		rep.problem("no exit within 5 s of SIGTERM")
 	}
 	// What the runtime did not answer before it exited is lost: Close ends
