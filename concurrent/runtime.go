@@ -40,14 +40,14 @@ type Runtime struct {
 	// be abandoned at exit, and the invocation handed to it lost.
 	stopping atomic.Bool
 	// shutdown is the context answers are posted with once stopping is
-	// set (answerCtx); it ends with the shutdown budget.
-	shutdown    context.Context
-	endShutdown context.CancelFunc
-	fatal       chan error
-	metrics     *runtimeMetrics // nil unless LMIGO_METRICS=emf
-	idle        idleTracker     // for the idle free (startIdleFree)
-	outage      outage          // rate-limits the warnings while /next fails
-	mem         memGuard        // memory-aware admission (admission.go)
+	// set (answerCtx): its deadline is the shutdown budget's. Run sets it
+	// before stopping, which orders the write before every read.
+	shutdown context.Context
+	fatal    chan error
+	metrics  *runtimeMetrics // nil unless LMIGO_METRICS=emf
+	idle     idleTracker     // for the idle free (startIdleFree)
+	outage   outage          // rate-limits the warnings while /next fails
+	mem      memGuard        // memory-aware admission (admission.go)
 	// setMemoryLimit is debug.SetMemoryLimit (memlimit.go); tests replace
 	// it, so that they see the limit the runtime would set without
 	// changing their own.
@@ -110,7 +110,6 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	}
 	rt.mem.init()
 	rt.idle.init()
-	rt.shutdown, rt.endShutdown = context.WithCancel(context.Background())
 	if rt.log == nil {
 		rt.log = newLogger(cfg.LogFormat, cfg.LogLevel, o.stderr)
 	}
@@ -180,9 +179,9 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	// Lambda kills the process about 600 ms after SIGTERM.
 	began := time.Now()
 	deadline := began.Add(rt.cfg.ShutdownTimeout)
-	budget := time.AfterFunc(rt.cfg.ShutdownTimeout, rt.endShutdown)
-	defer budget.Stop()
-	defer rt.endShutdown()
+	var endShutdown context.CancelFunc
+	rt.shutdown, endShutdown = context.WithDeadline(context.Background(), deadline)
+	defer endShutdown()
 	rt.stopping.Store(true)
 	stopPolling()
 	pollers.Wait()
