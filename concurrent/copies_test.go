@@ -4,15 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/lmigo/lmigo/rapi/rapitest"
 )
@@ -54,7 +58,7 @@ func TestResponseCopies(t *testing.T) {
 		}), len(body), 0, 1},
 		{"typed, string result", func(context.Context, struct{}) (string, error) { return typedValue, nil }, len(body), 1, 0},
 		{"typed, []byte result", func(context.Context, struct{}) ([]byte, error) { return rawBytes, nil }, 4<<20 + 2, 1, 0},
-		{"lambda.Handler", invokerFunc(func(context.Context, []byte) ([]byte, error) { return body, nil }), len(body), 1, 0},
+		{"lambda.Handler", invokerFunc(func(context.Context, []byte) ([]byte, error) { return body, nil }), len(body), 0, 0},
 		// NewHandler's lambda.Handler runs as the handler it wraps.
 		{"NewHandler of a json.RawMessage handler", NewHandler(func(context.Context, json.RawMessage) (json.RawMessage, error) { return body, nil }), len(body), 0, 0},
 	}
@@ -67,6 +71,13 @@ func TestResponseCopies(t *testing.T) {
 			}
 		})
 	}
+	// At any N: a lambda.Handler's bytes are its own (callInvoker).
+	t.Run("lambda.Handler, N=2", func(t *testing.T) {
+		h := invokerFunc(func(context.Context, []byte) ([]byte, error) { return body, nil })
+		if got := countBuffersAt(t, 2, h, `{}`, len(body), len(body), "64KiB"); got != 0 {
+			t.Fatalf("the body was copied %d times in user space; the package doc says 0", got)
+		}
+	})
 }
 
 // TestStreamedResponseCopies: a streamed io.Reader result is copied once
@@ -232,8 +243,14 @@ func TestRequestCopies(t *testing.T) {
 // response (respSize bytes) and the payload as []byte.
 func countBuffers(t *testing.T, handler any, payload string, respSize, unit int, retain string) int {
 	t.Helper()
-	api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true, MaxResponseBytes: 8 << 20})
-	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "1", "LMIGO_BUFFER_RETAIN_BYTES": retain}, handler)
+	return countBuffersAt(t, 1, handler, payload, respSize, unit, retain)
+}
+
+// countBuffersAt is countBuffers with n slots, invoked one at a time.
+func countBuffersAt(t *testing.T, n int, handler any, payload string, respSize, unit int, retain string) int {
+	t.Helper()
+	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true, MaxResponseBytes: 8 << 20})
+	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": strconv.Itoa(n), "LMIGO_BUFFER_RETAIN_BYTES": retain}, handler)
 	check := func() {
 		t.Helper()
 		r := invoke(t, api, payload)
@@ -246,18 +263,102 @@ func countBuffers(t *testing.T, handler any, payload string, respSize, unit int,
 	runtime.GC()
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	check()
-	const n = 4
+	const rounds = 4
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	for range n {
+	for range rounds {
 		check()
 	}
 	runtime.ReadMemStats(&after)
 	// Less the fake API's body of the response and invoke's []byte of the
 	// payload.
-	perInv := float64(after.TotalAlloc-before.TotalAlloc)/n - float64(respSize) - float64(len(payload))
+	perInv := float64(after.TotalAlloc-before.TotalAlloc)/rounds - float64(respSize) - float64(len(payload))
 	t.Logf("%.0f bytes allocated per invocation besides the test's (%.2f units of %d)", perInv, perInv/float64(unit), unit)
 	return int(math.Round(perInv / float64(unit)))
+}
+
+// TestInvokerBytesAtN: aws-lambda-go's own lambda.Handler returns the
+// bytes of a pooled buffer that it has put back when Invoke returns. At
+// any N each answer must still be its own invocation's, byte for byte, and
+// under -race no read of that buffer may race a later Invoke's write
+// (callInvoker runs its function and copies before the buffer goes back).
+func TestInvokerBytesAtN(t *testing.T) {
+	for _, n := range []int{1, 8} {
+		t.Run("N="+strconv.Itoa(n), func(t *testing.T) {
+			const total = 2000
+			api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true, Timeout: 30 * time.Second})
+			// The answer is the event's string, encoded into the pooled
+			// buffer; sizes vary (up to 66 KiB, past what rapi copies behind
+			// the headers) so that a buffer is reused at many lengths.
+			h := lambda.NewHandler(func(ev struct{ S string }) (string, error) { return ev.S, nil })
+			serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": strconv.Itoa(n)}, h)
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			errs := make(chan error, 2*n)
+			for range 2 * n {
+				wg.Go(func() {
+					for i := next.Add(1); i <= total; i = next.Add(1) {
+						s := strconv.Itoa(int(i)) + strings.Repeat("-", int(i%97)*700)
+						r, err := api.Invoke(t.Context(), rapitest.Request{Payload: []byte(`{"S":"` + s + `"}`)})
+						if err == nil && (r.Err != nil || string(r.Body) != `"`+s+`"`) {
+							err = fmt.Errorf("got %.60q (error %v), want %.60q", r.Body, r.Err, `"`+s+`"`)
+						}
+						if err != nil {
+							errs <- fmt.Errorf("invocation %d: %w", i, err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestAWSHandlerFunc: the value of aws-lambda-go's lambda.NewHandler, with
+// options or without, is run through its own function (whose reader puts
+// its buffer back on Close), and answers what its Invoke answers; no other
+// lambda.Handler is taken for it. On an aws-lambda-go whose shape differs
+// this fails, and callInvoker falls back to a copy after Invoke.
+func TestAWSHandlerFunc(t *testing.T) {
+	f := func(ev struct{ S string }) (map[string]string, error) { return map[string]string{"s": ev.S + "<"}, nil }
+	for name, h := range map[string]lambda.Handler{
+		"NewHandler":            lambda.NewHandler(f),
+		"NewHandlerWithOptions": lambda.NewHandlerWithOptions(f, lambda.WithSetEscapeHTML(true), lambda.WithSetIndent("", " ")),
+	} {
+		t.Run(name, func(t *testing.T) {
+			fn := awsHandlerFunc(h)
+			if fn == nil {
+				t.Fatal("not recognised as aws-lambda-go's own lambda.Handler")
+			}
+			payload := []byte(`{"S":"a"}`)
+			want, err := h.Invoke(t.Context(), payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = bytes.Clone(want)
+			r, err := fn(t.Context(), payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := r.(io.Closer); !ok {
+				t.Fatalf("its function's reader is a %T, not aws-lambda-go's pooled buffer: the fallback was taken", r)
+			}
+			var out Buffer
+			if err := callAWS(t.Context(), fn, payload, &out); err != nil || string(out.B) != string(want) {
+				t.Fatalf("callAWS: %q, %v; Invoke: %q", out.B, err, want)
+			}
+		})
+	}
+	for _, h := range []lambda.Handler{invokerFunc(func(context.Context, []byte) ([]byte, error) { return nil, nil }), NewHandler(f)} {
+		if awsHandlerFunc(h) != nil {
+			t.Errorf("%T taken for aws-lambda-go's own lambda.Handler", h)
+		}
+	}
 }
 
 // TestInvokerKeepsPayload: a lambda.Handler may keep the payload it was

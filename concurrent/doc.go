@@ -73,8 +73,11 @@
 //	io.Reader result, other              1       streamed: each Read fills the slot's 32 KiB chunk buffer
 //	typed result (3)                     1       encoding/json encodes into its own pooled buffer, then
 //	                                             json.Encoder copies that into the slot's buffer
-//	lambda.Handler                       1       on purpose: aws-lambda-go's own Invoke returns a pooled
-//	                                             buffer that it reuses as soon as Invoke returns
+//	lambda.Handler                       0       posted from its own bytes: they must not change once
+//	                                             Invoke has returned (aws-lambda-go posts them so too)
+//	lambda.NewHandler(fn), aws-lambda-go 1 + fn  its Invoke returns a pooled buffer it has put back
+//	                                             already; it is run through fn and that buffer copied
+//	                                             before it goes back (callInvoker)
 //	NewHandler(fn)                       as fn   it is run as fn itself, not through Invoke
 //
 // (1) With the default options (no WithSetEscapeHTML, no WithSetIndent),

@@ -103,8 +103,10 @@ type handler struct {
 	raw          RawHandler
 	invoker      lambda.Handler
 	invokerCType string
-	noIO         func(context.Context) error
-	rawMessage   rawMessageFunc
+	// awsFunc is what aws-lambda-go's own invoker runs (awsHandlerFunc).
+	awsFunc    func(context.Context, []byte) (io.Reader, error)
+	noIO       func(context.Context) error
+	rawMessage rawMessageFunc
 
 	fn       reflect.Value // pathReflect
 	takesCtx bool          // first argument is the context
@@ -159,6 +161,7 @@ func newHandler(fn any, cfg handlerConfig) (*handler, error) {
 			return nil, fmt.Errorf("%w: handler is a nil %T", ErrInvalidHandler, fn)
 		}
 		h.path, h.invoker, h.invokerCType = pathInvoker, f, invokerContentType(f)
+		h.awsFunc = awsHandlerFunc(f)
 		return h, nil
 	}
 
@@ -347,9 +350,10 @@ func (h *handler) call(ctx context.Context, payload []byte, out *Buffer) (conten
 // that aws-lambda-go sends as the bytes it reads (an io.Reader, see
 // writeValue), leaves out empty and returns the reader as body, unread, for
 // the caller to stream and close; or, for a json.RawMessage result that is
-// already what the encoder would write (callRawMessage, callReflect), leaves out empty
-// and returns the handler's own bytes as direct, to be sent as they are and
-// not modified. On error out is left empty and body and direct are nil. A
+// already what the encoder would write (callRawMessage, callReflect) and
+// for a lambda.Handler's bytes (callInvoker), leaves out empty and returns
+// the handler's own bytes as direct, to be sent as they are and not
+// modified. On error out is left empty and body and direct are nil. A
 // panic in the handler is recovered and returned as a *PanicError; it
 // never reaches the worker.
 func (h *handler) run(ctx context.Context, payload []byte, out *Buffer) (contentType string, body io.Reader, direct []byte, err error) {
@@ -364,7 +368,7 @@ func (h *handler) run(ctx context.Context, payload []byte, out *Buffer) (content
 		contentType = jsonContentType
 		direct, err = h.callRaw(ctx, payload, out)
 	case pathInvoker:
-		contentType, err = h.callInvoker(ctx, payload, out)
+		contentType, direct, err = h.callInvoker(ctx, payload, out)
 	case pathNoIO:
 		contentType, err = jsonContentType, h.noIO(ctx)
 		if err == nil {
@@ -418,20 +422,76 @@ func sameArray(a, b []byte) bool {
 	return unsafe.SliceData(a) == unsafe.SliceData(b)
 }
 
-// callInvoker copies the invoker's bytes into out: they may not be its to
-// give. aws-lambda-go's own lambda.Handler (lambda.NewHandler) returns the
-// bytes of a pooled buffer that it puts back before Invoke returns, and
-// that a concurrent Invoke may write over while the answer is posted.
-func (h *handler) callInvoker(ctx context.Context, payload []byte, out *Buffer) (string, error) {
+// callInvoker runs a lambda.Handler. Its bytes are returned as direct,
+// posted as they are, whatever their size and N: like a json.RawMessage
+// result, they must not change once Invoke has returned, which is what
+// aws-lambda-go relies on too when it serves N at once.
+//
+// aws-lambda-go's own lambda.Handler, the value of lambda.NewHandler, is
+// the exception: its Invoke returns the bytes of a pooled buffer that it
+// has put back already, which a concurrent Invoke may write over while
+// they are read (TestInvokerBytesAtN). It is run as aws-lambda-go runs
+// it: its function, whose buffer is copied into out and put back after.
+func (h *handler) callInvoker(ctx context.Context, payload []byte, out *Buffer) (string, []byte, error) {
 	// A copy: aws-lambda-go gives Invoke a slice of its own, which an
 	// Invoke may keep; the slot's buffer is reused once this one returns.
-	b, err := h.invoker.Invoke(ctx, bytes.Clone(payload))
-	if err != nil {
-		return "", err
+	payload = bytes.Clone(payload)
+	if h.awsFunc != nil {
+		return h.invokerCType, nil, callAWS(ctx, h.awsFunc, payload, out)
 	}
-	out.B = append(out.B, b...)
-	return h.invokerCType, nil
+	b, err := h.invoker.Invoke(ctx, payload)
+	if err != nil || len(b) == 0 {
+		return h.invokerCType, nil, err
+	}
+	return h.invokerCType, b, nil
 }
+
+// callAWS is aws-lambda-go's Invoke (handlerFunc.Invoke in v1.55.1) with
+// the bytes copied into out before the reader is closed, which puts its
+// buffer back.
+func callAWS(ctx context.Context, fn func(context.Context, []byte) (io.Reader, error), payload []byte, out *Buffer) error {
+	r, err := fn(ctx, payload)
+	if err != nil || r == nil {
+		return err
+	}
+	if c, ok := r.(io.Closer); ok {
+		defer c.Close()
+	}
+	_, err = io.Copy(out, r) // its buffer writes itself out (WriteTo)
+	return err
+}
+
+// awsHandlerFunc returns, for aws-lambda-go's own lambda.Handler, the
+// function it runs; nil for any other lambda.Handler. On a version whose
+// shape differs from v1.55.1's (a *handlerOptions that embeds its
+// handlerFunc; TestAWSHandlerFunc) it returns Invoke's bytes as a reader:
+// copied as soon as Invoke returns, which narrows the race but cannot
+// close it.
+func awsHandlerFunc(h lambda.Handler) func(context.Context, []byte) (io.Reader, error) {
+	type fnType = func(context.Context, []byte) (io.Reader, error)
+	v := reflect.ValueOf(h)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return nil
+	}
+	e := v.Elem()
+	if t := e.Type(); t.PkgPath() != awsLambdaPkg || t.Name() != "handlerOptions" {
+		return nil
+	}
+	if e.Kind() == reflect.Struct {
+		f := e.FieldByName("handlerFunc")
+		if f.IsValid() && f.Kind() == reflect.Func && f.Type().ConvertibleTo(reflect.TypeFor[fnType]()) && !f.IsNil() {
+			// An unexported field: read through its address, as the
+			// checks above allow.
+			return *(*fnType)(unsafe.Pointer(f.UnsafeAddr()))
+		}
+	}
+	return func(ctx context.Context, payload []byte) (io.Reader, error) {
+		b, err := h.Invoke(ctx, payload)
+		return bytes.NewReader(b), err
+	}
+}
+
+const awsLambdaPkg = "github.com/aws/aws-lambda-go/lambda"
 
 // callRawMessage runs a json.RawMessage handler. A result that the encoder
 // would only validate and compact (compactJSON, one pass) is returned as
