@@ -24,7 +24,7 @@ func compareMain(ctx context.Context, args []string) error {
 	fs.Var((*stringList)(&cfg.Extra), "extra", "NAME=BINARY: one more runtime (a variant of lmigo, say) run interleaved with those of -runtimes, figures and rejection verdict of its own (repeatable)")
 	fs.StringVar(&cfg.Raw, "raw", "", "lmigo-raw bootstrap binary (default: build ./loadtest/rawbootstrap)")
 	fs.StringVar(&cfg.Floor, "floor", "", "floor bootstrap binary (default: build ./loadtest/floorbootstrap)")
-	fs.StringVar(&cfg.Runtimes, "runtimes", defaultRuntimes, "comma-separated runtimes, run interleaved in this order: "+rtLmigo+" (typed handler), "+rtRaw+" (raw handler), "+rtRef+", "+rtFloor+" (not a runtime: the least work, tiny and size:S only); ratios are against "+rtRef+", and each runtime's against "+rtFloor+" (vs floor)")
+	fs.StringVar(&cfg.Runtimes, "runtimes", defaultRuntimes, "comma-separated runtimes, run interleaved in this order: "+rtLmigo+" (typed handler), "+rtRaw+" (raw handler), "+rtRef+", "+rtFloor+" (not a runtime: the least work, tiny and size:S only), "+rtHandler+" and "+rtRefHandler+" (a lambda.Handler of the user's own under each); ratios are against "+rtRef+", and each runtime's against "+rtFloor+" (vs floor)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: loadtest compare [flags]\n\nRuns each scenario for lmigo, aws-lambda-go and the floor (and lmigo-raw with -runtimes), interleaved, -reps times, and reports medians, ratios, each runtime against the floor, whether the memory targets and the floor targets are met and, against the emulator, whether the rejection target is.")
 		fs.PrintDefaults()
@@ -141,13 +141,17 @@ func compareRuntimes(ctx context.Context, cfg *config) ([]runtimeSpec, func(), e
 			rt = runtimeSpec{Name: name, Binary: cfg.Raw, SurvivesPanic: true}
 		case rtRef:
 			rt = runtimeSpec{Name: name, Binary: cfg.Ref}
+		case rtHandler:
+			rt = runtimeSpec{Name: name, SurvivesPanic: true}
+		case rtRefHandler:
+			rt = runtimeSpec{Name: name}
 		case rtFloor:
 			if cfg.Target == targetLambda && cfg.Runtimes == defaultRuntimes {
 				continue // no function of it is deployed
 			}
 			rt = runtimeSpec{Name: name, Binary: cfg.Floor}
 		default:
-			return nil, nil, fmt.Errorf("-runtimes: unknown runtime %q (want %s, %s, %s, %s)", name, rtLmigo, rtRaw, rtRef, rtFloor)
+			return nil, nil, fmt.Errorf("-runtimes: unknown runtime %q (want %s, %s, %s, %s, %s, %s)", name, rtLmigo, rtRaw, rtRef, rtFloor, rtHandler, rtRefHandler)
 		}
 		if slices.ContainsFunc(rts, func(r runtimeSpec) bool { return r.Name == name }) {
 			return nil, nil, fmt.Errorf("-runtimes: %s given twice", name)

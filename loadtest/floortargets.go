@@ -26,6 +26,7 @@ type floorCheck struct {
 const (
 	floorCPUTiny  = 1.2 // tiny CPU per invocation, at N=1, 64, 512 and 1600
 	floorCPUSize  = 2.0 // CPU per invocation of a 1 MiB and a 6 MiB response, N=1
+	floorCPUBytes = 1.5 // the same for a 6 MiB response of a lambda.Handler (lmigo-handler)
 	floorReady    = 1.2 // exec to N polls at N=1600
 	floorRSSSlack = 16  // MiB above the floor's peak RSS at N=1600
 	tputKeep      = 0.9 // tiny throughput at N=1600 against N=64
@@ -33,7 +34,9 @@ const (
 
 // floorTargets checks the targets against the floor for every runtime of
 // lmigo in rep, on the scenarios of rep that have them; none without the
-// floor's figures.
+// floor's figures. lmigo-handler, a lambda.Handler of the user's own, has
+// targets of its own: the 6 MiB CPU against the floor, and the peak RSS
+// against the same handler under aws-lambda-go.
 func floorTargets(rep *report) []floorCheck {
 	find := func(wl string, n int) *scenarioReport {
 		for i := range rep.Scenarios {
@@ -48,13 +51,13 @@ func floorTargets(rep *report) []floorCheck {
 		if !strings.HasPrefix(rt.Name, rtLmigo) {
 			continue
 		}
-		// vs floor: value <= factor x floor + plus.
-		vsFloor := func(wl string, n int, key, what string, factor, plus float64, format func(float64) string) {
+		// vs base: value <= factor x base's + plus.
+		vs := func(base, wl string, n int, key, what string, factor, plus float64, format func(float64) string) {
 			sr := find(wl, n)
 			if sr == nil {
 				return
 			}
-			fl, ok := sr.Medians[rtFloor][key]
+			fl, ok := sr.Medians[base][key]
 			if !ok {
 				return
 			}
@@ -64,7 +67,15 @@ func floorTargets(rep *report) []floorCheck {
 			}
 			limit := fl*factor + plus
 			out = append(out, floorCheck{Runtime: rt.Name, Scenario: scenarioLabel(sr.Scenario), What: what,
-				Value: v, Base: fl, Limit: limit, Met: ok && v <= limit, format: format, base: "floor"})
+				Value: v, Base: fl, Limit: limit, Met: ok && v <= limit, format: format, base: base})
+		}
+		vsFloor := func(wl string, n int, key, what string, factor, plus float64, format func(float64) string) {
+			vs(rtFloor, wl, n, key, what, factor, plus, format)
+		}
+		if rt.Name == rtHandler {
+			vsFloor("size:6MiB", 1, mCPU, "CPU/inv <= 1.5x floor", floorCPUBytes, 0, fmtLatency)
+			vs(rtRefHandler, "size:6MiB", 1, mPeakRSS, "peak RSS <= "+rtRefHandler+"'s", 1, 0, fmtMiB)
+			continue
 		}
 		for _, n := range []int{1, 64, 512, 1600} {
 			vsFloor("tiny", n, mCPU, "CPU/inv <= 1.2x floor", floorCPUTiny, 0, fmtLatency)

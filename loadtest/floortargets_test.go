@@ -9,7 +9,7 @@ import (
 // floorReport is a report of the given scenarios' medians by runtime.
 func floorReport(t *testing.T, meds map[string]map[string]map[string]float64) *report {
 	t.Helper()
-	rep := &report{Runtimes: []runtimeSpec{{Name: rtLmigo}, {Name: rtRef}, {Name: rtFloor}}}
+	rep := &report{Runtimes: []runtimeSpec{{Name: rtLmigo}, {Name: rtRef}, {Name: rtFloor}, {Name: rtHandler}, {Name: rtRefHandler}}}
 	names := make([]string, 0, len(meds))
 	for name := range meds {
 		names = append(names, name)
@@ -44,11 +44,16 @@ func TestFloorTargets(t *testing.T) {
 			rtFloor: {mCPU: 100},
 		},
 		"size-6MiB-n1": {
-			rtFloor: {mCPU: 600}, // every lmigo run had problems
+			rtFloor:      {mCPU: 600}, // every lmigo run had problems
+			rtHandler:    {mCPU: 900, mPeakRSS: 17},
+			rtRefHandler: {mCPU: 2000, mPeakRSS: 16.9},
 		},
 	})
 	got := map[string]bool{}
 	for _, c := range floorTargets(rep) {
+		if c.Runtime == rtHandler {
+			c.What = "handler " + c.What
+		}
 		got[c.Scenario+": "+c.What] = c.Met
 	}
 	want := map[string]bool{
@@ -59,6 +64,9 @@ func TestFloorTargets(t *testing.T) {
 		"tiny N=1600: inv/s >= 0.9x inv/s at N=64":   false, // 8999 < 9000
 		"size:1MiB N=1: CPU/inv <= 2x floor":         false,
 		"size:6MiB N=1: CPU/inv <= 2x floor":         false, // no figures
+		// lmigo-handler has these two only.
+		"size:6MiB N=1: handler CPU/inv <= 1.5x floor":               true, // 900 <= 900
+		"size:6MiB N=1: handler peak RSS <= aws-lambda-go-handler's": false,
 	}
 	for k, v := range want {
 		if m, ok := got[k]; !ok || m != v {
@@ -74,6 +82,7 @@ func TestFloorTargets(t *testing.T) {
 		"floor target, tiny N=1600, lmigo: CPU/inv <= 1.2x floor: 13µs (floor 10µs, 1.30x; limit 12µs): NOT met",
 		"floor target, tiny N=1600, lmigo: peak RSS <= floor + 16 MiB: 40.0 MiB (floor 24.0 MiB, 1.67x; limit 40.0 MiB): met",
 		"floor target, size:6MiB N=1, lmigo: CPU/inv <= 2x floor: no figures (floor 600µs; limit 1.20ms): NOT met",
+		"floor target, size:6MiB N=1, lmigo-handler: peak RSS <= aws-lambda-go-handler's: 17.0 MiB (aws-lambda-go-handler 16.9 MiB, 1.01x; limit 16.9 MiB): NOT met",
 	} {
 		if !strings.Contains(lines, s) {
 			t.Errorf("no line %q in:\n%s", s, lines)

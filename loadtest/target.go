@@ -34,6 +34,9 @@ const (
 	rtRaw   = "lmigo-raw"     // the raw handler, loadtest/rawbootstrap
 	rtRef   = "aws-lambda-go" // the reference, loadtest/refbootstrap
 	rtFloor = "floor"         // not a runtime: the least work, loadtest/floorbootstrap
+	// A lambda.Handler of the user's own (demo.Invoker), under each.
+	rtHandler    = "lmigo-handler"         // loadtest/handlerbootstrap
+	rtRefHandler = "aws-lambda-go-handler" // loadtest/refhandlerbootstrap
 )
 
 // Packages built for the runtimes, and the load test itself.
@@ -42,6 +45,8 @@ const (
 	pkgRaw      = "github.com/lmigo/lmigo/loadtest/rawbootstrap"
 	pkgRef      = "github.com/lmigo/lmigo/loadtest/refbootstrap"
 	pkgFloor    = "github.com/lmigo/lmigo/loadtest/floorbootstrap"
+	pkgHandler  = "github.com/lmigo/lmigo/loadtest/handlerbootstrap"
+	pkgRefHand  = "github.com/lmigo/lmigo/loadtest/refhandlerbootstrap"
 	pkgLoadtest = "github.com/lmigo/lmigo/loadtest"
 	// The realistic events (workload event:NAME) have bootstraps of their
 	// own, so that the reference bootstraps link no events types.
@@ -303,10 +308,12 @@ func buildAll(ctx context.Context, goarch string, pkgs, outs []string) error {
 // starts the error for a runtime with no bootstrap for the workload.
 func buildMissing(ctx context.Context, cfg *config, rts []runtimeSpec, flagName string) (cleanup func(), err error) {
 	pkgLm, pkgAWS := bootstrapPkgs(cfg.Workload)
-	if pkgLm != pkgLmigo && slices.ContainsFunc(rts, func(r runtimeSpec) bool { return r.Name == rtRaw && r.Binary == "" }) {
-		return nil, fmt.Errorf("%s %s serves the demo workloads only, not %s", flagName, rtRaw, cfg.Workload)
+	for _, name := range []string{rtRaw, rtHandler, rtRefHandler} {
+		if pkgLm != pkgLmigo && slices.ContainsFunc(rts, func(r runtimeSpec) bool { return r.Name == name && r.Binary == "" }) {
+			return nil, fmt.Errorf("%s %s serves the demo workloads only, not %s", flagName, name, cfg.Workload)
+		}
 	}
-	pkgOf := map[string]string{rtLmigo: pkgLm, rtRaw: pkgRaw, rtRef: pkgAWS, rtFloor: pkgFloor}
+	pkgOf := map[string]string{rtLmigo: pkgLm, rtRaw: pkgRaw, rtRef: pkgAWS, rtFloor: pkgFloor, rtHandler: pkgHandler, rtRefHandler: pkgRefHand}
 	var pkgs, outs []string
 	dir := ""
 	for i := range rts {

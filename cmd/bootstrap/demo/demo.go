@@ -17,8 +17,8 @@
 //
 // HandleRaw serves the same contract as a raw handler (concurrent.RawHandler):
 // it decodes the event itself and writes the response into the worker's
-// buffer. Stream serves the streaming part of the contract (see
-// StreamEvent).
+// buffer. Invoker serves it as a lambda.Handler of the user's own. Stream
+// serves the streaming part of the contract (see StreamEvent).
 package demo
 
 import (
@@ -163,6 +163,21 @@ func HandleRaw(ctx context.Context, payload []byte, out *bytebufferpool.ByteBuff
 	}
 	out.B = append(out.B, res...)
 	return nil
+}
+
+// Invoker is Handle as a lambda.Handler of the user's own (its method is
+// lambda.Handler's, spelled without importing aws-lambda-go's lambda): it
+// decodes the event with json.Unmarshal and returns Handle's bytes, for
+// {"size":N} the cached body itself, which the caller must not modify.
+type Invoker struct{}
+
+// Invoke serves one demo event.
+func (Invoker) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	var ev Event
+	if err := json.Unmarshal(payload, &ev); err != nil {
+		return nil, err
+	}
+	return Handle(ctx, ev)
 }
 
 // barrier releases waiters in groups of k.

@@ -99,12 +99,14 @@ func TestGatherTimesOutAlone(t *testing.T) {
 	}
 }
 
-// TestHandleRawMatchesHandle: the raw handler answers every event of the
-// contract byte for byte as Handle does, and fails where it fails.
+// TestHandleRawMatchesHandle: the raw handler and the Invoker answer every
+// event of the contract byte for byte as Handle does, and fail where it
+// fails.
 func TestHandleRawMatchesHandle(t *testing.T) {
 	for _, payload := range []string{`{"id":7}`, `{"size":5}`, `{"size":65536}`, `{"fail":"boom"}`, `{"size":-1,"fail":""}`, `[`} {
 		var out bytebufferpool.ByteBuffer
 		rawErr := HandleRaw(context.Background(), []byte(payload), &out)
+		inv, invErr := Invoker{}.Invoke(context.Background(), []byte(payload))
 		var ev Event
 		want, err := json.RawMessage(nil), json.Unmarshal([]byte(payload), &ev)
 		if err == nil {
@@ -112,6 +114,9 @@ func TestHandleRawMatchesHandle(t *testing.T) {
 		}
 		if (rawErr == nil) != (err == nil) || string(out.B) != string(want) {
 			t.Fatalf("%s: raw %q, %v; Handle %q, %v", payload, abbrev(out.B), rawErr, abbrev(want), err)
+		}
+		if (invErr == nil) != (err == nil) || string(inv) != string(want) {
+			t.Fatalf("%s: Invoker %q, %v; Handle %q, %v", payload, abbrev(inv), invErr, abbrev(want), err)
 		}
 	}
 }
