@@ -264,10 +264,10 @@ func TestScenarioNames(t *testing.T) {
 		n, count int
 		bad      bool
 	}{
-		{name: "size-1MiB-n1", wl: "size:1MiB", n: 1, count: 300}, // the standard set's
+		{name: "size-1MiB-n1", wl: "size:1MiB", n: 1, count: 1024}, // the standard set's
 		{name: "grow-n64", wl: "grow", n: 64},
-		{name: "size-256KiB-n1", wl: "size:256KiB", n: 1, count: 1200},
-		{name: "size-6MiB-n4", wl: "size:6MiB", n: 4, count: 50},
+		{name: "size-256KiB-n1", wl: "size:256KiB", n: 1, count: 4096},
+		{name: "size-6MiB-n4", wl: "size:6MiB", n: 4, count: 170},
 		{name: "size-1KiB-n2", wl: "size:1KiB", n: 2, count: 10000},
 		{name: "grow-n32", wl: "grow", n: 32},
 		{name: "grow", bad: true},

@@ -114,8 +114,10 @@ var standardSet = []struct {
 	{"tiny", 512, 10000},
 	{"tiny", 1600, 10000},
 	{"size:1KiB", 1, 10000},
-	{"size:1MiB", 1, 300},
-	{"size:6MiB", 1, 60},
+	// About 1 GiB each, so that CPU per invocation is read to a few per
+	// cent (parseScenarioName).
+	{"size:1MiB", 1, 1024},
+	{"size:6MiB", 1, 170},
 	{"grow", 1, 0},
 	{"grow", 8, 0},
 	{"grow", 16, 0},
