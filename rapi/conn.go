@@ -20,6 +20,7 @@ const (
 	opResponse  = "response"
 	opError     = "error"
 	opInitError = "init/error"
+	opConnect   = "connect"
 )
 
 const (
@@ -116,6 +117,11 @@ func newConn(c *Client) *Conn {
 		fresh: lazyFresh,
 	}
 }
+
+// Connect opens the connection now if there is none, so that one goroutine
+// can open many: a dial needs a deep stack, and a goroutine keeps the
+// stack it grew. An error is the dial's; the next call dials again.
+func (c *Conn) Connect(ctx context.Context) error { return c.begin(ctx, opConnect) }
 
 // Next long-polls GET /runtime/invocation/next and fills inv. It blocks until
 // an invocation arrives, ctx is done, or Close is called. Do not abandon a

@@ -1014,3 +1014,54 @@ func TestQueueNextStalledLargeAnswerCut(t *testing.T) {
 		t.Fatalf("accepts = %d, want 2", srv.accepts.Load())
 	}
 }
+
+// TestConnect: Connect opens the connection that the Next after it polls
+// on, and is a no-op with one open; a dial that fails is ErrTransport and
+// the next call dials again.
+func TestConnect(t *testing.T) {
+	s, err := rapitest.New(rapitest.Options{MaxConcurrency: 1, Queue: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := New(s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cn := c.Conn()
+	defer cn.Close()
+	for range 2 {
+		if err := cn.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The fake counts a connection once it has accepted it.
+	for end := time.Now().Add(5 * time.Second); s.Stats().NewConns == 0 && time.Now().Before(end); {
+		time.Sleep(time.Millisecond)
+	}
+	if st := s.Stats(); st.NewConns != 1 || st.Polls != 0 {
+		t.Fatalf("after Connect twice: %d connections, %d polls; want 1, 0", st.NewConns, st.Polls)
+	}
+	go func() { _, _ = s.Invoke(t.Context(), rapitest.Request{Payload: []byte(`{}`)}) }()
+	var inv Invocation
+	mustNext(t, cn, &inv)
+	if st := s.Stats(); st.NewConns != 1 {
+		t.Fatalf("Next opened a connection of its own: %d connections", st.NewConns)
+	}
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	c2, err := New(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cn2 := c2.Conn()
+	defer cn2.Close()
+	if err := cn2.Connect(t.Context()); !errors.Is(err, ErrTransport) {
+		t.Fatalf("Connect to a closed port: %v, want ErrTransport", err)
+	}
+}
