@@ -65,10 +65,34 @@ func main() {
 	}
 	n := concurrency(os.Getenv("AWS_LAMBDA_MAX_CONCURRENCY"))
 	next := []byte("GET " + pathPrefix + "next HTTP/1.1\r\nHost: " + api + "\r\n\r\n")
-	for range n - 1 {
-		go newSlot(api, next).run()
+	slots := make([]*slot, n)
+	for i := range slots {
+		slots[i] = newSlot(api, next)
 	}
-	newSlot(api, next).run()
+	connect(slots)
+	for _, s := range slots[1:] {
+		go s.run()
+	}
+	slots[0].run()
+}
+
+// connect dials every slot from a few goroutines before they poll, as
+// lmigo does: a goroutine keeps the stack a dial grew, 16 KiB instead of 8.
+func connect(slots []*slot) {
+	var wg sync.WaitGroup
+	next := make(chan *slot)
+	for range min(len(slots), 4) {
+		wg.Go(func() {
+			for s := range next {
+				s.dial()
+			}
+		})
+	}
+	for _, s := range slots {
+		next <- s
+	}
+	close(next)
+	wg.Wait()
 }
 
 // concurrency reads AWS_LAMBDA_MAX_CONCURRENCY: 1 when unset or invalid.
