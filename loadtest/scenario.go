@@ -64,9 +64,10 @@ func newScenario(cfg *config, wl string, n, count int) (scenario, error) {
 	if sc.Count <= 0 {
 		sc.Count = 4000
 	}
-	// A tenth of the run at most: 200 warm-up invocations of 6 MiB would
-	// take longer than the run.
-	sc.Warmup = min(sc.Warmup, max(sc.Count/10, 1))
+	// Two per slot at least, so that every slot has served before the
+	// window opens; a tenth of the run at most: 200 warm-up invocations
+	// of 6 MiB would take longer than the run.
+	sc.Warmup = min(max(sc.Warmup, 2*n), max(sc.Count/10, 1))
 	switch {
 	case w.grow:
 		// The warm-up is one invocation of each size (growWarmup).
@@ -109,10 +110,11 @@ var standardSet = []struct {
 	{"tiny", 1, 10000},
 	{"tiny", 8, 10000},
 	{"tiny", 64, 10000},
-	// LMI's N goes up to 1600. 10000 invocations take about a second
-	// there, which keeps the standard set near 5 minutes on 2 cores.
-	{"tiny", 512, 10000},
-	{"tiny", 1600, 10000},
+	// LMI's N goes up to 1600. 30000 invocations fill the 2 s window
+	// there: with 10000, about 6 per slot, the ramp and the tail of 1600
+	// callers moved inv/s by a fifth between runs.
+	{"tiny", 512, 30000},
+	{"tiny", 1600, 30000},
 	{"size:1KiB", 1, 10000},
 	// About 1 GiB each, so that CPU per invocation is read to a few per
 	// cent (parseScenarioName).
