@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"math"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -292,29 +290,10 @@ func TestInvokerBytesAtN(t *testing.T) {
 			// the headers) so that a buffer is reused at many lengths.
 			h := lambda.NewHandler(func(ev struct{ S string }) (string, error) { return ev.S, nil })
 			serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": strconv.Itoa(n)}, h)
-			var next atomic.Int64
-			var wg sync.WaitGroup
-			errs := make(chan error, 2*n)
-			for range 2 * n {
-				wg.Go(func() {
-					for i := next.Add(1); i <= total; i = next.Add(1) {
-						s := strconv.Itoa(int(i)) + strings.Repeat("-", int(i%97)*700)
-						r, err := api.Invoke(t.Context(), rapitest.Request{Payload: []byte(`{"S":"` + s + `"}`)})
-						if err == nil && (r.Err != nil || string(r.Body) != `"`+s+`"`) {
-							err = fmt.Errorf("got %.60q (error %v), want %.60q", r.Body, r.Err, `"`+s+`"`)
-						}
-						if err != nil {
-							errs <- fmt.Errorf("invocation %d: %w", i, err)
-							return
-						}
-					}
-				})
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Error(err)
-			}
+			invokeDistinct(t, api, total, 2*n, func(i int) (req, want []byte) {
+				s := strconv.Itoa(i) + strings.Repeat("-", i%97*700)
+				return []byte(`{"S":"` + s + `"}`), []byte(`"` + s + `"`)
+			})
 		})
 	}
 }

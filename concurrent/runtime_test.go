@@ -73,6 +73,41 @@ func invoke(t *testing.T, api *rapitest.Server, payload string) rapitest.Result 
 	return r
 }
 
+// invokeDistinct sends invocations 0..total-1 from the given number of
+// goroutines, the i-th with the payload req(i), and fails the test on an
+// answer that is not want(i).
+func invokeDistinct(t *testing.T, api *rapitest.Server, total, goroutines int, req func(i int) (payload, want []byte)) {
+	t.Helper()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	for range goroutines {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < total; i = int(next.Add(1) - 1) {
+				payload, want := req(i)
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				r, err := api.Invoke(ctx, rapitest.Request{Payload: payload})
+				cancel()
+				if err == nil && (r.Err != nil || !bytes.Equal(r.Body, want)) {
+					err = fmt.Errorf("got %.60q (error %v), want %.60q", r.Body, r.Err, want)
+				}
+				if err != nil {
+					errs <- fmt.Errorf("invocation %d: %w", i, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+}
+
 // inflight counts handler executions that overlap.
 type inflight struct{ cur, max atomic.Int64 }
 
@@ -107,42 +142,15 @@ func TestDistinctPayloadsAnsweredExactlyOnce(t *testing.T) {
 	})
 	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": strconv.Itoa(n)}, handler)
 
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, 2*n)
-	for range 2 * n {
-		wg.Go(func() {
-			for {
-				i := next.Add(1) - 1
-				if i >= total {
-					return
-				}
-				// Distinct and of varying size (up to a few KiB).
-				req := []byte(fmt.Sprintf("req-%d-%s", i, strings.Repeat("ab", int(i%2000))))
-				want := make([]byte, 0, len(req)+8)
-				for j := len(req) - 1; j >= 0; j-- {
-					want = append(want, req[j])
-				}
-				want = append(want, ":"+strconv.Itoa(len(req))...)
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				r, err := api.Invoke(ctx, rapitest.Request{Payload: req})
-				cancel()
-				if err != nil {
-					errs <- fmt.Errorf("invocation %d: %w", i, err)
-					return
-				}
-				if r.Err != nil || !bytes.Equal(r.Body, want) {
-					errs <- fmt.Errorf("invocation %d: got %.40q (err %v), want %.40q", i, r.Body, r.Err, want)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	invokeDistinct(t, api, total, 2*n, func(i int) (req, want []byte) {
+		// Distinct and of varying size (up to a few KiB).
+		req = []byte(fmt.Sprintf("req-%d-%s", i, strings.Repeat("ab", i%2000)))
+		want = make([]byte, 0, len(req)+8)
+		for j := len(req) - 1; j >= 0; j-- {
+			want = append(want, req[j])
+		}
+		return req, append(want, ":"+strconv.Itoa(len(req))...)
+	})
 	st := api.Stats()
 	if st.Invocations != total || st.Responses != total || st.Ended() != total {
 		t.Fatalf("invocations %d, responses %d, ended %d; want %d each", st.Invocations, st.Responses, st.Ended(), total)

@@ -1,5 +1,13 @@
 #include "textflag.h"
 
+// STOPS sets each byte of m to 0xFF where x holds a stop, else 0; t is
+// scratch. X1-X4 hold '"', '\\', 0xE2 and 0x1F in every byte.
+#define STOPS(x, m, t) \
+	MOVO	x, m; PCMPEQB	X1, m; \
+	MOVO	x, t; PCMPEQB	X2, t; POR	t, m; \
+	MOVO	x, t; PCMPEQB	X3, t; POR	t, m; \
+	MOVO	x, t; PMINUB	X4, t; PCMPEQB	x, t; POR	t, m
+
 // func stringBlocks(b []byte) int
 //
 // SSE2 (every amd64): per 16-byte block, a byte is a stop when it equals
@@ -29,30 +37,8 @@ pair:
 	JA	single
 	MOVOU	(SI)(AX*1), X0
 	MOVOU	16(SI)(AX*1), X8
-	MOVO	X0, X5
-	PCMPEQB	X1, X5
-	MOVO	X0, X6
-	PCMPEQB	X2, X6
-	MOVO	X0, X7
-	PCMPEQB	X3, X7
-	POR	X6, X5
-	MOVO	X0, X6
-	PMINUB	X4, X6
-	PCMPEQB	X0, X6
-	POR	X7, X5
-	POR	X6, X5
-	MOVO	X8, X9
-	PCMPEQB	X1, X9
-	MOVO	X8, X10
-	PCMPEQB	X2, X10
-	MOVO	X8, X11
-	PCMPEQB	X3, X11
-	POR	X10, X9
-	MOVO	X8, X10
-	PMINUB	X4, X10
-	PCMPEQB	X8, X10
-	POR	X11, X9
-	POR	X10, X9
+	STOPS(X0, X5, X6)
+	STOPS(X8, X9, X10)
 	POR	X9, X5
 	PMOVMSKB	X5, DX
 	TESTL	DX, DX
@@ -65,18 +51,7 @@ single:
 	CMPQ	CX, BX
 	JA	done
 	MOVOU	(SI)(AX*1), X0
-	MOVO	X0, X5
-	PCMPEQB	X1, X5
-	MOVO	X0, X6
-	PCMPEQB	X2, X6
-	MOVO	X0, X7
-	PCMPEQB	X3, X7
-	POR	X6, X5
-	MOVO	X0, X6
-	PMINUB	X4, X6
-	PCMPEQB	X0, X6
-	POR	X7, X5
-	POR	X6, X5
+	STOPS(X0, X5, X6)
 	PMOVMSKB	X5, DX
 	TESTL	DX, DX
 	JNZ	done
