@@ -153,11 +153,7 @@ func Body(n int) ([]byte, error) {
 // spelled without importing concurrent so that the aws-lambda-go reference,
 // which shares this package, links nothing of lmigo.
 func HandleRaw(ctx context.Context, payload []byte, out *bytebufferpool.ByteBuffer) error {
-	var ev Event
-	if err := json.Unmarshal(payload, &ev); err != nil {
-		return err
-	}
-	res, err := Handle(ctx, ev)
+	res, err := Invoker{}.Invoke(ctx, payload)
 	if err != nil {
 		return err
 	}
