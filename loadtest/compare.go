@@ -449,7 +449,7 @@ func notes(cfg *config, scs []scenario, rts []runtimeSpec) []string {
 	}
 	switch cfg.Target {
 	case targetFake:
-		ns = append(ns, "Target: each runtime exec'd against the fake LMI Runtime API, which runs inside the load test: its CPU is not the runtime's. CPU per invocation is the runtime's user+sys time (/proc/PID/stat) over the measured window divided by the invocations answered in it.")
+		ns = append(ns, "Target: each runtime exec'd against the fake LMI Runtime API, which runs inside the load test: its CPU is not the runtime's. CPU per invocation is the runtime's user+sys time (/proc/PID/stat) over the measured window divided by the invocations answered in it; drv CPU is the load test's own (the fake API and the callers), per invocation the same way: on a machine of few CPUs both bound inv/s.")
 	case targetRIE:
 		ns = append(ns, "Target: the AWS Runtime Interface Emulator in LMI mode; CPU and memory are the runtime's process (uid 993 in the emulator's PID namespace), the emulator excluded.")
 	case targetLambda:
@@ -458,7 +458,7 @@ func notes(cfg *config, scs []scenario, rts []runtimeSpec) []string {
 	ns = append(ns,
 		fmt.Sprintf("Each value is the median of %d repetitions; runs of the runtimes interleaved (A B A B ..., or A B C A B C ...), each in a new process. Ratio is lmigo / aws-lambda-go (and lmigo-raw / aws-lambda-go): below 1 is less (faster, smaller) for lmigo, except inv/s where above 1 is better. \"X vs floor\" is X / floor, the least work that answers the same contract (loadtest/floorbootstrap: one connection per slot, HTTP/1.1 by hand, cached answers): 1 is no cost above it.", cfg.Reps),
 		"Latency: closed model, the target's own measure (fake API: from hand-out on /next until the response is read in full); open model, from the intended send time. Percentiles from an HDR histogram (3 significant digits).",
-		"Peak RSS is VmHWM; RSS before is VmRSS before the first wave (grow); RSS after is VmRSS after the idle period (grow) or at the end of the load; GC/1k counts gctrace lines (GODEBUG=gctrace=1) per 1000 invocations; conns/1k is TCP connections the runtime opened per 1000 invocations (fake API); ready is exec to N polls outstanding (rie: emulator start to init done); thr/1k is throttled attempts (Runtime.Unavailable) per 1000 invocations, rej % per 100 attempts: "+throttleHandling(cfg)+".",
+		"Peak RSS is VmHWM; RSS before is VmRSS before the first wave (grow); RSS after is VmRSS after the idle period (grow) or at the end of the load; GC/1k counts gctrace lines (GODEBUG=gctrace=1) per 1000 invocations; conns/1k is TCP connections the runtime opened per 1000 invocations (fake API); ready is exec to N polls outstanding (rie: emulator start to init done), ready CPU the runtime's CPU time by then (fake); thr/1k is throttled attempts (Runtime.Unavailable) per 1000 invocations, rej % per 100 attempts: "+throttleHandling(cfg)+".",
 	)
 	return ns
 }

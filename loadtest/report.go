@@ -33,6 +33,7 @@ var columns = []column{
 	{mP999, "p99.9", fmtLatency},
 	{mMax, "max", fmtLatency},
 	{mCPU, "CPU/inv", fmtLatency},
+	{mDriverCPU, "drv CPU", fmtLatency},
 	{mPeakRSS, "peak RSS", fmtMiB},
 	{mRSSBefore, "RSS before", fmtMiB},
 	{mRSSAfter, "RSS after", fmtMiB},
@@ -40,6 +41,7 @@ var columns = []column{
 	{mGCPer1k, "GC/1k", fmtOne},
 	{mConnsPer1k, "conns/1k", fmtOne},
 	{mReady, "ready", fmtMS},
+	{mReadyCPU, "ready CPU", fmtMS},
 	{mThrottles, "thr/1k", fmtOne},
 	{mRejected, "rej %", fmtPct},
 }

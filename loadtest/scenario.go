@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -138,6 +139,7 @@ const (
 	mP999        = "p999_us"          //
 	mMax         = "max_us"           //
 	mCPU         = "cpu_per_inv_us"   // runtime's user+sys CPU per answered invocation
+	mDriverCPU   = "driver_cpu_us"    // fake target: the load test's own CPU (fake API and callers) per answered invocation
 	mPeakRSS     = "peak_rss_mib"     // VmHWM at the end of the load
 	mRSSEnd      = "rss_end_mib"      // VmRSS at the end of the load
 	mRSSAfter    = "rss_after_mib"    // VmRSS after the idle period (= end without one)
@@ -148,6 +150,7 @@ const (
 	mConnsInit   = "conns_init"       // TCP connections opened during init
 	mConnsPer1k  = "conns_per_1k"     // new connections per 1000 invocations
 	mReady       = "ready_ms"         // exec to N polls outstanding
+	mReadyCPU    = "ready_cpu_ms"     // fake target: the runtime's CPU time by then
 	mThrottles   = "throttles_per_1k" // throttled attempts per 1000 invocations
 )
 
@@ -213,6 +216,9 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 	if in.ready > 0 {
 		m[mReady] = ms(in.ready)
 	}
+	if in.readyCPU > 0 {
+		m[mReadyCPU] = ms(in.readyCPU)
+	}
 	if in.pid > 0 {
 		t0 := time.Now().Add(-in.ready)
 		l.sampler = measure.NewSampler(func() []int { return []int{in.pid} }, cfg.SampleEvery, t0)
@@ -248,6 +254,7 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 	}
 
 	cpu0, _ := readCPU(in.pid)
+	self0, _ := readCPU(os.Getpid())
 	gc0 := gcCount(in)
 	conns0 := connsInit
 	if in.api != nil {
@@ -276,6 +283,11 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 			if cpu1, err := readCPU(in.pid); err == nil {
 				m[mCPU] = us(int64(cpu1-cpu0)) / float64(answered)
 			}
+		}
+		// What the runtime shares the machine with: on few CPUs the fake
+		// API and the callers bound inv/s as much as the runtime does.
+		if self1, err := readCPU(os.Getpid()); err == nil && in.api != nil {
+			m[mDriverCPU] = us(int64(self1-self0)) / float64(answered)
 		}
 		if in.gc != nil && in.pid > 0 {
 			gcs := gcCount(in) - gc0

@@ -86,10 +86,13 @@ func (rt runtimeSpec) serves(w workload) bool { return rt.Name != rtFloor || w.f
 type instance struct {
 	inv   invoker
 	ready time.Duration // exec (fake) or emulator start (rie) to init done; 0 when unknown
-	pid   int           // the runtime's process, 0 when not measurable (lambda)
-	api   *rapitest.Server
-	gc    *measure.GCCounter // nil when GCs cannot be counted
-	stop  func() error
+	// readyCPU is the runtime's CPU time by then (fake): on a busy machine
+	// ready is a share of the CPU, readyCPU the runtime's own cost.
+	readyCPU time.Duration
+	pid      int // the runtime's process, 0 when not measurable (lambda)
+	api      *rapitest.Server
+	gc       *measure.GCCounter // nil when GCs cannot be counted
+	stop     func() error
 }
 
 // tail returns the last output of the runtime, for error messages.
@@ -189,6 +192,7 @@ func startFake(ctx context.Context, cfg *config, rt runtimeSpec, n, pinCPU int) 
 	}()
 	err = api.WaitPolls(wctx, n)
 	in.ready = time.Since(t0)
+	in.readyCPU, _ = readCPU(in.pid)
 	if err != nil {
 		select {
 		case <-exited:
