@@ -29,7 +29,7 @@ const (
 	floorCPUBytes = 1.5 // the same for a 6 MiB response of a lambda.Handler (lmigo-handler)
 	floorReady    = 1.2 // exec to N polls at N=1600
 	floorRSSSlack = 16  // MiB above the floor's peak RSS at N=1600
-	tputKeep      = 0.9 // tiny throughput at N=1600 against N=64
+	tputKeep      = 0.9 // tiny throughput at N=1600 against N=64, times the floor's own N=1600/N=64 when below 1
 )
 
 // floorTargets checks the targets against the floor for every runtime of
@@ -85,7 +85,11 @@ func floorTargets(rep *report) []floorCheck {
 		vsFloor("size:1MiB", 1, mCPU, "CPU/inv <= 2x floor", floorCPUSize, 0, fmtLatency)
 		vsFloor("size:6MiB", 1, mCPU, "CPU/inv <= 2x floor", floorCPUSize, 0, fmtLatency)
 
-		// Throughput holds from N=64 to N=1600: the runtime against itself.
+		// Throughput holds from N=64 to N=1600: the runtime against itself,
+		// allowed what the floor loses. On a machine of few CPUs the fake
+		// API and the callers share the CPU, and their cost per invocation
+		// grows with N (drv CPU): that fall-off is the harness's, not the
+		// runtime's, and no runtime can do better than the floor there.
 		hi, lo := find("tiny", 1600), find("tiny", 64)
 		if hi == nil || lo == nil {
 			continue
@@ -98,8 +102,16 @@ func floorTargets(rep *report) []floorCheck {
 		if !okB {
 			b = math.NaN()
 		}
-		out = append(out, floorCheck{Runtime: rt.Name, Scenario: scenarioLabel(hi.Scenario), What: "inv/s >= 0.9x inv/s at N=64",
-			Value: v, Base: b, Limit: b * tputKeep, Met: okV && okB && v >= b*tputKeep, format: fmtCount, base: "N=64"})
+		keep, what := tputKeep, "inv/s >= 0.9x inv/s at N=64"
+		fhi, okFH := hi.Medians[rtFloor][mThroughput]
+		flo, okFL := lo.Medians[rtFloor][mThroughput]
+		if okFH && okFL && flo > 0 {
+			kept := fhi / flo
+			what += fmt.Sprintf(" x what the floor keeps (%.2fx)", kept)
+			keep *= min(1, kept)
+		}
+		out = append(out, floorCheck{Runtime: rt.Name, Scenario: scenarioLabel(hi.Scenario), What: what,
+			Value: v, Base: b, Limit: b * keep, Met: okV && okB && v >= b*keep, format: fmtCount, base: "N=64"})
 	}
 	return out
 }
