@@ -112,7 +112,7 @@
 // the table above apply unchanged, and a Next after it reads the poll if it
 // is still queued. While the answer waits, SO_RCVLOWAT (Linux) is set one
 // byte above the size of the last accepted answer, so that a 202 alone does
-// not wake the process; any other answer does, and after 10 ms the mark is
+// not wake the process; any other answer does, and after a second the mark is
 // lowered anyway. A post more than a second after the last /next answer
 // began reads its answer at once, as does Stream.
 //
