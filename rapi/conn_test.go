@@ -411,7 +411,9 @@ func TestNextNoRetryOnFreshConn(t *testing.T) {
 	}
 }
 
-func TestDialFailure(t *testing.T) {
+// closedPortClient returns a Client for a loopback port nothing listens on.
+func closedPortClient(t *testing.T) *Client {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -422,6 +424,11 @@ func TestDialFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+func TestDialFailure(t *testing.T) {
+	c := closedPortClient(t)
 	cn := c.Conn()
 	defer cn.Close()
 	if err := cn.Next(context.Background(), &Invocation{}); !errors.Is(err, ErrTransport) {

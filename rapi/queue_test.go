@@ -1049,17 +1049,7 @@ func TestConnect(t *testing.T) {
 		t.Fatalf("Next opened a connection of its own: %d connections", st.NewConns)
 	}
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	c2, err := New(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cn2 := c2.Conn()
+	cn2 := closedPortClient(t).Conn()
 	defer cn2.Close()
 	if err := cn2.Connect(t.Context()); !errors.Is(err, ErrTransport) {
 		t.Fatalf("Connect to a closed port: %v, want ErrTransport", err)
