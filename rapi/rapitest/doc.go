@@ -75,8 +75,10 @@
 //
 // /next blocks until an invocation is assigned or [Server.Close] is called.
 // [Server.Invoke] blocks until the invocation ends, its context is done or
-// the server closes. /response and /error reply 202 only after the result
-// has been handed to the waiting Invoke, as on the platform.
+// the server closes, and no longer: a /next reply still being written then
+// (the runtime does not read it) is cut, and the runtime loses it, as when
+// its connection breaks. /response and /error reply 202 only after the
+// result has been handed to the waiting Invoke, as on the platform.
 // [Server.WaitPolls] blocks until enough /next are pending (init is done);
 // [Server.WaitPoll] until one is, for at most a given time (a throttled
 // caller waiting to retry).

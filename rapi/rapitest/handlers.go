@@ -98,7 +98,7 @@ func (s *Server) handleNext(w http.ResponseWriter, r *http.Request) {
 		// The reply is made first, so that Invoke does not wait for the
 		// fault's stall to have its Payload back.
 		rec := newRecorder()
-		s.writeInvocation(rec, inv)
+		_ = s.writeInvocation(rec, inv) // a recorder never fails
 		if !f.carries(rec.bytes(), inv.id) {
 			inv.undelivered.Store(true) // before Invoke may return
 			s.release(inv)
@@ -107,12 +107,13 @@ func (s *Server) handleNext(w http.ResponseWriter, r *http.Request) {
 		s.inject(w, r, f, rec.writeTo)
 		return
 	}
-	s.writeInvocation(w, inv)
-	inv.written.Done()
+	inv.beginWrite(w)
+	inv.endWrite(s.writeInvocation(w, inv))
 }
 
-// writeInvocation writes the /next reply for inv.
-func (s *Server) writeInvocation(w http.ResponseWriter, inv *invocation) {
+// writeInvocation writes the /next reply for inv and returns the error of
+// writing its payload.
+func (s *Server) writeInvocation(w http.ResponseWriter, inv *invocation) error {
 	req := inv.req
 	h := w.Header()
 	v := make([]string, 10) // one allocation for every header value
@@ -147,7 +148,8 @@ func (s *Server) writeInvocation(w http.ResponseWriter, inv *invocation) {
 		}
 	}
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(req.Payload) // a dead client loses the invocation, as on the platform
+	_, err := w.Write(req.Payload) // a dead client loses the invocation, as on the platform
+	return err
 }
 
 func (s *Server) handleResponse(w http.ResponseWriter, r *http.Request) {

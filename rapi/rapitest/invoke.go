@@ -109,6 +109,12 @@ type invocation struct {
 	// undelivered: a fault kept its request ID from the runtime.
 	undelivered atomic.Bool
 	written     sync.WaitGroup // the /next reply no longer reads req.Payload
+
+	// The /next reply being written, and whether Invoke has cut it: a
+	// runtime that does not read its reply must not hold Invoke.
+	wmu sync.Mutex
+	w   http.ResponseWriter
+	cut bool
 }
 
 // poll is one pending /next.
@@ -132,7 +138,9 @@ var pollPool = sync.Pool{New: func() any { return &poll{ch: make(chan *invocatio
 // A timeout, an oversized or a truncated response is a Result whose Err
 // says so, with a nil error. When ctx is done after hand-out the Result
 // holds the request ID and the error is ctx.Err(); the runtime's post for it
-// then gets 400, as when a caller disconnects.
+// then gets 400, as when a caller disconnects. However it ends, a /next
+// reply still being written then is cut: a runtime that does not read
+// never holds Invoke.
 func (s *Server) Invoke(ctx context.Context, req Request) (Result, error) {
 	if s.isClosed() {
 		return Result{}, ErrClosed
@@ -176,9 +184,48 @@ func (s *Server) Invoke(ctx context.Context, req Request) (Result, error) {
 			res = <-inv.done
 		}
 	}
-	inv.written.Wait() // the caller owns Payload again only after this
+	inv.cutWrite() // the caller owns Payload again only after this
 	res.Delivered = !inv.unanswerable && !inv.undelivered.Load()
 	return res, rerr
+}
+
+// aLongTimeAgo, as a write deadline, fails a blocked write at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// beginWrite registers w as the writer of inv's /next reply; a cut that
+// came first applies at once.
+func (inv *invocation) beginWrite(w http.ResponseWriter) {
+	inv.wmu.Lock()
+	inv.w = w
+	if inv.cut {
+		_ = http.NewResponseController(w).SetWriteDeadline(aLongTimeAgo)
+	}
+	inv.wmu.Unlock()
+}
+
+// endWrite marks the reply written; err is its Write's. A cut that came
+// once every byte was written leaves the connection usable.
+func (inv *invocation) endWrite(err error) {
+	inv.wmu.Lock()
+	if inv.cut && err == nil {
+		_ = http.NewResponseController(inv.w).SetWriteDeadline(time.Time{})
+	}
+	inv.w = nil
+	inv.wmu.Unlock()
+	inv.written.Done()
+}
+
+// cutWrite fails a /next reply still being written, then waits until the
+// reply no longer reads Payload. The runtime loses that reply, as when its
+// connection breaks; its invocation has ended already.
+func (inv *invocation) cutWrite() {
+	inv.wmu.Lock()
+	inv.cut = true
+	if inv.w != nil {
+		_ = http.NewResponseController(inv.w).SetWriteDeadline(aLongTimeAgo)
+	}
+	inv.wmu.Unlock()
+	inv.written.Wait()
 }
 
 // Invoke's deadline timers are reused: a new timer per invocation cost

@@ -1,0 +1,76 @@
+package rapitest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// waitBound is how long a test waits for what must happen: most of the
+// time left before go test's -timeout, so that a hang fails with a message.
+func waitBound(t *testing.T) time.Duration {
+	d, ok := t.Deadline()
+	if !ok {
+		return time.Hour
+	}
+	return time.Until(d) * 9 / 10
+}
+
+// TestInvokeUnreadNext: a runtime that sends /next and never reads the
+// reply, whose payload is far beyond what the sockets buffer, does not hold
+// Invoke past its context or its invocation's deadline.
+func TestInvokeUnreadNext(t *testing.T) {
+	payload := make([]byte, 64<<20)
+	tests := []struct {
+		name       string
+		ctxTimeout time.Duration // 0: only the test's bound
+		timeout    time.Duration // Request.Timeout
+		want       func(r invokeResult) bool
+		wantStats  func(st Stats) bool
+	}{
+		{
+			name: "context deadline", ctxTimeout: 100 * time.Millisecond, timeout: time.Hour,
+			want:      func(r invokeResult) bool { return errors.Is(r.err, context.DeadlineExceeded) },
+			wantStats: func(st Stats) bool { return st.Canceled == 1 },
+		},
+		{
+			name: "invocation deadline", timeout: 100 * time.Millisecond,
+			want: func(r invokeResult) bool {
+				return r.err == nil && r.res.Err != nil && r.res.Err.Type == ErrorTypeTimeout
+			},
+			wantStats: func(st Stats) bool { return st.Timeouts == 1 },
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t, Options{})
+			pollRaw(t, s) // sends GET /next and never reads
+			bound := waitBound(t)
+			for ctxTimeout := tt.ctxTimeout; ; ctxTimeout *= 2 {
+				ctx, cancel := context.WithTimeout(context.Background(), bound)
+				if ctxTimeout > 0 {
+					ctx, cancel = context.WithTimeout(context.Background(), ctxTimeout)
+				}
+				var r invokeResult
+				select {
+				case r = <-invokeAsync(ctx, s, Request{Payload: payload, Timeout: tt.timeout}):
+				case <-time.After(bound):
+					cancel()
+					t.Fatalf("Invoke still blocked after %v on a /next reply the runtime does not read", bound)
+				}
+				cancel()
+				if r.res.RequestID == "" && errors.Is(r.err, context.DeadlineExceeded) {
+					continue // the context ended before hand-out: try a longer one
+				}
+				if !tt.want(r) || r.res.RequestID == "" {
+					t.Fatalf("Invoke = %+v, %v", r.res, r.err)
+				}
+				if st := s.Stats(); !tt.wantStats(st) || st.Invocations != 1 {
+					t.Fatalf("stats %+v", st)
+				}
+				return
+			}
+		})
+	}
+}
