@@ -3,6 +3,8 @@ package rapitest
 import (
 	"context"
 	"errors"
+	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -70,6 +72,52 @@ func TestInvokeUnreadNext(t *testing.T) {
 					t.Fatalf("stats %+v", st)
 				}
 				return
+			}
+		})
+	}
+}
+
+// TestDeadlineDecides: a post that the fake's clock reads at or after its
+// invocation's deadline is refused 410 and the invocation ends by timeout,
+// though the deadline's timer (an hour away) has not fired.
+func TestDeadlineDecides(t *testing.T) {
+	const timeout = time.Hour
+	tests := []struct {
+		name     string
+		at       time.Duration // the post, by the fake's clock, after hand-out
+		wantCode int
+	}{
+		{"before the deadline", timeout - time.Millisecond, http.StatusAccepted},
+		{"at the deadline", timeout, http.StatusGone},
+		{"after the deadline", timeout + time.Millisecond, http.StatusGone},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := time.Now()
+			var elapsed atomic.Int64
+			s := newServer(t, Options{now: func() time.Time { return base.Add(time.Duration(elapsed.Load())) }})
+			rt := newTestRuntime(t, s)
+			ctx := testCtx(t)
+			polled := rt.nextPending(ctx)
+			done := invokeAsync(ctx, s, Request{Payload: []byte(`{}`), Timeout: timeout})
+			ev := recv(t, polled)
+			elapsed.Store(int64(tt.at))
+			if code := rt.respond(ev.id(), []byte(`"answer"`)); code != tt.wantCode {
+				t.Errorf("post %v after hand-out: status %d, want %d", tt.at, code, tt.wantCode)
+			}
+			r := recv(t, done)
+			st := s.Stats()
+			if tt.wantCode == http.StatusAccepted {
+				if r.err != nil || r.res.Err != nil || string(r.res.Body) != `"answer"` || r.res.Latency != tt.at || st.Responses != 1 {
+					t.Fatalf("Invoke = %+v, %v; stats %+v; want the answer", r.res, r.err, st)
+				}
+				return
+			}
+			if r.err != nil || r.res.Err == nil || r.res.Err.Type != ErrorTypeTimeout || r.res.Latency != timeout {
+				t.Errorf("Invoke = %+v, %v; want a timeout", r.res, r.err)
+			}
+			if st.Timeouts != 1 || st.Late != 1 || st.Responses != 0 || st.Ended() != 1 || st.Outstanding != 0 {
+				t.Errorf("stats %+v", st)
 			}
 		})
 	}

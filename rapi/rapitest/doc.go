@@ -38,7 +38,8 @@
 // Each invocation ends exactly once, counted in exactly one of
 // Responses, Errors, Oversized, Truncated, Timeouts, Canceled and Aborted
 // ([Stats.Ended]); a later post for it is answered 410 (the first one after a
-// timeout) or 400.
+// timeout) or 400. The deadline decides a timeout: a post read in full at or
+// after it is late, even when the timer that ends Invoke has not fired yet.
 //
 // # Faults
 //

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/textproto"
 	"strconv"
-	"time"
 )
 
 // Routes and headers of the Runtime API.
@@ -168,7 +167,7 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request, isError bool
 		limit = MaxErrorBodyBytes
 	}
 	body, over, rerr := readBody(r, limit)
-	end := time.Now()
+	end := s.opts.now()
 	if over && isError && rerr == nil {
 		// The invocation stays open: the runtime may post a smaller error.
 		s.c.tooLarge.Add(1)
@@ -199,6 +198,11 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request, isError bool
 		return
 	}
 	inv := v.(*invocation)
+	if !end.Before(inv.deadline) && inv.state.CompareAndSwap(stateAssigned, stateTimedOut) {
+		// The deadline decides, not Invoke's timer, which may run late.
+		s.c.timeouts.Add(1)
+		inv.done <- timeoutResult(inv) // cap 1, and only the CAS winner sends
+	}
 	if !inv.state.CompareAndSwap(stateAssigned, stateAnswered) {
 		// Ended by its deadline or its caller; the runtime's slot is free now.
 		s.release(inv)

@@ -281,7 +281,7 @@ func (s *Server) claimPoll(ctx context.Context) (*poll, error) {
 // assign makes the invocation, registers it and hands it to p.
 func (s *Server) assign(p *poll, req *Request) *invocation {
 	seq := s.seq.Add(1)
-	now := time.Now()
+	now := s.opts.now()
 	timeout := req.Timeout
 	if timeout <= 0 {
 		timeout = s.opts.Timeout

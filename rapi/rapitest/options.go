@@ -63,6 +63,10 @@ type Options struct {
 	// A fixed port lets a test start a runtime before its Runtime API
 	// exists (its connections are refused until then).
 	Addr string
+
+	// now is the clock that deadlines are set and held to; nil means
+	// time.Now. A test sets it to decide what is late without racing a timer.
+	now func() time.Time
 }
 
 // withDefaults validates o and fills in its defaults.
@@ -83,6 +87,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
+	}
+	if o.now == nil {
+		o.now = time.Now
 	}
 	if o.FunctionARN == "" {
 		o.FunctionARN = DefaultFunctionARN
