@@ -68,7 +68,7 @@ func TestInvokeUnreadNext(t *testing.T) {
 				if !tt.want(r) || r.res.RequestID == "" {
 					t.Fatalf("Invoke = %+v, %v", r.res, r.err)
 				}
-				if st := s.Stats(); !tt.wantStats(st) || st.Invocations != 1 {
+				if st := s.Stats(); !tt.wantStats(st) || st.Invocations != 1 || st.Answered() != 0 {
 					t.Fatalf("stats %+v", st)
 				}
 				return
@@ -116,7 +116,7 @@ func TestDeadlineDecides(t *testing.T) {
 			if r.err != nil || r.res.Err == nil || r.res.Err.Type != ErrorTypeTimeout || r.res.Latency != timeout {
 				t.Errorf("Invoke = %+v, %v; want a timeout", r.res, r.err)
 			}
-			if st.Timeouts != 1 || st.Late != 1 || st.Responses != 0 || st.Ended() != 1 || st.Outstanding != 0 {
+			if st.Timeouts != 1 || st.Late != 1 || st.Answered() != 0 || st.Ended() != 1 || st.Outstanding != 0 {
 				t.Errorf("stats %+v", st)
 			}
 		})

@@ -36,10 +36,14 @@
 // posts, and of duplicate, unknown and late ones.
 //
 // Each invocation ends exactly once, counted in exactly one of
-// Responses, Errors, Oversized, Truncated, Timeouts, Canceled and Aborted
-// ([Stats.Ended]); a later post for it is answered 410 (the first one after a
-// timeout) or 400. The deadline decides a timeout: a post read in full at or
-// after it is late, even when the timer that ends Invoke has not fired yet.
+// Responses, Errors, Oversized and Truncated, when the runtime's post ends
+// it ([Stats.Answered]), or Timeouts, Canceled and Aborted ([Stats.Ended]
+// counts all seven); a later post for it is answered 410 (the first one
+// after a timeout) or 400. The deadline decides a timeout: a post read in
+// full at or after it is late, even when the timer that ends Invoke has not
+// fired yet. A runtime answered every invocation exactly once when Answered
+// equals Invocations and Duplicates is 0; Ended equals Invocations once
+// every Invoke has returned, whatever the runtime did.
 //
 // # Faults
 //

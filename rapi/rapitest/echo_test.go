@@ -80,7 +80,7 @@ func TestEchoMismatchRefused(t *testing.T) {
 				t.Fatalf("Invoke = %+v, %v; want the answer with the right echo", r.res, r.err)
 			}
 			st := s.Stats()
-			if st.CrossWired != 3 || st.NoEcho != 0 || st.Ended() != 1 || st.Outstanding != 0 || st.BadRequests != 0 {
+			if st.CrossWired != 3 || st.NoEcho != 0 || st.Answered() != 1 || st.Outstanding != 0 || st.BadRequests != 0 {
 				t.Errorf("stats %+v", st)
 			}
 			if got, want := ns.list(), slices.Repeat([]string{NoticeCrossWired + " " + id}, 3); !slices.Equal(got, want) {

@@ -50,7 +50,7 @@ func Example_handler() {
 	}
 	fmt.Println(strings.Join(answers[:3], "\n"))
 	st := api.Stats()
-	fmt.Println("answered exactly once:", st.Ended() == st.Invocations && st.Duplicates == 0 && st.NoEcho == 0)
+	fmt.Println("answered exactly once:", st.Answered() == st.Invocations && st.Duplicates == 0 && st.NoEcho == 0)
 	fmt.Println("within N:", st.MaxOutstanding <= 4, st.Violations == 0)
 	// Output:
 	// "ADA!" application/json

@@ -392,7 +392,7 @@ func TestPostStatus(t *testing.T) {
 				t.Errorf("Latency %v, Status %d", r.res.Latency, r.res.Status)
 			}
 			st := s.Stats()
-			if !tt.wantStats(st) || st.Invocations != 1 || st.Ended() != 1 || st.Outstanding != 0 {
+			if !tt.wantStats(st) || st.Invocations != 1 || st.Answered() != 1 || st.Ended() != 1 || st.Outstanding != 0 {
 				t.Errorf("stats %+v", st)
 			}
 		})
@@ -425,7 +425,7 @@ func TestLateResponse(t *testing.T) {
 		t.Errorf("second late response: status %d, want 400", st)
 	}
 	st := s.Stats()
-	if st.Late != 1 || st.Duplicates != 1 || st.Responses != 0 || st.Ended() != 1 || st.Outstanding != 0 {
+	if st.Late != 1 || st.Duplicates != 1 || st.Answered() != 0 || st.Ended() != 1 || st.Outstanding != 0 {
 		t.Errorf("stats %+v", st)
 	}
 }
@@ -447,7 +447,7 @@ func TestCanceledInvoke(t *testing.T) {
 		t.Errorf("response after the caller left: status %d, want 400", st)
 	}
 	st := s.Stats()
-	if st.Canceled != 1 || st.BadRequests != 1 || st.Ended() != 1 || st.Outstanding != 0 {
+	if st.Canceled != 1 || st.BadRequests != 1 || st.Answered() != 0 || st.Ended() != 1 || st.Outstanding != 0 {
 		t.Errorf("stats %+v", st)
 	}
 }
@@ -539,7 +539,7 @@ func TestExactlyOnce(t *testing.T) {
 	if len(ids) != total {
 		t.Errorf("%d distinct request IDs, want %d", len(ids), total)
 	}
-	if st.Invocations != total || st.Responses != total || st.Ended() != total || st.Throttles != 0 ||
+	if st.Invocations != total || st.Responses != total || st.Answered() != total || st.Throttles != 0 ||
 		st.BadRequests != 0 || st.Late != 0 || st.TooLarge != 0 || st.Violations != 0 ||
 		st.MaxOutstanding > n || st.MaxPolls > n || st.Outstanding != n || st.PendingPolls != n {
 		t.Errorf("stats %+v", st)
@@ -594,7 +594,7 @@ func TestClose(t *testing.T) {
 		if err := s.Close(); err != nil {
 			t.Errorf("second Close: %v", err)
 		}
-		if st := s.Stats(); st.Aborted != 1 || st.Ended() != 1 {
+		if st := s.Stats(); st.Aborted != 1 || st.Answered() != 0 || st.Ended() != 1 {
 			t.Errorf("stats %+v", st)
 		}
 	})

@@ -8,7 +8,8 @@ type Stats struct {
 	Polls       int64 // GET /next received (faulted ones excluded)
 	Invocations int64 // invocations handed out on a /next
 
-	// How invocations ended; each ends in exactly one of these (see Ended).
+	// How invocations ended; each ends in exactly one of these (see Ended):
+	// the first four by the runtime's post (see Answered), the rest without.
 	Responses int64 // /response accepted (202)
 	Errors    int64 // /error, or /response ending in error trailers, accepted (202); bad response mode (400)
 	Oversized int64 // /response above MaxResponseBytes (413)
@@ -47,10 +48,20 @@ type Stats struct {
 	Violations     int64 // /next that brought Outstanding above MaxConcurrency
 }
 
-// Ended is the number of invocations that have ended. Once every Invoke has
-// returned, it equals Invocations.
+// Answered is the number of invocations that the runtime's post ended:
+// Responses, Errors, Oversized and Truncated. An invocation that timed out,
+// or whose caller or server went first, is not answered, even if a post
+// came later (Late). A test that the runtime answered every invocation
+// exactly once compares Answered, not Ended, with Invocations.
+func (s Stats) Answered() int64 {
+	return s.Responses + s.Errors + s.Oversized + s.Truncated
+}
+
+// Ended is Answered plus Timeouts, Canceled and Aborted. Once every Invoke
+// has returned it equals Invocations whatever the runtime did: it shows the
+// accounting whole, not that the runtime answered.
 func (s Stats) Ended() int64 {
-	return s.Responses + s.Errors + s.Oversized + s.Truncated + s.Timeouts + s.Canceled + s.Aborted
+	return s.Answered() + s.Timeouts + s.Canceled + s.Aborted
 }
 
 // counters are the live values behind Stats.

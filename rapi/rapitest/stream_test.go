@@ -76,7 +76,7 @@ func TestStreamedResponses(t *testing.T) {
 				t.Fatalf("err %s %q trailer %v, want %s %q trailer %v", ge.Type, ge.Body, ge.Trailer, we.Type, we.Body, we.Trailer)
 			}
 			st := s.Stats()
-			if st.Errors != tt.errors || st.BadRequests != tt.badReqs || (st.Truncated == 1) != tt.truncate || st.Ended() != 1 {
+			if st.Errors != tt.errors || st.BadRequests != tt.badReqs || (st.Truncated == 1) != tt.truncate || st.Answered() != 1 {
 				t.Fatalf("stats %+v", st)
 			}
 		})
