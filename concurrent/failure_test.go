@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -47,15 +48,78 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 }
 
 // answeredOnce checks the fake's accounting once every Invoke has
-// returned: each invocation ended exactly once, nothing was posted twice or
-// for an unknown request, and N was never exceeded.
+// returned: the runtime answered every invocation exactly once
+// (checkAnswered).
 func answeredOnce(t *testing.T, api *rapitest.Server) rapitest.Stats {
 	t.Helper()
+	return answeredAllBut(t, api, 0)
+}
+
+// answeredAllBut is answeredOnce for a test that lets unanswered
+// invocations end by their deadline or their caller.
+func answeredAllBut(t *testing.T, api *rapitest.Server, unanswered int64) rapitest.Stats {
+	t.Helper()
 	st := api.Stats()
-	if st.Ended() != st.Invocations || st.Duplicates != 0 || st.Unknown != 0 || st.Violations != 0 {
-		t.Fatalf("not answered exactly once: %+v", st)
+	if err := checkAnswered(st, unanswered); err != nil {
+		t.Fatalf("%v: %+v", err, st)
 	}
 	return st
+}
+
+// checkAnswered says why st is not "every invocation answered exactly
+// once": the runtime's post ended each invocation but the unanswered ones,
+// nothing was posted twice or for an unknown request, and N was never
+// exceeded.
+func checkAnswered(st rapitest.Stats, unanswered int64) error {
+	switch {
+	case st.Answered()+unanswered != st.Invocations:
+		return fmt.Errorf("%d of %d invocations answered, want all but %d", st.Answered(), st.Invocations, unanswered)
+	case st.Duplicates != 0 || st.Unknown != 0:
+		return fmt.Errorf("%d duplicate and %d unknown posts", st.Duplicates, st.Unknown)
+	case st.Violations != 0:
+		return fmt.Errorf("%d polls over N", st.Violations)
+	}
+	return nil
+}
+
+// TestAnsweredOnceFailsOnSilentRuntime: the accounting check fails on a
+// runtime stand-in that takes N invocations, within N, and never answers.
+func TestAnsweredOnceFailsOnSilentRuntime(t *testing.T) {
+	const n = 3
+	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	tr := &http.Transport{}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait(); tr.CloseIdleConnections() })
+	wg.Go(func() { // takes n invocations one after another, posts nothing
+		hc := &http.Client{Transport: tr}
+		for range n {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+api.Addr()+"/2018-06-01/runtime/invocation/next", nil)
+			if err != nil {
+				return
+			}
+			resp, err := hc.Do(req)
+			if err != nil {
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+		}
+	})
+	for range n {
+		// Never answered: the timeout's length does not matter.
+		res, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{}`), Timeout: 50 * time.Millisecond})
+		if err != nil || res.Err == nil || res.Err.Type != rapitest.ErrorTypeTimeout {
+			t.Fatalf("Invoke = %+v, %v; want a timeout", res, err)
+		}
+	}
+	st := api.Stats()
+	if err := checkAnswered(st, 0); err == nil {
+		t.Fatalf("the check passes a runtime that answered none of %d invocations: %+v", st.Invocations, st)
+	}
+	if err := checkAnswered(st, st.Invocations); err != nil {
+		t.Fatalf("with every invocation let go unanswered: %v", err)
+	}
 }
 
 // refusal finds the runtime's warning that the Runtime API refused the
@@ -129,7 +193,7 @@ func TestRefusedAnswersStayLocal(t *testing.T) {
 			}
 		})
 	}
-	st := answeredOnce(t, api)
+	st := answeredAllBut(t, api, 2) // the one past its deadline, the one its caller left
 	if st.Late != 1 || st.Oversized != 1 || st.Canceled != 1 || st.Faults != 3 {
 		t.Fatalf("stats %+v", st)
 	}
@@ -169,7 +233,7 @@ func TestIgnoredDeadline(t *testing.T) {
 		t.Fatalf("after the late answer: %s %v %+v", r.Body, err, r.Err)
 	}
 	<-ctxErr
-	if st := answeredOnce(t, api); st.Late != 1 || st.Timeouts != 1 || st.Responses != 1 {
+	if st := answeredAllBut(t, api, 1); st.Late != 1 || st.Timeouts != 1 || st.Responses != 1 {
 		t.Fatalf("stats %+v", st)
 	}
 }
@@ -436,6 +500,7 @@ func TestMalformedInvocations(t *testing.T) {
 		{"stalled mid-body", rapitest.Request{Payload: payload, Fault: &rapitest.Fault{Cut: 600, Stall: time.Hour}}, errTypeTruncatedInvocation},
 		{"garbage deadline", rapitest.Request{Payload: payload, Headers: map[string]string{"Lambda-Runtime-Deadline-Ms": "-1"}}, "Runtime.InvalidDeadline"},
 	}
+	var timedOut int64 // only those whose request ID the runtime could not read
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -450,6 +515,12 @@ func TestMalformedInvocations(t *testing.T) {
 				}
 				t.Fatalf("got %s %+v, want error type %s; stats %+v", res.Body, res.Err, tt.wantType, api.Stats())
 			}
+			if res.Err.Type == rapitest.ErrorTypeTimeout {
+				if res.Delivered {
+					t.Fatalf("timed out although its request ID was delivered: %+v", res)
+				}
+				timedOut++
+			}
 			if err := api.WaitPolls(ctx, n); err != nil {
 				t.Fatal(err)
 			}
@@ -461,7 +532,7 @@ func TestMalformedInvocations(t *testing.T) {
 	if logs.FilterMessage(outageWarning).Len() == 0 {
 		t.Error("the skipped invocations were not logged")
 	}
-	answeredOnce(t, api)
+	answeredAllBut(t, api, timedOut)
 }
 
 func manyHeaders(k int) map[string]string {

@@ -41,7 +41,7 @@ func serve(t *testing.T, n int, handler any) *rapitest.Server {
 			t.Errorf("Run: %v", err)
 		}
 		st := api.Stats()
-		if st.Ended() != st.Invocations || st.Duplicates != 0 || st.Violations != 0 {
+		if st.Answered() != st.Invocations || st.Duplicates != 0 || st.Violations != 0 {
 			t.Errorf("accounting: %+v", st)
 		}
 		api.Close()

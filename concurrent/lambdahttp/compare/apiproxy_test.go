@@ -86,7 +86,7 @@ func TestAPIProxyUnderLmigo(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
-	if st := api.Stats(); st.Ended() != st.Invocations || st.Duplicates != 0 || st.NoEcho != 0 || st.Violations != 0 {
+	if st := api.Stats(); st.Answered() != st.Invocations || st.Duplicates != 0 || st.NoEcho != 0 || st.Violations != 0 {
 		t.Fatalf("not answered exactly once: %+v", st)
 	}
 }
