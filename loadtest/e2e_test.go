@@ -137,9 +137,9 @@ func checkRun(t *testing.T, sc scenario, r runResult) {
 	if api == nil {
 		t.Fatalf("%s: no API stats", name)
 	}
-	if api.Invocations != answered || api.Ended() != answered || api.Responses != answered || api.Errors != 0 {
-		t.Errorf("%s: API handed out %d, ended %d, responses %d, errors %d; driver answered %d",
-			name, api.Invocations, api.Ended(), api.Responses, api.Errors, answered)
+	if api.Invocations != answered || api.Answered() != answered || api.Responses != answered || api.Errors != 0 {
+		t.Errorf("%s: API handed out %d, answered %d, responses %d, errors %d; driver answered %d",
+			name, api.Invocations, api.Answered(), api.Responses, api.Errors, answered)
 	}
 	if api.CrossWired != 0 || echoes(r.Runtime) && api.NoEcho != 0 {
 		t.Errorf("%s: %d answers cross-wired, %d without the invocation ID echo", name, api.CrossWired, api.NoEcho)

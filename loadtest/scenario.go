@@ -375,11 +375,11 @@ func maxGap(ss []measure.Sample) time.Duration {
 }
 
 // checkAPI holds the fake API's accounting against the driver's: every
-// invocation handed out ended exactly once, each answer the driver counted
-// is one the API accepted, and the runtime never held more than N.
+// invocation handed out answered exactly once, each answer the driver
+// counted is one the API accepted, and the runtime never held more than N.
 func checkAPI(r *runResult, st rapitest.Stats, t loadStats) {
-	if st.Invocations != st.Ended() {
-		r.problem("API: %d invocations handed out, %d ended", st.Invocations, st.Ended())
+	if st.Invocations != st.Answered() {
+		r.problem("API: %d invocations handed out, %d answered", st.Invocations, st.Answered())
 	}
 	if got := st.Responses + st.Errors; got != t.answered() {
 		r.problem("API accepted %d answers, the driver counted %d", got, t.answered())

@@ -451,8 +451,8 @@ func (r *soakReport) check() {
 	if r.Wrong > 0 {
 		r.problem("%d answers did not match their request, e.g. %v", r.Wrong, r.WrongSamples)
 	}
-	if st.Invocations != r.Invocations || st.Ended() != st.Invocations {
-		r.problem("exactly once: %d sent, %d handed out, %d ended", r.Invocations, st.Invocations, st.Ended())
+	if st.Invocations != r.Invocations || st.Answered()+st.Late != st.Invocations {
+		r.problem("exactly once: %d sent, %d handed out, %d answered, %d after the deadline (410)", r.Invocations, st.Invocations, st.Answered(), st.Late)
 	}
 	if st.Duplicates != 0 || st.Unknown != 0 || st.Violations != 0 || st.Throttles != 0 || st.CrossWired != 0 || st.NoEcho != 0 {
 		r.problem("accounting: %d duplicate answers, %d unknown, %d polls over N, %d throttles, %d cross-wired, %d without echo",

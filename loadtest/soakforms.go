@@ -416,9 +416,9 @@ func (fr *formRun) finish() {
 	slices.SortFunc(rep.Findings, func(a, b soakFinding) int {
 		return strings.Compare(a.What+a.Fault+a.Do, b.What+b.Fault+b.Do)
 	})
-	if st.Invocations != rep.HandedOut+rep.Withheld || st.Ended() != st.Invocations {
-		rep.problem("accounting: %d sent, %d handed out by the fake, %d delivered + %d withheld, %d ended",
-			rep.Sent, st.Invocations, rep.HandedOut, rep.Withheld, st.Ended())
+	if st.Invocations != rep.HandedOut+rep.Withheld || st.Answered() != rep.HandedOut {
+		rep.problem("accounting: %d sent, %d handed out by the fake, %d delivered + %d withheld, %d answered",
+			rep.Sent, st.Invocations, rep.HandedOut, rep.Withheld, st.Answered())
 	}
 	if st.Violations > 0 {
 		rep.problem("%d polls over N (max %d outstanding)", st.Violations, st.MaxOutstanding)
