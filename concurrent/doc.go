@@ -18,7 +18,9 @@
 // Invoke is not: it returns the bytes of a pooled buffer that it puts back
 // before returning, which the next call may overwrite while the caller
 // still reads them. The options of a Runtime (environment, logger,
-// contexts, SIGTERM) are ignored by NewHandler.
+// contexts, SIGTERM) are ignored by NewHandler. Its Invoke returns bytes,
+// so it reads a reader result whole: up to 6 MiB, and past that fails
+// with ErrResponseTooLarge.
 //
 // # Exactly once
 //

@@ -320,10 +320,15 @@ func convertFunc[F any](v reflect.Value) (F, bool) {
 	return f, ok
 }
 
+// maxReadResponse bounds what call reads of a reader result: the default
+// LMIGO_MAX_RESPONSE_BYTES, the platform's bound on a buffered answer.
+const maxReadResponse = 6 << 20
+
 // call runs the handler for one invocation, as run does, and reads an
 // io.Reader result into out and closes it: the whole response, as
-// aws-lambda-go's Invoke returns it. NewHandler's Invoke is built on it;
-// the runtime calls run and streams such a result (Runtime.stream).
+// aws-lambda-go's Invoke returns it, up to maxReadResponse bytes (past it,
+// an error wrapping ErrResponseTooLarge). NewHandler's Invoke is built on
+// it; the runtime calls run and streams such a result (Runtime.stream).
 func (h *handler) call(ctx context.Context, payload []byte, out *Buffer) (contentType string, err error) {
 	contentType, body, direct, err := h.run(ctx, payload, out)
 	if direct != nil {
@@ -338,7 +343,7 @@ func (h *handler) call(ctx context.Context, payload []byte, out *Buffer) (conten
 			contentType, err = "", newPanicError(v)
 		}
 	}()
-	if err := copyReader(out, body); err != nil {
+	if err := copyReader(out, body, maxReadResponse); err != nil {
 		out.Reset()
 		return "", err
 	}
@@ -691,12 +696,42 @@ func readerContentType(r io.Reader) string {
 	return bytesContentType
 }
 
-// copyReader copies a response reader into out once and closes it if it
-// is an io.Closer.
-func copyReader(out *Buffer, r io.Reader) error {
+// copyReader copies a response reader into out once, up to limit bytes,
+// and closes it if it is an io.Closer. Past limit it stops reading and
+// returns an error wrapping ErrResponseTooLarge: a reader that does not
+// end must not grow out without bound.
+func copyReader(out *Buffer, r io.Reader, limit int) error {
 	if c, ok := r.(io.Closer); ok {
-		defer c.Close() // the response is complete: a close error changes nothing
+		defer c.Close() // the response is complete or refused: a close error changes nothing
 	}
-	_, err := io.Copy(out, r)
+	var err error
+	over := false
+	if wt, ok := r.(io.WriterTo); ok {
+		w := &limitedWriter{out: out, limit: limit}
+		_, err = wt.WriteTo(w)
+		over = w.over // even if WriteTo dropped the error
+	} else {
+		_, err = out.ReadFrom(io.LimitReader(r, int64(limit)+1))
+		over = len(out.B) > limit
+	}
+	if over {
+		return fmt.Errorf("%w: the response reader gave more than %d bytes", ErrResponseTooLarge, limit)
+	}
 	return err
+}
+
+// limitedWriter appends to out and refuses a Write that would take it
+// past limit bytes.
+type limitedWriter struct {
+	out   *Buffer
+	limit int
+	over  bool
+}
+
+func (w *limitedWriter) Write(p []byte) (int, error) {
+	if len(p) > w.limit-len(w.out.B) {
+		w.over = true
+		return 0, ErrResponseTooLarge
+	}
+	return w.out.Write(p)
 }

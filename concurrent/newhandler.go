@@ -14,7 +14,10 @@ import (
 // forms, the same JSON, the JSON options and [WithCodec]. Its Invoke may be
 // called from many goroutines at once; the bytes it returns belong to the
 // caller. A handler error is returned as it is, a panic as a *[PanicError],
-// and an io.Reader result is read whole and closed.
+// and an io.Reader result is read whole and closed; whole up to 6 MiB (the
+// default LMIGO_MAX_RESPONSE_BYTES): Invoke reads no further and fails
+// with an error wrapping [ErrResponseTooLarge], so a reader that does not
+// end costs a bounded amount of memory.
 //
 // Only the JSON options and WithCodec apply; the options of a Runtime
 // (WithLookupEnv, WithLogger, WithSIGTERM, WithContext, WithContextValue)
