@@ -78,7 +78,8 @@ type handlerPath uint8
 const (
 	// pathRaw: a RawHandler, no JSON at all.
 	pathRaw handlerPath = iota
-	// pathInvoker: a lambda.Handler object; its bytes are sent as they are.
+	// pathInvoker: a lambda.Handler object; its bytes are sent as they are,
+	// and a StreamInvoker's stream is streamed.
 	pathInvoker
 	// pathNoIO: no event and no value returned (func(ctx) error and kin);
 	// the payload is never looked at, the response is JSON null.
@@ -103,6 +104,7 @@ type handler struct {
 	raw          RawHandler
 	invoker      lambda.Handler
 	invokerCType string
+	streamer     StreamInvoker // invoker, when it is one
 	// awsFunc is what aws-lambda-go's own invoker runs (awsHandlerFunc).
 	awsFunc    func(context.Context, []byte) (io.Reader, error)
 	noIO       func(context.Context) error
@@ -160,7 +162,12 @@ func newHandler(fn any, cfg handlerConfig) (*handler, error) {
 		if v := reflect.ValueOf(f); v.Kind() == reflect.Pointer && v.IsNil() {
 			return nil, fmt.Errorf("%w: handler is a nil %T", ErrInvalidHandler, fn)
 		}
-		h.path, h.invoker, h.invokerCType = pathInvoker, f, invokerContentType(f)
+		h.path, h.invoker = pathInvoker, f
+		if si, ok := f.(StreamInvoker); ok {
+			h.streamer = si // a content type per answer
+			return h, nil
+		}
+		h.invokerCType = invokerContentType(f)
 		h.awsFunc = awsHandlerFunc(f)
 		return h, nil
 	}
@@ -373,7 +380,7 @@ func (h *handler) run(ctx context.Context, payload []byte, out *Buffer) (content
 		contentType = jsonContentType
 		direct, err = h.callRaw(ctx, payload, out)
 	case pathInvoker:
-		contentType, direct, err = h.callInvoker(ctx, payload, out)
+		contentType, body, direct, err = h.callInvoker(ctx, payload, out)
 	case pathNoIO:
 		contentType, err = jsonContentType, h.noIO(ctx)
 		if err == nil {
@@ -430,25 +437,33 @@ func sameArray(a, b []byte) bool {
 // callInvoker runs a lambda.Handler. Its bytes are returned as direct,
 // posted as they are, whatever their size and N: like a json.RawMessage
 // result, they must not change once Invoke has returned, which is what
-// aws-lambda-go relies on too when it serves N at once.
+// aws-lambda-go relies on too when it serves N at once. A StreamInvoker is
+// run through InvokeStream: its bytes likewise, or its stream as body.
 //
 // aws-lambda-go's own lambda.Handler, the value of lambda.NewHandler, is
 // the exception: its Invoke returns the bytes of a pooled buffer that it
 // has put back already, which a concurrent Invoke may write over while
 // they are read (TestInvokerBytesAtN). It is run as aws-lambda-go runs
 // it: its function, whose buffer is copied into out and put back after.
-func (h *handler) callInvoker(ctx context.Context, payload []byte, out *Buffer) (string, []byte, error) {
+func (h *handler) callInvoker(ctx context.Context, payload []byte, out *Buffer) (string, io.Reader, []byte, error) {
 	// A copy: aws-lambda-go gives Invoke a slice of its own, which an
 	// Invoke may keep; the slot's buffer is reused once this one returns.
 	payload = bytes.Clone(payload)
+	if h.streamer != nil {
+		contentType, b, body, err := h.streamer.InvokeStream(ctx, payload)
+		if err != nil || body != nil || len(b) == 0 {
+			return contentType, body, nil, err
+		}
+		return contentType, nil, b, nil
+	}
 	if h.awsFunc != nil {
-		return h.invokerCType, nil, callAWS(ctx, h.awsFunc, payload, out)
+		return h.invokerCType, nil, nil, callAWS(ctx, h.awsFunc, payload, out)
 	}
 	b, err := h.invoker.Invoke(ctx, payload)
 	if err != nil || len(b) == 0 {
-		return h.invokerCType, nil, err
+		return h.invokerCType, nil, nil, err
 	}
-	return h.invokerCType, b, nil
+	return h.invokerCType, nil, b, nil
 }
 
 // callAWS is aws-lambda-go's Invoke (handlerFunc.Invoke in v1.55.1) with
