@@ -18,7 +18,9 @@
 // Invoke is not: it returns the bytes of a pooled buffer that it puts back
 // before returning, which the next call may overwrite while the caller
 // still reads them. The options of a Runtime (environment, logger,
-// contexts, SIGTERM) are ignored by NewHandler.
+// contexts, SIGTERM) are ignored by NewHandler. Its Invoke returns bytes,
+// so it reads a reader result whole: up to 6 MiB, and past that fails
+// with ErrResponseTooLarge.
 //
 // # Exactly once
 //
@@ -134,7 +136,10 @@
 // Lambda-Runtime-Function-Response-Mode: streaming, chunked, one chunk per
 // Read (per Write for an io.WriterTo, which writes itself out), while the
 // handler's context is still live, then closed if it is an io.Closer.
-// Other results are buffered. Each slot streams on its own
+// Other results are buffered. A lambda.Handler that is a [StreamInvoker]
+// (a wrapper: oteltrace.Handler) is run through InvokeStream, so that what
+// the handler it wraps streams is streamed, with the same content type,
+// and the rest is buffered. Each slot streams on its own
 // connection, so streams never wait for each other. LMIGO_MAX_RESPONSE_BYTES
 // bounds buffered responses only; the platform's limits bound a stream. A
 // read error (or a panic in Read) before the first byte fails the

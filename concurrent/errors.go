@@ -15,7 +15,9 @@ var (
 	// environment is broken (a 5xx answer): the process should exit.
 	ErrRuntimeAPI = errors.New("concurrent: runtime API failure")
 	// ErrResponseTooLarge is the error an invocation fails with when its
-	// buffered response is larger than limits.Config.MaxResponseBytes.
+	// buffered response is larger than limits.Config.MaxResponseBytes, and
+	// the error NewHandler's Invoke returns for a reader result longer
+	// than it reads.
 	ErrResponseTooLarge = errors.New("response too large")
 )
 

@@ -78,7 +78,8 @@ type handlerPath uint8
 const (
 	// pathRaw: a RawHandler, no JSON at all.
 	pathRaw handlerPath = iota
-	// pathInvoker: a lambda.Handler object; its bytes are sent as they are.
+	// pathInvoker: a lambda.Handler object; its bytes are sent as they are,
+	// and a StreamInvoker's stream is streamed.
 	pathInvoker
 	// pathNoIO: no event and no value returned (func(ctx) error and kin);
 	// the payload is never looked at, the response is JSON null.
@@ -103,6 +104,7 @@ type handler struct {
 	raw          RawHandler
 	invoker      lambda.Handler
 	invokerCType string
+	streamer     StreamInvoker // invoker, when it is one
 	// awsFunc is what aws-lambda-go's own invoker runs (awsHandlerFunc).
 	awsFunc    func(context.Context, []byte) (io.Reader, error)
 	noIO       func(context.Context) error
@@ -160,7 +162,12 @@ func newHandler(fn any, cfg handlerConfig) (*handler, error) {
 		if v := reflect.ValueOf(f); v.Kind() == reflect.Pointer && v.IsNil() {
 			return nil, fmt.Errorf("%w: handler is a nil %T", ErrInvalidHandler, fn)
 		}
-		h.path, h.invoker, h.invokerCType = pathInvoker, f, invokerContentType(f)
+		h.path, h.invoker = pathInvoker, f
+		if si, ok := f.(StreamInvoker); ok {
+			h.streamer = si // a content type per answer
+			return h, nil
+		}
+		h.invokerCType = invokerContentType(f)
 		h.awsFunc = awsHandlerFunc(f)
 		return h, nil
 	}
@@ -320,10 +327,15 @@ func convertFunc[F any](v reflect.Value) (F, bool) {
 	return f, ok
 }
 
+// maxReadResponse bounds what call reads of a reader result: the default
+// LMIGO_MAX_RESPONSE_BYTES, the platform's bound on a buffered answer.
+const maxReadResponse = 6 << 20
+
 // call runs the handler for one invocation, as run does, and reads an
 // io.Reader result into out and closes it: the whole response, as
-// aws-lambda-go's Invoke returns it. NewHandler's Invoke is built on it;
-// the runtime calls run and streams such a result (Runtime.stream).
+// aws-lambda-go's Invoke returns it, up to maxReadResponse bytes (past it,
+// an error wrapping ErrResponseTooLarge). NewHandler's Invoke is built on
+// it; the runtime calls run and streams such a result (Runtime.stream).
 func (h *handler) call(ctx context.Context, payload []byte, out *Buffer) (contentType string, err error) {
 	contentType, body, direct, err := h.run(ctx, payload, out)
 	if direct != nil {
@@ -338,7 +350,7 @@ func (h *handler) call(ctx context.Context, payload []byte, out *Buffer) (conten
 			contentType, err = "", newPanicError(v)
 		}
 	}()
-	if err := copyReader(out, body); err != nil {
+	if err := copyReader(out, body, maxReadResponse); err != nil {
 		out.Reset()
 		return "", err
 	}
@@ -368,7 +380,7 @@ func (h *handler) run(ctx context.Context, payload []byte, out *Buffer) (content
 		contentType = jsonContentType
 		direct, err = h.callRaw(ctx, payload, out)
 	case pathInvoker:
-		contentType, direct, err = h.callInvoker(ctx, payload, out)
+		contentType, body, direct, err = h.callInvoker(ctx, payload, out)
 	case pathNoIO:
 		contentType, err = jsonContentType, h.noIO(ctx)
 		if err == nil {
@@ -425,25 +437,33 @@ func sameArray(a, b []byte) bool {
 // callInvoker runs a lambda.Handler. Its bytes are returned as direct,
 // posted as they are, whatever their size and N: like a json.RawMessage
 // result, they must not change once Invoke has returned, which is what
-// aws-lambda-go relies on too when it serves N at once.
+// aws-lambda-go relies on too when it serves N at once. A StreamInvoker is
+// run through InvokeStream: its bytes likewise, or its stream as body.
 //
 // aws-lambda-go's own lambda.Handler, the value of lambda.NewHandler, is
 // the exception: its Invoke returns the bytes of a pooled buffer that it
 // has put back already, which a concurrent Invoke may write over while
 // they are read (TestInvokerBytesAtN). It is run as aws-lambda-go runs
 // it: its function, whose buffer is copied into out and put back after.
-func (h *handler) callInvoker(ctx context.Context, payload []byte, out *Buffer) (string, []byte, error) {
+func (h *handler) callInvoker(ctx context.Context, payload []byte, out *Buffer) (string, io.Reader, []byte, error) {
 	// A copy: aws-lambda-go gives Invoke a slice of its own, which an
 	// Invoke may keep; the slot's buffer is reused once this one returns.
 	payload = bytes.Clone(payload)
+	if h.streamer != nil {
+		contentType, b, body, err := h.streamer.InvokeStream(ctx, payload)
+		if err != nil || body != nil || len(b) == 0 {
+			return contentType, body, nil, err
+		}
+		return contentType, nil, b, nil
+	}
 	if h.awsFunc != nil {
-		return h.invokerCType, nil, callAWS(ctx, h.awsFunc, payload, out)
+		return h.invokerCType, nil, nil, callAWS(ctx, h.awsFunc, payload, out)
 	}
 	b, err := h.invoker.Invoke(ctx, payload)
 	if err != nil || len(b) == 0 {
-		return h.invokerCType, nil, err
+		return h.invokerCType, nil, nil, err
 	}
-	return h.invokerCType, b, nil
+	return h.invokerCType, nil, b, nil
 }
 
 // callAWS is aws-lambda-go's Invoke (handlerFunc.Invoke in v1.55.1) with
@@ -691,12 +711,42 @@ func readerContentType(r io.Reader) string {
 	return bytesContentType
 }
 
-// copyReader copies a response reader into out once and closes it if it
-// is an io.Closer.
-func copyReader(out *Buffer, r io.Reader) error {
+// copyReader copies a response reader into out once, up to limit bytes,
+// and closes it if it is an io.Closer. Past limit it stops reading and
+// returns an error wrapping ErrResponseTooLarge: a reader that does not
+// end must not grow out without bound.
+func copyReader(out *Buffer, r io.Reader, limit int) error {
 	if c, ok := r.(io.Closer); ok {
-		defer c.Close() // the response is complete: a close error changes nothing
+		defer c.Close() // the response is complete or refused: a close error changes nothing
 	}
-	_, err := io.Copy(out, r)
+	var err error
+	over := false
+	if wt, ok := r.(io.WriterTo); ok {
+		w := &limitedWriter{out: out, limit: limit}
+		_, err = wt.WriteTo(w)
+		over = w.over // even if WriteTo dropped the error
+	} else {
+		_, err = out.ReadFrom(io.LimitReader(r, int64(limit)+1))
+		over = len(out.B) > limit
+	}
+	if over {
+		return fmt.Errorf("%w: the response reader gave more than %d bytes", ErrResponseTooLarge, limit)
+	}
 	return err
+}
+
+// limitedWriter appends to out and refuses a Write that would take it
+// past limit bytes.
+type limitedWriter struct {
+	out   *Buffer
+	limit int
+	over  bool
+}
+
+func (w *limitedWriter) Write(p []byte) (int, error) {
+	if len(p) > w.limit-len(w.out.B) {
+		w.over = true
+		return 0, ErrResponseTooLarge
+	}
+	return w.out.Write(p)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/valyala/bytebufferpool"
@@ -14,7 +15,13 @@ import (
 // forms, the same JSON, the JSON options and [WithCodec]. Its Invoke may be
 // called from many goroutines at once; the bytes it returns belong to the
 // caller. A handler error is returned as it is, a panic as a *[PanicError],
-// and an io.Reader result is read whole and closed.
+// and an io.Reader result is read whole and closed; whole up to 6 MiB (the
+// default LMIGO_MAX_RESPONSE_BYTES): Invoke reads no further and fails
+// with an error wrapping [ErrResponseTooLarge], so a reader that does not
+// end costs a bounded amount of memory.
+//
+// Its value is also a [StreamInvoker], whose InvokeStream returns such a
+// reader unread, for a wrapper to pass on to the runtime as a stream.
 //
 // Only the JSON options and WithCodec apply; the options of a Runtime
 // (WithLookupEnv, WithLogger, WithSIGTERM, WithContext, WithContextValue)
@@ -47,10 +54,34 @@ func NewHandler(handler any, opts ...Option) lambda.Handler {
 	return &invoker{h: h}
 }
 
+// StreamInvoker is a lambda.Handler whose answer may be streamed: a
+// wrapper implements it to pass on the answer of the handler it wraps as
+// it is, buffered or streamed, with its own content type. New and Start
+// call InvokeStream, never Invoke, and honour no ContentType method of a
+// StreamInvoker. The value of NewHandler is one, so a wrapper built on it
+// implements InvokeStream by calling its InvokeStream
+// (github.com/lmigo/lmigo/concurrent/oteltrace does).
+type StreamInvoker interface {
+	lambda.Handler
+	// InvokeStream runs one invocation, as Invoke does, and returns the
+	// answer's content type with either its bytes, out (Invoke's, which
+	// must not change once returned), or, for an answer the runtime
+	// streams (an io.Reader result: see the package doc's Streaming),
+	// body, unread. Whoever gets body reads it, while ctx is live, and
+	// then closes it if it is an io.Closer; a wrapper ends its own work
+	// on the answer (a span) when body ends or is closed. With an error,
+	// out and body are nil.
+	InvokeStream(ctx context.Context, payload []byte) (contentType string, out []byte, body io.Reader, err error)
+}
+
 // refused is the lambda.Handler of a NewHandler that could not be built.
 type refused struct{ err error }
 
 func (r refused) Invoke(context.Context, []byte) ([]byte, error) { return nil, r.err }
+
+func (r refused) InvokeStream(context.Context, []byte) (string, []byte, io.Reader, error) {
+	return "", nil, nil, r.err
+}
 
 // invoker is NewHandler's lambda.Handler.
 type invoker struct {
@@ -74,4 +105,22 @@ func (i *invoker) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.Clone(out.B), nil
+}
+
+// InvokeStream runs one invocation as the runtime runs the handler: a
+// reader result is returned unread, as body; other answers are copied out
+// of a pooled buffer, as by Invoke.
+func (i *invoker) InvokeStream(ctx context.Context, payload []byte) (string, []byte, io.Reader, error) {
+	out := i.bufs.Get()
+	defer i.bufs.Put(out)
+	contentType, body, direct, err := i.h.run(ctx, payload, out)
+	switch {
+	case err != nil:
+		return "", nil, nil, err
+	case body != nil:
+		return contentType, nil, body, nil
+	case direct != nil:
+		return contentType, bytes.Clone(direct), nil, nil
+	}
+	return contentType, bytes.Clone(out.B), nil, nil
 }

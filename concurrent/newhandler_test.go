@@ -230,3 +230,97 @@ func ExampleNewHandler() {
 	fmt.Println(string(b), err)
 	// Output: {"orderId":"o-1","requestId":""} <nil>
 }
+
+// invokeBound is what NewHandler's Invoke reads of a reader at most: the
+// default LMIGO_MAX_RESPONSE_BYTES, the platform's bound on a buffered
+// answer.
+const invokeBound = 6 << 20
+
+// endlessCounter is a reader that never ends, as far as a bounded reader
+// is concerned: it gives stop bytes (several bounds, so that an unbounded
+// Invoke fails this test without exhausting memory) and then an error.
+// read counts what it gave; with writerTo it writes itself out instead,
+// 64 KiB a Write, until a Write fails.
+type endlessCounter struct {
+	read, stop int64
+	closed     int
+}
+
+var errEndlessStopped = errors.New("the endless reader was read past the test's stop")
+
+func (e *endlessCounter) Read(p []byte) (int, error) {
+	if e.read >= e.stop {
+		return 0, errEndlessStopped
+	}
+	n := min(int64(len(p)), e.stop-e.read)
+	for i := range p[:n] {
+		p[i] = 'x'
+	}
+	e.read += n
+	return int(n), nil
+}
+
+func (e *endlessCounter) Close() error { e.closed++; return nil }
+
+type endlessWriterTo struct{ *endlessCounter }
+
+// plainReader reads r; it encodes as {}, so it is sent as its bytes.
+type plainReader struct{ r io.Reader }
+
+func (p plainReader) Read(b []byte) (int, error) { return p.r.Read(b) }
+
+func (e endlessWriterTo) WriteTo(w io.Writer) (int64, error) {
+	chunk := bytes.Repeat([]byte("y"), 64<<10)
+	var n int64
+	for e.read < e.stop {
+		e.read += int64(len(chunk))
+		k, err := w.Write(chunk)
+		n += int64(k)
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, errEndlessStopped
+}
+
+// TestNewHandlerBoundsReader: Invoke reads a reader result that does not
+// end at most up to its bound and one chunk, then fails with
+// ErrResponseTooLarge and closes it; memory does not grow with the reader.
+// A reader of exactly the bound is read whole.
+func TestNewHandlerBoundsReader(t *testing.T) {
+	const chunk = 64 << 10
+	tests := []struct {
+		name     string
+		reader   func(c *endlessCounter) io.Reader
+		stop     int64
+		wantLen  int
+		overflow bool
+	}{
+		{"reader", func(c *endlessCounter) io.Reader { return c }, 4 * invokeBound, 0, true},
+		{"writer to", func(c *endlessCounter) io.Reader { return endlessWriterTo{c} }, 4 * invokeBound, 0, true},
+		{"reader at the bound", func(c *endlessCounter) io.Reader { return plainReader{io.LimitReader(c, invokeBound)} }, invokeBound, invokeBound, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &endlessCounter{stop: tt.stop}
+			r := tt.reader(c)
+			h := concurrent.NewHandler(func() (io.Reader, error) { return r, nil })
+			b, err := h.Invoke(t.Context(), nil)
+			if c.read > invokeBound+chunk {
+				t.Errorf("Invoke read %d bytes of the reader, more than the bound %d and a chunk", c.read, invokeBound)
+			}
+			if !tt.overflow {
+				if err != nil || len(b) != tt.wantLen {
+					t.Errorf("Invoke: %d bytes, %v; want %d bytes", len(b), err, tt.wantLen)
+				}
+				return
+			}
+			if !errors.Is(err, concurrent.ErrResponseTooLarge) || b != nil {
+				t.Errorf("Invoke: %d bytes, %v; want no bytes and ErrResponseTooLarge", len(b), err)
+			}
+			if c.closed != 1 {
+				t.Errorf("the reader was closed %d times, want once", c.closed)
+			}
+		})
+	}
+}

@@ -50,7 +50,11 @@
 // first Flush or the end of the handler, as net/http sends its header;
 // writes under 4 KiB are gathered into 16 KiB chunks until a Flush
 // (http.Flusher and http.ResponseController work), larger ones go out as
-// they are. The platform's streaming limits apply to the body.
+// they are. The platform's streaming limits apply to the body. The
+// reader's Read, for a caller that only reads (lmigo calls WriteTo),
+// gathers the whole stream in memory first, at most WithMaxResponseBytes
+// of it: past that the handler's Write and then Read fail with
+// ErrResponseTooLarge.
 //
 // # Panics
 //

@@ -11,7 +11,9 @@ var (
 	// client gets 400.
 	ErrBodyEncoding = errors.New("lambdahttp: request body is not valid base64")
 	// ErrResponseTooLarge is returned by Write once a buffered body
-	// exceeds what the answer can carry. The client gets 500.
+	// exceeds what the answer can carry (the client gets 500), and by a
+	// stream's Read and the handler's Write once the stream exceeds
+	// WithMaxResponseBytes there.
 	ErrResponseTooLarge = errors.New("lambdahttp: buffered response over the limit")
 	// ErrHeaderTooLarge: the head (status, headers, cookies) exceeds
 	// WithMaxHeaderBytes. The client gets 500.

@@ -38,13 +38,33 @@ type options struct {
 // WithMaxResponseBytes bounds a buffered answer, the whole JSON document
 // as posted (body after base64 or JSON escaping included); n <= 0 keeps the
 // default. Set it to LMIGO_MAX_RESPONSE_BYTES when that is lowered, so that
-// the client gets this package's 500 rather than the runtime's error.
+// the client gets this package's 500 rather than the runtime's error. It
+// bounds as well what a streamed answer's Read gathers (prelude and body);
+// lmigo streams it through WriteTo, which it does not bound.
 func WithMaxResponseBytes(n int) Option {
 	return func(o *options) {
 		if n > 0 {
 			o.maxResponse = n
 		}
 	}
+}
+
+// cappedWriter passes writes on to w while they fit in room bytes; one
+// that does not fit fails with ErrResponseTooLarge, and so does every
+// later one.
+type cappedWriter struct {
+	w    io.Writer
+	room int
+}
+
+func (c *cappedWriter) Write(p []byte) (int, error) {
+	if len(p) > c.room {
+		c.room = -1
+		return 0, fmt.Errorf("%w: a stream read through Read", ErrResponseTooLarge)
+	}
+	n, err := c.w.Write(p)
+	c.room -= n
+	return n, err
 }
 
 // WithMaxHeaderBytes bounds the encoded JSON head (status code, headers,

@@ -74,3 +74,35 @@ func TestLimits(t *testing.T) {
 		}
 	})
 }
+
+// TestStreamReadBounded: a stream read through Read, not WriteTo, is
+// gathered in memory, up to WithMaxResponseBytes: a handler that writes
+// without end gets ErrResponseTooLarge from Write past it, and Read
+// returns the error after the bytes that fit.
+func TestStreamReadBounded(t *testing.T) {
+	const limit, chunk = 256 << 10, 8 << 10
+	var accepted int
+	var writeErr error
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b := bytes.Repeat([]byte("w"), chunk)
+		for accepted < 64*limit { // without a bound, the test stops it
+			n, err := w.Write(b)
+			accepted += n
+			if err != nil {
+				writeErr = err
+				return
+			}
+		}
+	})
+	r, err := lambdahttp.StreamingHandler(h, lambdahttp.WithMaxResponseBytes(limit))(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(r)
+	if accepted > limit+chunk || len(got) > limit {
+		t.Errorf("the handler wrote %d bytes, Read gave %d; want at most the limit %d (and a write)", accepted, len(got), limit)
+	}
+	if !errors.Is(err, lambdahttp.ErrResponseTooLarge) || !errors.Is(writeErr, lambdahttp.ErrResponseTooLarge) {
+		t.Errorf("Read: %v, Write: %v; want ErrResponseTooLarge from both", err, writeErr)
+	}
+}

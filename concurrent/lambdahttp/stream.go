@@ -28,7 +28,7 @@ var preludeEnd = [8]byte{}
 // stream is the reader a StreamingHandler returns. The runtime streams
 // it through WriteTo, which runs the http.Handler on the runtime's worker,
 // within the invocation. Read, for a caller that only reads, runs it into
-// a buffer on the first call. It is used once.
+// a buffer of at most maxResponse bytes on the first call. It is used once.
 type stream struct {
 	opts   *options
 	h      http.Handler
@@ -52,7 +52,7 @@ func (s *stream) ContentType() string { return StreamContentType }
 func (s *stream) Read(p []byte) (int, error) {
 	if !s.ran {
 		var b bytes.Buffer
-		_, s.err = s.WriteTo(&b)
+		_, s.err = s.WriteTo(&cappedWriter{w: &b, room: s.opts.maxResponse})
 		s.rest = bytes.NewReader(b.Bytes())
 	}
 	if s.rest.Len() > 0 {

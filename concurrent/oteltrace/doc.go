@@ -49,11 +49,19 @@
 // SIGTERM, once Run has returned (concurrent.WithSIGTERM makes Lambda send
 // SIGTERM). BenchmarkFlushPolicy compares the policies.
 //
-// # Content type
+// # Streams and content types
 //
-// A Handler passes on the content type of concurrent.NewHandler's answers
-// (its ContentType method), so that its answers go out as
-// application/json, as the same handler served bare does.
+// A Handler is a concurrent.StreamInvoker: lmigo runs it through
+// InvokeStream, which passes on the wrapped handler's answer as it is, so
+// each answer goes out as the same handler served bare sends it, in the
+// same response mode and with the same content type. A streamed answer (an
+// io.Reader result, lambdahttp.StreamingHandler's) stays a stream, its
+// bytes sent as they are read, and its span ends when the stream does: at
+// its end, at a read error or a panic in Read (which fail the span), or
+// when lmigo closes it before its end (the post failed: that fails the
+// span too). Served by a runtime that calls Invoke, which returns bytes, a
+// reader result is read whole up to 6 MiB, as concurrent.NewHandler's
+// Invoke reads it, and fails past that.
 //
 // # Errors
 //

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/lmigo/lmigo/concurrent"
 	"go.opentelemetry.io/otel/attribute"
@@ -39,11 +39,13 @@ type shutdowner interface {
 	Shutdown(ctx context.Context) error
 }
 
-// Handler is a lambda.Handler that runs each invocation in a span. Its
-// Invoke may be called from many goroutines at once, and the bytes it
-// returns belong to the caller. Build it with Wrap.
+// Handler is a lambda.Handler that runs each invocation in a span, and a
+// concurrent.StreamInvoker, so that lmigo streams what the wrapped handler
+// streams. Its Invoke and InvokeStream may be called from many goroutines
+// at once, and the bytes they return belong to the caller. Build it with
+// Wrap.
 type Handler struct {
-	inner  lambda.Handler
+	inner  concurrent.StreamInvoker
 	tracer trace.Tracer
 	name   string
 	attrs  []attribute.KeyValue // the same for every invocation
@@ -78,7 +80,8 @@ func Wrap(handler any, opts ...Option) *Handler {
 	tp := o.tracerProvider()
 	env := func(k string) string { v, _ := o.lookup(k); return v }
 	h := &Handler{
-		inner:  concurrent.NewHandler(handler, o.handler...),
+		// NewHandler's value is a StreamInvoker, whatever handler is.
+		inner:  concurrent.NewHandler(handler, o.handler...).(concurrent.StreamInvoker),
 		tracer: tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
 		name:   env("AWS_LAMBDA_FUNCTION_NAME"),
 		flush:  resolveFlush(o.flush, o.lookup),
@@ -111,26 +114,57 @@ func Wrap(handler any, opts ...Option) *Handler {
 // invocation's trace header (concurrent.TraceID), or, without one that
 // parses, whatever span ctx carries. A handler error, and a panic, mark the
 // span as failed; the error is returned as it is. Under WithFlushEachInvocation
-// the provider is flushed before Invoke returns.
+// the provider is flushed before Invoke returns. A reader result is read
+// as concurrent.NewHandler's Invoke reads it: up to 6 MiB.
 func (h *Handler) Invoke(ctx context.Context, payload []byte) (out []byte, err error) {
 	ctx, span := h.start(ctx)
-	defer func() {
-		// A handler built by NewHandler does not panic; a panic here comes
-		// from Invoke's own callees, and ends the span before it goes on.
-		if v := recover(); v != nil {
-			span.RecordError(fmt.Errorf("panic: %v", v), trace.WithStackTrace(true))
-			span.SetStatus(codes.Error, "panic")
-			span.End()
-			panic(v)
-		}
-	}()
+	defer endOnPanic(span)
 	out, err = h.inner.Invoke(ctx, payload)
+	h.end(ctx, span, err)
+	return out, err
+}
+
+// InvokeStream runs one invocation in a span, as Invoke does, and returns
+// the wrapped handler's answer as it is: its content type, and its bytes,
+// or its stream unread, for lmigo to stream. The span of a stream ends
+// when the stream does: at its end or its read error (which fails the
+// span), or when it is closed before its end (which fails it too).
+func (h *Handler) InvokeStream(ctx context.Context, payload []byte) (contentType string, out []byte, body io.Reader, err error) {
+	ctx, span := h.start(ctx)
+	defer endOnPanic(span)
+	contentType, out, body, err = h.inner.InvokeStream(ctx, payload)
+	if err == nil && body != nil {
+		return contentType, nil, newSpanReader(h, ctx, span, body), nil
+	}
+	h.end(ctx, span, err)
+	return contentType, out, body, err
+}
+
+// endOnPanic, deferred, ends span on a panic before it goes on. A
+// handler built by NewHandler does not panic; such a panic comes from the
+// wrapper's own callees.
+func endOnPanic(span trace.Span) {
+	if v := recover(); v != nil {
+		endPanicked(span, v)
+		panic(v)
+	}
+}
+
+// endPanicked ends span as failed by a panic with v.
+func endPanicked(span trace.Span, v any) {
+	span.RecordError(fmt.Errorf("panic: %v", v), trace.WithStackTrace(true))
+	span.SetStatus(codes.Error, "panic")
+	span.End()
+}
+
+// end ends an invocation's span, failed if err is not nil, and applies
+// the flush policy.
+func (h *Handler) end(ctx context.Context, span trace.Span, err error) {
 	if err != nil {
 		recordError(span, err)
 	}
 	span.End()
 	h.afterInvoke(ctx)
-	return out, err
 }
 
 func (h *Handler) start(ctx context.Context) (context.Context, trace.Span) {
@@ -235,14 +269,4 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 		return fmt.Errorf("oteltrace: shutdown: %w", err)
 	}
 	return nil
-}
-
-// ContentType passes on the content type of the wrapped handler's answers
-// (application/json for concurrent.NewHandler's), which the runtime sends
-// with them; without one the runtime would send application/octet-stream.
-func (h *Handler) ContentType() string {
-	if ct, ok := h.inner.(interface{ ContentType() string }); ok {
-		return ct.ContentType()
-	}
-	return "application/octet-stream"
 }
