@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -130,6 +131,55 @@ func TestLateStreamWriter(t *testing.T) {
 			late.check(t, ErrInvocationEnded)
 		})
 	}
+}
+
+// lateRaw is a RawHandler: "A" and "A!" (which then calls
+// runtime.Goexit) keep out, "B" lets it be written, then answers.
+func lateRaw(late *lateUse) RawHandler {
+	return func(_ context.Context, payload []byte, out *Buffer) error {
+		switch string(payload) {
+		case `"A"`, `"A!"`:
+			late.keep(func() (int, error) { return out.Write([]byte("LATE-FROM-A")) })
+			if string(payload) == `"A!"` {
+				runtime.Goexit()
+			}
+		default:
+			late.next()
+		}
+		out.B = append(out.B, payload...)
+		return nil
+	}
+}
+
+// TestLateRawBuffer: a RawHandler that keeps out, and returns or calls
+// runtime.Goexit, and writes to out once the next invocation has begun
+// never reaches that invocation's answer, served at N=1 (the slot's
+// buffer) and through NewHandler (a pool shared by every Invoke).
+func TestLateRawBuffer(t *testing.T) {
+	for _, a := range []string{`"A"`, `"A!"`} {
+		t.Run("runtime N=1 "+a, func(t *testing.T) {
+			api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
+			late := newLateUse()
+			serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "1"}, lateRaw(late))
+			if r := invoke(t, api, a); (a == `"A"`) != (r.Err == nil) {
+				t.Errorf("%s answered %q, err %+v", a, r.Body, r.Err)
+			}
+			if r := invoke(t, api, `"B"`); r.Err != nil || string(r.Body) != `"B"` {
+				t.Errorf("B answered %q, err %+v", r.Body, r.Err)
+			}
+			late.check(t, nil)
+		})
+	}
+	t.Run("NewHandler", func(t *testing.T) {
+		late := newLateUse()
+		h := NewHandler(lateRaw(late))
+		for _, p := range []string{`"A"`, `"B"`} {
+			if b, err := h.Invoke(context.Background(), []byte(p)); err != nil || string(b) != p {
+				t.Errorf("%s answered %q, %v", p, b, err)
+			}
+		}
+		late.check(t, nil)
+	})
 }
 
 // strayWriterTo writes its ID, and leaves a goroutine writing it for as
