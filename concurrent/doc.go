@@ -42,6 +42,22 @@
 // shared by all invocations, or the payload) is sent from there and
 // forgotten.
 //
+// Nothing a handler is lent outlives its invocation. Once it returns (a
+// streamed io.WriterTo result: once WriteTo returns) it must not keep the
+// io.Writer given to WriteTo, the http.ResponseWriter of package
+// lambdahttp, or a RawHandler's out. A goroutine it left behind that uses
+// one anyway gets an error for the late call and never reaches another
+// invocation's answer: Write to the io.Writer returns [ErrInvocationEnded];
+// Write to the ResponseWriter, and its Flush through
+// http.ResponseController, io.ErrClosedPipe (Header is then a map that
+// goes nowhere, WriteHeader and Flush do nothing). A RawHandler's out is
+// the invocation's own and is emptied when it returns: a late Write
+// appends to an array of its own, never sent; it cannot return an error,
+// as Buffer is bytebufferpool.ByteBuffer, whose Write never fails. What no
+// runtime can guard is a slice: the arrays of a RawHandler's payload and
+// out.B are reused, so a slice of them kept past the return reads or
+// writes other invocations' bytes.
+//
 // # Slots
 //
 // The runtime owns a fixed number of slots (limits.Config.Workers, at most

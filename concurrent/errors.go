@@ -2,8 +2,8 @@ package concurrent
 
 import "errors"
 
-// Errors returned by New and Run. Wrapped errors keep them reachable with
-// errors.Is.
+// Errors returned by New and Run, and by a writer lent to a handler.
+// Wrapped errors keep them reachable with errors.Is.
 var (
 	// ErrInvalidHandler is returned by New when the handler is not one of
 	// the accepted forms.
@@ -19,6 +19,11 @@ var (
 	// the error NewHandler's Invoke returns for a reader result longer
 	// than it reads.
 	ErrResponseTooLarge = errors.New("response too large")
+	// ErrInvocationEnded is returned by the writer a streamed io.WriterTo
+	// result was given (Write, WriteString, ReadFrom) once its WriteTo has
+	// returned: the writer is dead, and its slot streams other
+	// invocations' answers.
+	ErrInvocationEnded = errors.New("concurrent: write after the invocation ended")
 )
 
 // The error types the runtime itself answers with, all of them: an

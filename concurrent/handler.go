@@ -17,17 +17,22 @@ import (
 	"github.com/valyala/bytebufferpool"
 )
 
-// Buffer is the response buffer a [RawHandler] writes into. It belongs to
-// the worker running the invocation and is valid only until the handler
-// returns.
+// Buffer is the response buffer a [RawHandler] writes into. Each
+// invocation gets its own, over a reused array that is valid only until
+// the handler returns.
 type Buffer = bytebufferpool.ByteBuffer
 
 // RawHandler handles one invocation without any JSON decoding or encoding:
 // it reads payload and writes the response into out, which is empty on
-// entry. Neither payload nor out may be used after it returns: both are
-// reused by the worker's next invocation. The response is sent with
-// Content-Type application/json. If it returns an error, whatever it wrote
-// is discarded.
+// entry. The response is sent with Content-Type application/json. If it
+// returns an error, whatever it wrote is discarded.
+//
+// Neither payload nor out may be used after it returns. out is this
+// invocation's own and is emptied then: a late Write through it appends
+// to an array of its own, which is never sent (it returns no error:
+// Buffer's Write cannot fail). The arrays of payload and of out.B are
+// reused by later invocations: a slice of either kept past the return
+// reads or writes another invocation's bytes.
 //
 // out.B may also be set to a slice the handler owns (a static answer
 // shared by every invocation, the payload itself): the response is then
@@ -367,7 +372,8 @@ func (h *handler) call(ctx context.Context, payload []byte, out *Buffer) (conten
 // the handler's own bytes as direct, to be sent as they are and not
 // modified. On error out is left empty and body and direct are nil. A
 // panic in the handler is recovered and returned as a *PanicError; it
-// never reaches the worker.
+// never reaches the worker. out goes to a RawHandler, which may keep it:
+// it must be the invocation's own, never lent again (runLent).
 func (h *handler) run(ctx context.Context, payload []byte, out *Buffer) (contentType string, body io.Reader, direct []byte, err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -396,6 +402,18 @@ func (h *handler) run(ctx context.Context, payload []byte, out *Buffer) (content
 		contentType, body, direct = "", nil, nil
 	}
 	return contentType, body, direct, err
+}
+
+// runLent is run with the handler writing into lent, a Buffer of the
+// invocation's own, over buf's array. However run ends (runtime.Goexit
+// too), buf gets the array back and lent is left empty: a RawHandler that
+// kept its out and writes to it later appends to an array of its own,
+// never to buf's, which the next invocation reuses. lent must never be
+// lent again.
+func (h *handler) runLent(ctx context.Context, payload []byte, buf, lent *Buffer) (contentType string, body io.Reader, direct []byte, err error) {
+	lent.B = buf.B
+	defer func() { buf.B, lent.B = lent.B, nil }()
+	return h.run(ctx, payload, lent)
 }
 
 // maxPanicFrames bounds the stack kept for a panic; the recovering frames

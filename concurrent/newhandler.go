@@ -98,9 +98,13 @@ func (i *invoker) ContentType() string { return jsonContentType }
 
 // Invoke runs one invocation. The response is copied out of a pooled
 // buffer, unlike aws-lambda-go's, whose bytes a later Invoke may overwrite.
+// The handler writes into a Buffer of this call's own over the pooled
+// array, which it lets go of on return (as handler.runLent).
 func (i *invoker) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	out := i.bufs.Get()
-	defer i.bufs.Put(out)
+	buf := i.bufs.Get()
+	defer i.bufs.Put(buf)
+	out := &Buffer{B: buf.B}
+	defer func() { buf.B, out.B = out.B, nil }()
 	if _, err := i.h.call(ctx, payload, out); err != nil {
 		return nil, err
 	}

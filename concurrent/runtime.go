@@ -396,7 +396,7 @@ func (rt *Runtime) serve(s *slot) {
 	}
 	s.respHint = 0
 
-	contentType, body, direct, err := rt.h.run(ctx, inv.Payload, s.resp)
+	contentType, body, direct, err := rt.h.runLent(ctx, inv.Payload, s.resp, &ctx.out)
 	if body != nil {
 		rt.stream(s, contentType, body) // while ctx lives: body may need it
 		return

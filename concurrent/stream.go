@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/lmigo/lmigo/rapi"
@@ -137,7 +138,9 @@ func (g *guardedReader) Read(p []byte) (n int, err error) {
 
 // guardedWriterTo is guardedReader for a reader that writes itself out
 // (io.WriterTo): a panic in WriteTo is returned as a *PanicError, and what
-// it writes is counted in n.
+// it writes is counted in n. The writer it hands to WriteTo is dead once
+// WriteTo returns, however it returns: w writes on the slot's connection,
+// which streams other invocations' answers by then.
 type guardedWriterTo struct {
 	*guardedReader
 	wt io.WriterTo
@@ -146,8 +149,9 @@ type guardedWriterTo struct {
 
 func (g *guardedWriterTo) WriteTo(w io.Writer) (n int64, err error) {
 	g.reads++
-	g.cw = countingWriter{w: w, n: &g.n}
+	g.cw.start(w, &g.n)
 	defer func() {
+		g.cw.end()
 		if v := recover(); v != nil {
 			n, err = g.n, newPanicError(v)
 		}
@@ -156,34 +160,86 @@ func (g *guardedWriterTo) WriteTo(w io.Writer) (n int64, err error) {
 }
 
 // countingWriter counts what goes through it, and keeps w's WriteString
-// and ReadFrom, which spare a copy or an allocation.
+// and ReadFrom, which spare a copy or an allocation. Once ended, every
+// call returns ErrInvocationEnded and never reaches w; the lock orders a
+// call from a goroutine the result left behind with end.
 type countingWriter struct {
-	w io.Writer
-	n *int64
+	mu sync.Mutex
+	w  io.Writer // nil once ended
+	n  *int64
+	ur unlockedReader
+}
+
+func (c *countingWriter) start(w io.Writer, n *int64) {
+	c.mu.Lock()
+	c.w, c.n = w, n
+	c.mu.Unlock()
+}
+
+func (c *countingWriter) end() {
+	c.mu.Lock()
+	c.w = nil
+	c.mu.Unlock()
 }
 
 func (c *countingWriter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.w == nil {
+		return 0, ErrInvocationEnded
+	}
 	n, err := c.w.Write(p)
 	*c.n += int64(n)
 	return n, err
 }
 
 func (c *countingWriter) WriteString(s string) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.w == nil {
+		return 0, ErrInvocationEnded
+	}
 	n, err := io.WriteString(c.w, s)
 	*c.n += int64(n)
 	return n, err
 }
 
 func (c *countingWriter) ReadFrom(r io.Reader) (int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.w == nil {
+		return 0, ErrInvocationEnded
+	}
+	c.ur = unlockedReader{c: c, r: r}
 	var n int64
 	var err error
 	if rf, ok := c.w.(io.ReaderFrom); ok {
-		n, err = rf.ReadFrom(r)
+		n, err = rf.ReadFrom(&c.ur)
 	} else {
-		n, err = io.Copy(struct{ io.Writer }{c.w}, r)
+		n, err = io.Copy(struct{ io.Writer }{c.w}, &c.ur)
 	}
 	*c.n += n
 	return n, err
+}
+
+// unlockedReader is what countingWriter.ReadFrom reads r through: r's
+// Read runs with the lock released, so that r may write to the writer
+// itself without a deadlock, and what it read is dropped if the writer
+// ended meanwhile (ReadFrom on a goroutine the result left behind).
+type unlockedReader struct {
+	c *countingWriter
+	r io.Reader
+}
+
+func (u *unlockedReader) Read(p []byte) (n int, err error) {
+	u.c.mu.Unlock()
+	defer func() {
+		u.c.mu.Lock() // a panic in Read too: ReadFrom unlocks it
+		if u.c.w == nil {
+			n, err = 0, ErrInvocationEnded
+		}
+	}()
+	return u.r.Read(p)
 }
 
 // maxDocErrorType bounds the error type inside a trailer's document, so

@@ -68,9 +68,12 @@ type ErrorFunc func(err error, sent int64) (errorType string, body []byte)
 // chunk buffer belongs to the Conn and is reused: a stream allocates
 // nothing per chunk. A body that is an io.WriterTo writes itself out
 // instead: each Write it makes is one chunk, sent from its own bytes
-// (writev), so a *bytes.Reader or *bytes.Buffer is not copied at all.
-// body is not retained after Stream returns. An empty contentType sends no
-// Content-Type (application/octet-stream).
+// (writev), so a *bytes.Reader or *bytes.Buffer is not copied at all. The
+// writer WriteTo is given is the Conn's and writes on its connection: body
+// must not use it once WriteTo returns (a caller that cannot vouch for body
+// hands it a writer that refuses late writes). body is not retained after
+// Stream returns. An empty contentType sends no Content-Type
+// (application/octet-stream).
 //
 // A read error (any error but io.EOF) ends the stream. Before the first
 // byte, nothing has been written: Stream posts an ordinary /error instead,

@@ -56,6 +56,18 @@
 // of it: past that the handler's Write and then Read fail with
 // ErrResponseTooLarge.
 //
+// # After the handler returns
+//
+// The ResponseWriter is the invocation's own, never pooled, and dead once
+// ServeHTTP returns or panics: the pooled buffers behind it serve other
+// invocations by then, and it no longer reaches them. A goroutine the
+// handler left behind gets io.ErrClosedPipe from Write and from
+// http.ResponseController's Flush, as from aws-lambda-go's lambdaurl; from
+// Header a fresh map that goes nowhere; nothing from WriteHeader and
+// Flush. No late call panics or reaches another invocation's answer,
+// buffered or streamed; a call racing with the return either lands in its
+// own answer or fails as a late one.
+//
 // # Panics
 //
 // A panic in the handler ends its invocation only, and is logged at ERROR

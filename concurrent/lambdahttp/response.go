@@ -18,9 +18,9 @@ import (
 // invocations, so that memory after a burst of large answers stays bounded.
 const retainBytes = 2 << 20
 
-// buffered is the http.ResponseWriter of a buffered invocation. It holds
-// the body; the head is encoded from the header map as it is when the
-// handler returns.
+// buffered is the writer of a buffered invocation, behind the handler's
+// responseWriter. It holds the body; the head is encoded from the header
+// map as it is when the handler returns.
 type buffered struct {
 	opts   *options
 	header http.Header
@@ -70,10 +70,12 @@ func (w *buffered) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Flush does nothing: a buffered answer leaves when the handler returns.
-func (w *buffered) Flush() {}
+// FlushError does nothing: a buffered answer leaves when the handler
+// returns.
+func (w *buffered) FlushError() error { return nil }
 
-// serve runs h, turning a panic into a 500.
+// serve runs h, turning a panic into a 500. h writes through a
+// responseWriter of its own, ended when h returns, however it returns.
 func (w *buffered) serve(ctx context.Context, h http.Handler, r *http.Request) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -81,7 +83,9 @@ func (w *buffered) serve(ctx context.Context, h http.Handler, r *http.Request) {
 			w.fail(http.StatusInternalServerError, panicMessage)
 		}
 	}()
-	h.ServeHTTP(w, r)
+	rw := &responseWriter{w: w}
+	defer rw.end() // first: a stray goroutine's call never meets fail or encode
+	h.ServeHTTP(rw, r)
 }
 
 // fail replaces whatever the handler did with a plain-text answer.

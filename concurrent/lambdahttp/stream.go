@@ -37,8 +37,9 @@ type stream struct {
 	reqErr error
 
 	ran  bool
-	rest *bytes.Reader // Read: what WriteTo produced
-	err  error         // Read: the error after rest
+	rw   responseWriter // the handler's, over the pooled streamWriter
+	rest *bytes.Reader  // Read: what WriteTo produced
+	err  error          // Read: the error after rest
 }
 
 // MarshalJSON fails so that the runtime sends the stream's bytes, not JSON.
@@ -93,7 +94,10 @@ func (s *stream) WriteTo(dst io.Writer) (n int64, err error) {
 		_, _ = w.finish() // what the handler wrote before, then the trailers
 		n, err = w.n, newPanicError(v)
 	}()
-	s.h.ServeHTTP(w, s.req)
+	s.rw.w = w
+	defer s.rw.end() // a panic or Goexit: before w finishes or goes back to the pool
+	s.h.ServeHTTP(&s.rw, s.req)
+	s.rw.end()
 	if w.headErr != nil {
 		concurrent.Logger(s.ctx).Error("http response headers over the limit", zap.Int("limit", s.opts.maxHeader))
 	}
@@ -106,7 +110,8 @@ func newPanicError(v any) *concurrent.PanicError {
 	return &concurrent.PanicError{Value: v, Stack: append([]uintptr(nil), pcs[:k]...)}
 }
 
-// streamWriter is the http.ResponseWriter of a streamed invocation.
+// streamWriter is the writer of a streamed invocation, behind the
+// handler's responseWriter.
 type streamWriter struct {
 	opts    *options
 	dst     io.Writer
@@ -175,10 +180,7 @@ func (w *streamWriter) Write(p []byte) (int, error) {
 	return k, err
 }
 
-// Flush sends the prelude and what was written.
-func (w *streamWriter) Flush() { _ = w.FlushError() }
-
-// FlushError is Flush for http.ResponseController.
+// FlushError sends the prelude and what was written.
 func (w *streamWriter) FlushError() error {
 	w.head()
 	w.send()
