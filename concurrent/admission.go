@@ -22,6 +22,14 @@ import (
 // invocation in flight lost. Invocations in flight are never touched, and
 // a poll already queued is always read.
 //
+// A hold lets one slot through whenever nothing is in flight: with nothing
+// running, waiting frees nothing, and a heap that settled between the two
+// marks would otherwise stop the environment for good. That slot polls,
+// serves and gives the pass back when its slot is free again; while it is
+// out, or any invocation runs, the others wait. So while memory stays high
+// invocations are served one at a time, and every slot polls again once
+// the live heap is below the low mark.
+//
 // The signal is the live heap (runtime/metrics /gc/heap/live:bytes: what
 // the last GC found reachable), against the limit (/gc/gomemlimit:bytes).
 // The heap's total (live plus garbage) is not used: with a limit set, the
@@ -31,10 +39,13 @@ import (
 //
 // The live heap changes only when a GC ends, so a runtime holding back
 // with nothing to allocate would wait forever for a figure that cannot
-// move: while it holds back, one poller forces a GC whenever an invocation
-// has ended since the last one, and at least every memCollectEvery
-// (debug.FreeOSMemory when nothing is in flight, also handing the memory
-// back to the OS; runtime.GC otherwise), then reads the figure again.
+// move: while it holds back, one poller forces a GC when the hold begins
+// and whenever an invocation has ended since the last one (debug.FreeOSMemory
+// when nothing is in flight, also handing the memory back to the OS;
+// runtime.GC otherwise), then reads the figure again. While invocations
+// run it forces one at least every memCollectEvery too, since one may drop
+// memory without ending; with nothing in flight and nothing ended a GC
+// cannot change the figure, and none is forced.
 const (
 	// Hold back from memHighFraction of the limit and resume below
 	// memLowFraction: with the live heap at 85 % of the limit the GC
@@ -53,7 +64,7 @@ const (
 	memRecheckEvery = 10 * time.Millisecond
 	memWaitEvery    = 100 * time.Millisecond
 	// A forced GC at most every memCollectMin, and at least every
-	// memCollectEvery while holding back.
+	// memCollectEvery while holding back with invocations in flight.
 	memCollectMin   = 20 * time.Millisecond
 	memCollectEvery = time.Second
 )
@@ -106,6 +117,8 @@ type memGuard struct {
 	// resume is closed when the hold in progress ends.
 	resume atomic.Pointer[chan struct{}]
 	leader atomic.Bool // a poller re-reads on recheckEvery
+	// through: a slot let through while held is out (slot.through).
+	through atomic.Bool
 
 	holds     atomic.Uint64 // holds begun
 	heldTotal atomic.Int64  // time held in ended holds, and in the open one up to heldSince
@@ -183,7 +196,7 @@ func (rt *Runtime) collect() {
 	since := now - g.lastGC
 	hold := g.holds.Load()
 	if since < int64(g.collectMin) ||
-		(ended == g.gcEnded && hold == g.gcHold && since < int64(g.collectEvery)) {
+		(ended == g.gcEnded && hold == g.gcHold && (inflight == 0 || since < int64(g.collectEvery))) {
 		return
 	}
 	g.collect(inflight == 0)
@@ -191,9 +204,8 @@ func (rt *Runtime) collect() {
 	g.last.Store(0) // read the new figure next
 }
 
-// admit returns once new invocations may be taken, or false when ctx is
-// done first.
-func (rt *Runtime) admit(ctx context.Context) bool {
+// admit returns once s may poll, or false when ctx is done first.
+func (rt *Runtime) admit(ctx context.Context, s *slot) bool {
 	g := &rt.mem
 	if !rt.holding() {
 		return true
@@ -205,6 +217,9 @@ func (rt *Runtime) admit(ctx context.Context) bool {
 		}
 	}()
 	for {
+		if rt.letThrough(s) {
+			return true
+		}
 		lead := g.leader.CompareAndSwap(false, true)
 		wait := g.waitEvery
 		if lead {
@@ -236,6 +251,26 @@ func (rt *Runtime) admit(ctx context.Context) bool {
 			return true
 		}
 	}
+}
+
+// letThrough takes the pass for s while held, when nothing is in flight
+// and no other slot has it.
+func (rt *Runtime) letThrough(s *slot) bool {
+	g := &rt.mem
+	if rt.idle.inflight.Load() != 0 || !g.through.CompareAndSwap(false, true) {
+		return false
+	}
+	s.through = true
+	return true
+}
+
+// freeSlot puts s back on the free list, with the pass if it had it.
+func (rt *Runtime) freeSlot(s *slot) {
+	if s.through {
+		s.through = false
+		rt.mem.through.Store(false)
+	}
+	rt.free <- s
 }
 
 // takeHeldTime returns the time held back since the last call, counting a

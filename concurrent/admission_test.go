@@ -3,7 +3,6 @@ package concurrent
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"runtime"
 	"runtime/debug"
@@ -38,14 +37,31 @@ func fakeHeap(collect func(idle bool)) (live *atomic.Uint64, opt Option) {
 	})
 }
 
+// countHeapReads returns an Option that counts rt's heap readings in reads;
+// it goes after the Option that sets the reading.
+func countHeapReads(reads *atomic.Int64) Option {
+	return withRuntime(func(rt *Runtime) {
+		read := rt.mem.read
+		rt.mem.read = func(s []metrics.Sample) (uint64, uint64) { reads.Add(1); return read(s) }
+	})
+}
+
+// heapReadsPass waits until the heap has been read k more times: the pollers
+// held back have looked again, whatever the machine's speed.
+func heapReadsPass(t *testing.T, reads *atomic.Int64, k int64) {
+	t.Helper()
+	from := reads.Load()
+	waitUntil(t, "the heap read again", func() bool { return reads.Load() >= from+k })
+}
+
 // TestAdmissionHoldsBackWhileHeapHigh: with the heap reading "high", a
-// slot whose invocation ends does not poll again, so the fake API sees
-// fewer polls than N; an invocation in flight finishes normally; the
-// runtime, idle, forces a GC rather than wait for one; and once the heap
-// reads "low" every slot polls again.
+// slot whose invocation ends does not poll again while another runs, so
+// the fake API sees fewer polls than N; an invocation in flight finishes
+// normally; the runtime, idle, forces a GC rather than wait for one and
+// lets one slot poll; and once the heap reads "low" every slot polls again.
 func TestAdmissionHoldsBackWhileHeapHigh(t *testing.T) {
 	t.Parallel()
-	var idleGCs, busyGCs atomic.Int64
+	var idleGCs, busyGCs, reads atomic.Int64
 	live, heap := fakeHeap(func(idle bool) {
 		if idle {
 			idleGCs.Add(1)
@@ -64,7 +80,7 @@ func TestAdmissionHoldsBackWhileHeapHigh(t *testing.T) {
 				<-release
 			}
 			return ev, nil
-		}, heap)
+		}, heap, countHeapReads(&reads))
 
 	blocked := make(chan rapitest.Result, 1)
 	go func() {
@@ -88,11 +104,13 @@ func TestAdmissionHoldsBackWhileHeapHigh(t *testing.T) {
 	if r := <-blocked; r.Err != nil || string(r.Body) != `"block"` {
 		t.Fatalf("blocked invocation: %s %v", r.Body, r.Err)
 	}
-	polls := api.Stats().Polls
-	// Idle with a high heap: a GC is forced (FreeOSMemory, nothing in flight).
+	// Idle with a high heap: a GC is forced (FreeOSMemory, nothing in
+	// flight), and one slot, only one, polls.
 	waitUntil(t, "a forced GC while idle", func() bool { return idleGCs.Load() > 0 })
-	time.Sleep(50 * time.Millisecond)
-	if s := api.Stats(); s.PendingPolls != 0 || s.Polls != polls {
+	waitUntil(t, "one poll pending", func() bool { return api.Stats().PendingPolls == 1 })
+	heldFrom, polls := time.Now(), api.Stats().Polls
+	heapReadsPass(t, &reads, 20)
+	if s := api.Stats(); s.PendingPolls != 1 || s.Polls != polls {
 		t.Fatalf("held back, yet %d polls pending, %d polls since", s.PendingPolls, s.Polls-polls)
 	}
 	if !rt.mem.held.Load() || rt.mem.holds.Load() != 1 {
@@ -100,10 +118,11 @@ func TestAdmissionHoldsBackWhileHeapHigh(t *testing.T) {
 	}
 
 	live.Store(750) // between the marks: still held
-	time.Sleep(50 * time.Millisecond)
-	if s := api.Stats(); s.PendingPolls != 0 {
+	heapReadsPass(t, &reads, 20)
+	if s := api.Stats(); s.PendingPolls != 1 {
 		t.Fatalf("resumed above the low mark: %d polls pending", s.PendingPolls)
 	}
+	heldFor := time.Since(heldFrom)
 	live.Store(500) // below 70 %
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -113,32 +132,142 @@ func TestAdmissionHoldsBackWhileHeapHigh(t *testing.T) {
 	if r := invoke(t, api, `"y"`); r.Err != nil || string(r.Body) != `"y"` {
 		t.Fatalf("invoke after resume: %s %v", r.Body, r.Err)
 	}
-	if held := rt.takeHeldTime(); held < 100*time.Millisecond {
-		t.Errorf("held back for %v, want at least 100ms", held)
+	if held := rt.takeHeldTime(); held < heldFor {
+		t.Errorf("held back for %v, want at least %v", held, heldFor)
 	}
 	if s := api.Stats(); s.Violations != 0 || s.Invocations != n+1 || s.Responses != n+1 {
 		t.Errorf("stats %+v", s)
 	}
 }
 
+// TestAdmissionPollsWhenNothingInFlight: a burst takes the live heap above
+// the high mark, then it settles at 75 % of the limit and never drops below
+// the low mark. With nothing in flight waiting frees nothing, so one slot,
+// and only one, polls: invocations are served one at a time until the heap
+// is low. With nothing changing, no GC is forced.
+func TestAdmissionPollsWhenNothingInFlight(t *testing.T) {
+	t.Parallel()
+	var gcs, reads atomic.Int64
+	live, heap := fakeHeap(func(bool) { gcs.Add(1) })
+
+	const n = 4
+	started, release := make(chan struct{}, n), make(chan struct{})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true})
+	rt := serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "4"},
+		func(_ context.Context, ev json.RawMessage) (json.RawMessage, error) {
+			if string(ev) == `"block"` {
+				started <- struct{}{}
+				<-release
+			}
+			return ev, nil
+		}, heap, countHeapReads(&reads))
+
+	// The burst: every slot busy, the heap above 85 % when they answer.
+	burst := make(chan rapitest.Result, n)
+	for range n {
+		go func() { burst <- invoke(t, api, `"block"`) }()
+	}
+	for range n {
+		<-started
+	}
+	live.Store(900)
+	close(release)
+	for range n {
+		if r := <-burst; r.Err != nil || string(r.Body) != `"block"` {
+			t.Fatalf("burst: %s %v", r.Body, r.Err)
+		}
+	}
+	live.Store(750) // settles between the marks
+	waitUntil(t, "nothing in flight", func() bool { return rt.idle.inflight.Load() == 0 })
+	if !rt.mem.held.Load() {
+		t.Fatal("not held back after the burst")
+	}
+
+	// Every invocation ended has had its GC; from then on nothing changes.
+	waitUntil(t, "the GCs for the ended invocations", func() bool {
+		rt.mem.mu.Lock()
+		defer rt.mem.mu.Unlock()
+		return rt.mem.gcEnded == rt.idle.begun.Load()
+	})
+	gcsSettled, from := gcs.Load(), time.Now()
+	waitUntil(t, "four forced-GC periods", func() bool { return time.Since(from) > 4*rt.mem.collectEvery })
+	heapReadsPass(t, &reads, 20)
+	if g := gcs.Load() - gcsSettled; g != 0 {
+		t.Errorf("%d GCs forced with nothing in flight and nothing ended", g)
+	}
+
+	// Nothing in flight: one slot polls, and the invocation is served.
+	if r := invoke(t, api, `"x"`); r.Err != nil || string(r.Body) != `"x"` {
+		t.Fatalf("invoke while idle and held: %s %v", r.Body, r.Err)
+	}
+	// One at a time: while one runs, no slot polls.
+	release = make(chan struct{})
+	first := make(chan rapitest.Result, 1)
+	go func() { first <- invoke(t, api, `"block"`) }()
+	<-started
+	heapReadsPass(t, &reads, 20)
+	if p := api.Stats().PendingPolls; p != 0 {
+		t.Fatalf("%d polls pending with an invocation in flight and the heap high", p)
+	}
+	second := make(chan rapitest.Result, 1)
+	go func() { second <- invoke(t, api, `"y"`) }()
+	heapReadsPass(t, &reads, 20)
+	close(release)
+	if r := <-first; r.Err != nil || string(r.Body) != `"block"` {
+		t.Fatalf("first: %s %v", r.Body, r.Err)
+	}
+	if r := <-second; r.Err != nil || string(r.Body) != `"y"` {
+		t.Fatalf("second: %s %v", r.Body, r.Err)
+	}
+	waitUntil(t, "one poll pending", func() bool { return api.Stats().PendingPolls == 1 })
+	heapReadsPass(t, &reads, 20)
+	if p := api.Stats().PendingPolls; p != 1 {
+		t.Fatalf("%d polls pending while held with nothing in flight, want 1", p)
+	}
+
+	live.Store(500) // below 70 %: every slot polls
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := api.WaitPolls(ctx, n); err != nil {
+		t.Fatalf("polls did not resume: %v", err)
+	}
+	answeredOnce(t, api)
+}
+
 // TestAdmissionHoldsBackAfterStream: a streamed answer, like a buffered
-// one, queues no poll behind it while the heap is high.
+// one, queues no poll behind it while the heap is high (and another
+// invocation runs, so no slot is let through).
 func TestAdmissionHoldsBackAfterStream(t *testing.T) {
 	t.Parallel()
+	var reads atomic.Int64
 	live, heap := fakeHeap(func(bool) {})
 
-	api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
-	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "1"},
-		func(context.Context, struct{}) (io.Reader, error) { return strings.NewReader("streamed"), nil }, heap)
+	started, release := make(chan struct{}), make(chan struct{})
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 2, Queue: true})
+	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "2"},
+		func(_ context.Context, ev struct{ Block bool }) (io.Reader, error) {
+			if ev.Block {
+				close(started)
+				<-release
+			}
+			return strings.NewReader("streamed"), nil
+		}, heap, countHeapReads(&reads))
+	blocked := make(chan rapitest.Result, 1)
+	go func() { blocked <- invoke(t, api, `{"Block":true}`) }()
+	<-started
 	live.Store(900) // above 85 %
 	if r := invoke(t, api, `{}`); r.Err != nil || string(r.Body) != "streamed" {
 		t.Fatalf("invoke: %s %v", r.Body, r.Err)
 	}
-	time.Sleep(50 * time.Millisecond) // time for a queued poll to arrive
+	heapReadsPass(t, &reads, 20) // a queued poll is on the wire before the slot is free
 	if s := api.Stats(); s.PendingPolls != 0 {
 		t.Fatalf("held back, yet %d polls pending", s.PendingPolls)
 	}
 	live.Store(500) // below 70 %
+	close(release)
+	if r := <-blocked; r.Err != nil || string(r.Body) != "streamed" {
+		t.Fatalf("blocked invocation: %s %v", r.Body, r.Err)
+	}
 	if r := invoke(t, api, `{}`); r.Err != nil || string(r.Body) != "streamed" {
 		t.Fatalf("invoke after resume: %s %v", r.Body, r.Err)
 	}
@@ -172,12 +301,12 @@ func TestAdmissionOffWithoutLimit(t *testing.T) {
 
 // TestAdmissionKeepsHeapUnderLimit, end to end with the real heap figure:
 // under a 64 MiB memory limit, each invocation adds 1 MiB to a cache the
-// handler keeps, so that without admission the heap would reach 128 MiB in
-// 64 invocations. The runtime stops polling before the limit: further
-// invokes find no poll and are throttled (here they time out waiting), the
-// cache stays below the limit, and once the cache is dropped the runtime
-// (idle, with a live-heap figure that no GC would otherwise refresh) forces
-// a GC, sees the heap low and polls again. Not parallel: it sets the
+// handler keeps, so that without admission the heap would reach the limit
+// in 64 invocations. The runtime holds back before the cache reaches the
+// limit; held, with nothing in flight, it still takes invocations (waiting
+// frees nothing). Once the cache is dropped, the next invocation's end
+// forces a GC (the live heap figure moves only at a GC), the runtime sees
+// the heap low and every slot polls again. Not parallel: it sets the
 // process's memory limit, and reads the process's heap.
 func TestAdmissionKeepsHeapUnderLimit(t *testing.T) {
 	const limit, chunk = 64 << 20, 1 << 20
@@ -190,70 +319,74 @@ func TestAdmissionKeepsHeapUnderLimit(t *testing.T) {
 	old := debug.SetMemoryLimit(limit)
 	var mu sync.Mutex
 	var cache [][]byte
-	t.Cleanup(func() {
+	dropCache := func() {
 		mu.Lock()
 		cache = nil
 		mu.Unlock()
+	}
+	t.Cleanup(func() {
+		dropCache()
 		debug.SetMemoryLimit(old)
 	})
 
 	const n = 2
 	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true})
 	rt := serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": "2"},
-		func(context.Context, json.RawMessage) (json.RawMessage, error) {
-			b := make([]byte, chunk)
-			for i := 0; i < len(b); i += 4096 {
-				b[i] = 1
+		func(_ context.Context, ev json.RawMessage) (json.RawMessage, error) {
+			if string(ev) == `"keep"` {
+				b := make([]byte, chunk)
+				for i := 0; i < len(b); i += 4096 {
+					b[i] = 1
+				}
+				mu.Lock()
+				cache = append(cache, b)
+				mu.Unlock()
 			}
-			mu.Lock()
-			cache = append(cache, b)
-			mu.Unlock()
 			return json.RawMessage(`"ok"`), nil
 		}, withRuntime(func(rt *Runtime) {
 			fastAdmission(rt)
 			rt.mem.checkEvery = time.Millisecond
 		}))
 
-	served, throttled := 0, 0
-	for i := 0; i < 2*limit/chunk && throttled < 2; i++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{}`)})
-		cancel()
-		switch {
-		case errors.Is(err, context.DeadlineExceeded):
-			throttled++ // no poll: Lambda would throttle and retry elsewhere
-		case err != nil || r.Err != nil:
-			t.Fatalf("invoke %d: %v %v", i, err, r.Err)
-		default:
-			served++
+	served := 0
+	for ; served < 2*limit/chunk && !rt.mem.held.Load(); served++ {
+		if r := invoke(t, api, `"keep"`); r.Err != nil {
+			t.Fatalf("invoke %d: %v", served, r.Err)
 		}
 	}
 	mu.Lock()
 	cached := len(cache) * chunk
 	mu.Unlock()
-	t.Logf("%d served, %d throttled, cache %d MiB of a %d MiB limit, held back %d times",
-		served, throttled, cached>>20, limit>>20, rt.mem.holds.Load())
-	if throttled == 0 || rt.mem.holds.Load() == 0 {
+	t.Logf("held back after %d invocations, cache %d MiB of a %d MiB limit", served, cached>>20, limit>>20)
+	if !rt.mem.held.Load() {
 		t.Fatalf("never held back: %d served, cache %d MiB", served, cached>>20)
 	}
 	if cached >= limit {
 		t.Fatalf("cache reached %d MiB, the limit is %d MiB", cached>>20, limit>>20)
 	}
 
-	mu.Lock()
-	cache = nil
-	mu.Unlock()
+	// Held, with nothing in flight: invocations are still taken.
+	for range 3 {
+		if r := invoke(t, api, `"drop"`); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	if !rt.mem.held.Load() {
+		t.Fatal("the hold ended with the cache still kept")
+	}
+	dropCache()
+	if r := invoke(t, api, `"drop"`); r.Err != nil {
+		t.Fatal(r.Err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := api.WaitPolls(ctx, n); err != nil {
 		t.Fatalf("polls did not resume after the cache was dropped: %v", err)
 	}
-	if r := invoke(t, api, `{}`); r.Err != nil {
-		t.Fatal(r.Err)
-	}
 	if held := rt.takeHeldTime(); held <= 0 {
 		t.Errorf("held-back time %v", held)
 	}
+	answeredOnce(t, api)
 }
 
 // TestHoldingDoesNotAllocate: the check on every post reads the heap

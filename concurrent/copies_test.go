@@ -188,12 +188,15 @@ func TestRetainedBuffersKeepTheirUse(t *testing.T) {
 	}
 	// The slot is put back just after the answer is accepted.
 	var kept int
-	for start := time.Now(); time.Since(start) < 2*time.Second; time.Sleep(time.Millisecond) {
-		if kept = rt.slots[0].bufs.Retained(); kept > 0 && kept < 64<<10 {
-			return
+	defer func() {
+		if t.Failed() {
+			t.Logf("the slot keeps %d bytes of buffer, want its small request buffer only", kept)
 		}
-	}
-	t.Fatalf("the slot keeps %d bytes of buffer, want its small request buffer only", kept)
+	}()
+	waitUntil(t, "the slot keeping its small request buffer only", func() bool {
+		kept = rt.slots[0].bufs.Retained()
+		return kept > 0 && kept < 64<<10
+	})
 }
 
 // TestRequestCopies: a request payload is read once into the slot's

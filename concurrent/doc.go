@@ -141,7 +141,13 @@
 // until it is below 70 %, slots whose invocation ends do not poll again and
 // free slots wait, so Lambda throttles here and retries elsewhere instead
 // of the environment being killed for memory; invocations in flight and
-// polls already sent are untouched (admission.go).
+// polls already sent are untouched (admission.go). Every hold has an end:
+// with nothing in flight waiting frees nothing, so one slot is let through
+// and invocations are served one at a time until the live heap is below
+// 70 % (docs/memory.md has the bounds). While holding, a GC is forced when
+// the hold begins and after each invocation ends (at most every 20 ms), and
+// every second while invocations run; never while nothing runs and nothing
+// has ended.
 //
 // # Streaming
 //

@@ -69,6 +69,9 @@ type slot struct {
 	// respHint is the size of the last RawHandler response that did not
 	// fit the buffer lent to it: the next one lends that much (serve).
 	respHint int
+	// through: memory admission let this slot through a hold; it gives
+	// the pass back when it is free again (admission.go).
+	through bool
 }
 
 // New builds a Runtime for handler from the environment. It returns an
@@ -264,12 +267,12 @@ func (rt *Runtime) poll(ctx context.Context) {
 			return
 		}
 		// Held back while memory is high, unless the poll is out already.
-		if !s.conn.Queued() && !rt.admit(ctx) {
-			rt.free <- s
+		if !s.conn.Queued() && !rt.admit(ctx, s) {
+			rt.freeSlot(s)
 			return
 		}
 		if !rt.next(ctx, s) {
-			rt.free <- s
+			rt.freeSlot(s)
 			return
 		}
 		if err := rt.workers.Invoke(s); err != nil {
@@ -436,7 +439,7 @@ func (rt *Runtime) failUnserved(s *slot, errorType string, err error) {
 
 func (rt *Runtime) release(s *slot) {
 	rt.putBuffers(s)
-	rt.free <- s
+	rt.freeSlot(s)
 }
 
 // putBuffers gives the slot's buffers back; one that grew past the retain

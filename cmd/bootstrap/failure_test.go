@@ -58,6 +58,18 @@ func waitLine(t *testing.T, e *rie.Emulator, msg, requestID string) map[string]a
 	}
 }
 
+// waitHandedOut waits up to 10 s until the emulator has handed the
+// invocation requestID to the runtime: from then on it is in flight,
+// however slow the machine.
+func waitHandedOut(t *testing.T, e *rie.Emulator, requestID string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !bytes.Contains(e.Logs(), []byte("START RequestId: "+requestID+"\t")); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("invocation %s not handed out:\n%s", requestID, e.Logs())
+		}
+	}
+}
+
 // runtimePID is the PID of the runtime process in the emulator's namespace.
 func runtimePID(t *testing.T, e *rie.Emulator) int {
 	t.Helper()
@@ -144,9 +156,15 @@ func TestRefusedAnswersUnderEmulator(t *testing.T) {
 	}
 
 	// The caller leaves while the handler runs.
-	gone, goneCancel := context.WithTimeout(ctx, 100*time.Millisecond)
-	_, _ = e.InvokeWith(gone, []byte(`{"sleep_ms":400}`), http.Header{rie.RequestIDHeader: {"left-1"}})
+	gone, goneCancel := context.WithCancel(ctx)
+	left := make(chan struct{})
+	go func() {
+		defer close(left)
+		_, _ = e.InvokeWith(gone, []byte(`{"sleep_ms":400}`), http.Header{rie.RequestIDHeader: {"left-1"}})
+	}()
+	waitHandedOut(t, e, "left-1")
 	goneCancel()
+	<-left
 	m = waitLine(t, e, "the Runtime API did not accept the answer", "left-1")
 	if !strings.Contains(fmt.Sprint(m["error"]), "status 400") {
 		t.Fatalf("answer after the caller left logged as %v", m)
@@ -202,7 +220,7 @@ func TestSIGTERMUnderEmulator(t *testing.T) {
 				}
 				inflight <- r
 			}()
-			time.Sleep(100 * time.Millisecond) // the handler is sleeping
+			waitHandedOut(t, e, "inflight-1") // the handler sleeps
 			start := time.Now()
 			if err := e.Stop(); err != nil {
 				t.Fatalf("stop: %v\n%s", err, e.Logs())

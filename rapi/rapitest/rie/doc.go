@@ -16,7 +16,9 @@
 // gone; it is idempotent. Logs returns a copy the caller owns. Writers in
 // Options must stay usable until Stop returns. StartT and BuildT wrap
 // Start and Build for tests; StartT skips when the machine cannot run the
-// emulator and stops it in Cleanup.
+// emulator and stops it in Cleanup. Neither has a time limit of its own:
+// both run until shortly before the test's deadline (go test -timeout), so
+// a loaded machine or a cold build cache makes a test slow, not failed.
 //
 // # How it runs
 //

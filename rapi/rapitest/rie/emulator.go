@@ -68,9 +68,12 @@ const ExecEnv = "LMIGO_RIE_EXEC"
 const (
 	invokePath        = "/2015-03-31/functions/function/invocations"
 	defaultStartLimit = 30 * time.Second
-	stopGrace         = 5 * time.Second
-	startAttempts     = 3
-	maxResponseBody   = 16 << 20
+	// stopGrace exceeds the emulator's own longest shutdown (a 15 s cap on
+	// draining aborted invocations, then 2 s for the runtime), so that on
+	// a loaded machine only an emulator that hangs is killed.
+	stopGrace       = 20 * time.Second
+	startAttempts   = 3
+	maxResponseBody = 16 << 20
 )
 
 // Emulator is one running aws-lambda-rie in LMI mode with its runtime. Its

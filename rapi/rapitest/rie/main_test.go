@@ -1,13 +1,11 @@
 package rie
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 )
@@ -25,12 +23,13 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { _ = os.RemoveAll(dir) }))
 }
 
-var echoOnce = sync.OnceValues(func() (string, error) {
-	out := filepath.Join(buildDir, "echo")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	return out, Build(ctx, "./testdata/echo", out)
-})
+// echoBuild is the echo bootstrap's build, done once, by the first test
+// that asks, within that test's deadline.
+var echoBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
 
 // echoBootstrap returns the aws-lambda-go echo function (testdata/echo).
 // It skips the test first when the emulator cannot run here, so that no
@@ -40,9 +39,14 @@ func echoBootstrap(tb testing.TB) string {
 	if err := Supported(); err != nil {
 		tb.Skipf("rie: skipping, the emulator cannot run here: %v", err)
 	}
-	p, err := echoOnce()
-	if err != nil {
-		tb.Fatal(err)
+	echoBuild.once.Do(func() {
+		ctx, cancel := testContext(tb)
+		defer cancel()
+		echoBuild.path = filepath.Join(buildDir, "echo")
+		echoBuild.err = Build(ctx, "./testdata/echo", echoBuild.path)
+	})
+	if echoBuild.err != nil {
+		tb.Fatal(echoBuild.err)
 	}
-	return p
+	return echoBuild.path
 }

@@ -129,3 +129,23 @@ func TestExecWrapper(t *testing.T) {
 		})
 	}
 }
+
+// TestTestContextFollowsTheDeadline: BuildT and StartT wait as long as the
+// test may (go test -timeout), less a twentieth kept for the report, not a
+// fixed time that a slow machine or a cold build cache can overrun.
+func TestTestContextFollowsTheDeadline(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := testContext(t)
+	defer cancel()
+	got, ok := ctx.Deadline()
+	td, has := t.Deadline()
+	if !has {
+		if ok {
+			t.Fatalf("deadline %v without a test deadline", got)
+		}
+		return
+	}
+	if left := time.Until(td); !ok || got.After(td) || td.Sub(got) > left/20+time.Second {
+		t.Fatalf("deadline %v, the test's %v", got, td)
+	}
+}
