@@ -106,7 +106,8 @@ func encoderConfig() zapcore.EncoderConfig {
 // under zapcore.Lock: lines of concurrent invocations never interleave,
 // whatever their length. An *os.File adds its own write lock, so lines of
 // two loggers on the same file (or of the log package) do not interleave
-// either.
+// either. A line over maxLogLine is cut to fit on its way (lineBound),
+// outside the lock.
 func newLogger(format limits.Format, level limits.Level, w zapcore.WriteSyncer) *zap.Logger {
 	var enc zapcore.Encoder
 	if format == limits.FormatText {
@@ -114,7 +115,8 @@ func newLogger(format limits.Format, level limits.Level, w zapcore.WriteSyncer) 
 	} else {
 		enc = zapcore.NewJSONEncoder(encoderConfig())
 	}
-	core := zapcore.NewCore(enc, zapcore.Lock(w), zap.NewAtomicLevelAt(zapLevel(level)))
+	out := lineBound{w: zapcore.Lock(w), json: format != limits.FormatText, limit: maxLogLine}
+	core := zapcore.NewCore(enc, out, zap.NewAtomicLevelAt(zapLevel(level)))
 	return zap.New(core)
 }
 
