@@ -176,11 +176,14 @@
 // environment stalls after it. A longer line is cut: in JSON its longest
 // strings first, each ending in "…[cut N bytes]", then if need be its last
 // fields, replaced by "truncated"; it stays one valid JSON object. The
-// /error keeps the whole message, up to its 1 MiB. A logger given with
-// [WithLogger] writes its lines as its own core does. With
-// LMIGO_METRICS=emf the runtime writes aggregated metrics in CloudWatch
-// Embedded Metric Format once per LMIGO_METRICS_INTERVAL and once at
-// shutdown.
+// /error keeps the whole message, up to its 1 MiB. The runtime's lines
+// never quote the caller's data: an event that does not decode is logged
+// with the field, the Go type and the kind of JSON value (or the offset
+// of a syntax error), while the /error carries encoding/json's message as
+// aws-lambda-go sends it. A logger given with [WithLogger] writes its
+// lines as its own core does. With LMIGO_METRICS=emf the runtime writes
+// aggregated metrics in CloudWatch Embedded Metric Format once per
+// LMIGO_METRICS_INTERVAL and once at shutdown.
 //
 // # Shutdown
 //

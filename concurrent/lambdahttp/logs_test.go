@@ -84,6 +84,32 @@ func TestLongPanicLogBounded(t *testing.T) {
 	}
 }
 
+// TestEventErrorLogNoValue: a payload that is not an HTTP event fails the
+// invocation with ErrEvent; the /error quotes the offending value back to
+// the caller, the runtime's log line does not.
+func TestEventErrorLogNoValue(t *testing.T) {
+	api, lines := serveLogged(t, lambdahttp.Handler(http.NotFoundHandler()))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const secret = "4111111111111111111111"
+	r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{"requestContext":{"timeEpoch":` + secret + `}}`)})
+	if err != nil || r.Err == nil || !bytes.Contains(r.Err.Body, []byte(secret)) {
+		t.Fatalf("%v %+v", err, r)
+	}
+	ls := lines()
+	if len(ls) != 1 {
+		t.Fatalf("lines %q", ls)
+	}
+	m := checkLine(t, ls[0])
+	delete(m, "timestamp")
+	delete(m, "requestId")
+	b, _ := json.Marshal(m)
+	msg, _ := m["errorMessage"].(string)
+	if strings.Contains(string(b), secret[:6]) || !strings.HasPrefix(msg, lambdahttp.ErrEvent.Error()) || !strings.Contains(msg, "int64") {
+		t.Fatalf("line %s", ls[0])
+	}
+}
+
 // checkLine fails t for a line over the bound or that is not one JSON
 // object, and returns the object.
 func checkLine(t *testing.T, l string) map[string]any {
