@@ -197,7 +197,18 @@
 // object each in Lambda's shape (timestamp, level, message, requestId,
 // traceId, tenantId) and are written with one locked write, so lines of
 // concurrent invocations never interleave. [SlogHandler] and [Slog] give
-// log/slog users the same lines. With LMIGO_METRICS=emf the runtime writes
+// log/slog users the same lines. Every line the runtime's logger writes,
+// the handler's included, is at most 32 KiB (maxLogLine): the emulator's
+// copy of a runtime's output stops at the first line over 64 KiB, and the
+// environment stalls after it. A longer line is cut: in JSON its longest
+// strings first, each ending in "…[cut N bytes]", then if need be its last
+// fields, replaced by "truncated"; it stays one valid JSON object. The
+// /error keeps the whole message, up to its 1 MiB. The runtime's lines
+// never quote the caller's data: an event that does not decode is logged
+// with the field, the Go type and the kind of JSON value (or the offset
+// of a syntax error), while the /error carries encoding/json's message as
+// aws-lambda-go sends it. A logger given with [WithLogger] writes its
+// lines as its own core does. With LMIGO_METRICS=emf the runtime writes
 // aggregated metrics in CloudWatch Embedded Metric Format once per
 // LMIGO_METRICS_INTERVAL and once at shutdown.
 //

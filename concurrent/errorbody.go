@@ -32,7 +32,28 @@ func writeErrorBody(out *Buffer, err error) (errorType string) {
 	return encodeErrorBody(out, errorBody(err))
 }
 
+// eventError is an event that did not decode into the handler's type:
+// the handler adapter's error to the runtime, which logs it without the
+// decoder's message (logMessage) and sends err as aws-lambda-go sends it.
+// It never leaves the package: handler.call returns err itself.
+type eventError struct {
+	err  error
+	into reflect.Type
+}
+
+func (e *eventError) Error() string { return e.err.Error() }
+func (e *eventError) Unwrap() error { return e.err }
+
+// unwrapEvent returns the decoder's error of an eventError, else err.
+func unwrapEvent(err error) error {
+	if ee, ok := err.(*eventError); ok { //nolint:errorlint // the handler adapter returns it unwrapped
+		return ee.err
+	}
+	return err
+}
+
 func errorBody(err error) *messages.InvokeResponse_Error {
+	err = unwrapEvent(err)
 	// Only the value itself, not one wrapped, is passed through as in
 	// aws-lambda-go.
 	if ive, ok := err.(messages.InvokeResponse_Error); ok { //nolint:errorlint // see above

@@ -343,6 +343,7 @@ const maxReadResponse = 6 << 20
 // it; the runtime calls run and streams such a result (Runtime.stream).
 func (h *handler) call(ctx context.Context, payload []byte, out *Buffer) (contentType string, err error) {
 	contentType, body, direct, err := h.run(ctx, payload, out)
+	err = unwrapEvent(err)
 	if direct != nil {
 		out.B = append(out.B, direct...)
 	}
@@ -372,8 +373,9 @@ func (h *handler) call(ctx context.Context, payload []byte, out *Buffer) (conten
 // the handler's own bytes as direct, to be sent as they are and not
 // modified. On error out is left empty and body and direct are nil. A
 // panic in the handler is recovered and returned as a *PanicError; it
-// never reaches the worker. out goes to a RawHandler, which may keep it:
-// it must be the invocation's own, never lent again (runLent).
+// never reaches the worker. An event that does not decode is returned as
+// an *eventError. out goes to a RawHandler, which may keep it: it must be
+// the invocation's own, never lent again (runLent).
 func (h *handler) run(ctx context.Context, payload []byte, out *Buffer) (contentType string, body io.Reader, direct []byte, err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -543,7 +545,7 @@ func (h *handler) callRawMessage(ctx context.Context, payload []byte, out *Buffe
 	trace := handlertrace.FromContext(ctx)
 	event, err := decodeRawMessage(payload)
 	if err != nil {
-		return "", nil, err
+		return "", nil, &eventError{err, reflect.TypeFor[json.RawMessage]()}
 	}
 	if trace.RequestEvent != nil {
 		trace.RequestEvent(ctx, event)
@@ -604,7 +606,7 @@ func (h *handler) callReflect(ctx context.Context, payload []byte, out *Buffer) 
 	if h.event != nil {
 		event := reflect.New(h.event)
 		if err := h.decode(payload, event.Interface()); err != nil {
-			return "", nil, nil, err
+			return "", nil, nil, &eventError{err, h.event}
 		}
 		if trace.RequestEvent != nil {
 			trace.RequestEvent(ctx, event.Elem().Interface())

@@ -1,8 +1,11 @@
 package concurrent
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -106,7 +109,8 @@ func encoderConfig() zapcore.EncoderConfig {
 // under zapcore.Lock: lines of concurrent invocations never interleave,
 // whatever their length. An *os.File adds its own write lock, so lines of
 // two loggers on the same file (or of the log package) do not interleave
-// either.
+// either. A line over maxLogLine is cut to fit on its way (lineBound),
+// outside the lock.
 func newLogger(format limits.Format, level limits.Level, w zapcore.WriteSyncer) *zap.Logger {
 	var enc zapcore.Encoder
 	if format == limits.FormatText {
@@ -114,7 +118,8 @@ func newLogger(format limits.Format, level limits.Level, w zapcore.WriteSyncer) 
 	} else {
 		enc = zapcore.NewJSONEncoder(encoderConfig())
 	}
-	core := zapcore.NewCore(enc, zapcore.Lock(w), zap.NewAtomicLevelAt(zapLevel(level)))
+	out := lineBound{w: zapcore.Lock(w), json: format != limits.FormatText, limit: maxLogLine}
+	core := zapcore.NewCore(enc, out, zap.NewAtomicLevelAt(zapLevel(level)))
 	return zap.New(core)
 }
 
@@ -179,16 +184,103 @@ func logInvocation(log *zap.Logger, lvl zapcore.Level, inv *rapi.Invocation, msg
 }
 
 // logFailure logs an invocation answered with an error: its errorType and
-// errorMessage, as in the error sent to the Runtime API, and for a panic
-// the panicking stack.
+// errorMessage, as in the error sent to the Runtime API but for values of
+// the event (logMessage), and for a panic the panicking stack.
 func logFailure(log *zap.Logger, inv *rapi.Invocation, errorType string, err error) {
 	msg := "invocation failed"
-	fields := []zap.Field{zap.String("errorType", errorType), zap.String("errorMessage", errorMessage(err))}
+	fields := []zap.Field{zap.String("errorType", errorType), zap.String("errorMessage", logMessage(err))}
 	if pe, ok := err.(*PanicError); ok { //nolint:errorlint // the handler adapter returns it unwrapped
 		msg = "invocation panicked"
 		fields = append(fields, zap.Array("stackTrace", stackFrames(stackTrace(pe.Stack))))
 	}
 	logInvocation(log, zapcore.ErrorLevel, inv, msg, fields...)
+}
+
+// logMessage is err's message as the runtime logs it: errorMessage,
+// except that no value of the caller's data is written. encoding/json's
+// account of a value it could not store quotes the value (a number, a
+// character), and a decoder's or an UnmarshalJSON method's error may quote
+// anything of the event; the error body may carry them back to the caller,
+// the function's logs must not. So a failure to decode the event is logged
+// with the field, the Go type and the kind of JSON value, the offset of a
+// syntax error, or else only the error's type; and encoding/json's errors
+// wrapped in any other error (a raw handler's own decoding, a header's)
+// are logged the same way, inside the rest of the message.
+func logMessage(err error) string {
+	if ee, ok := err.(*eventError); ok { //nolint:errorlint // the handler adapter returns it unwrapped
+		if safe, ok := jsonErrorText(ee.err); ok {
+			return safe
+		}
+		return fmt.Sprintf("the event does not decode into %v: %T (its message is not logged: it may quote the event)", ee.into, ee.err)
+	}
+	msg := errorMessage(err)
+	for _, jerr := range jsonErrors(err, nil) {
+		safe, _ := jsonErrorText(jerr)
+		if quoted := jsonErrorQuote(jerr); quoted != "" && strings.Contains(msg, quoted) {
+			msg = strings.ReplaceAll(msg, quoted, safe)
+		} else {
+			// Its text is not in the message as it is: a message that
+			// cannot be redacted is not logged.
+			return safe + " (the error's message is not logged: it may quote the caller's data)"
+		}
+	}
+	return msg
+}
+
+// jsonErrors appends the encoding/json errors that quote a value found in
+// err's tree to errs.
+func jsonErrors(err error, errs []error) []error {
+	switch e := err.(type) { //nolint:errorlint // walks the tree itself
+	case nil:
+	case *json.UnmarshalTypeError, *json.SyntaxError:
+		errs = append(errs, e)
+	case interface{ Unwrap() error }:
+		errs = jsonErrors(e.Unwrap(), errs)
+	case interface{ Unwrap() []error }:
+		for _, u := range e.Unwrap() {
+			errs = jsonErrors(u, errs)
+		}
+	}
+	return errs
+}
+
+// jsonErrorQuote is the message of an encoding/json error, as it appears
+// in the messages of errors that wrap it; "" if Error panics.
+func jsonErrorQuote(err error) (msg string) {
+	defer func() {
+		if recover() != nil {
+			msg = ""
+		}
+	}()
+	return err.Error()
+}
+
+// jsonKinds are the kinds of JSON value an UnmarshalTypeError's Value
+// starts with; anything after them is the value itself.
+var jsonKinds = []string{"number", "string", "bool", "array", "object", "null"}
+
+// jsonErrorText is an encoding/json error's message without the value it
+// quotes: for an UnmarshalTypeError encoding/json's own message with the
+// kind of value only ("json: cannot unmarshal number into Go struct field
+// Event.n of type int32"), for a SyntaxError its offset. ok is false for
+// other errors.
+func jsonErrorText(err error) (text string, ok bool) {
+	switch e := err.(type) { //nolint:errorlint // the decoder's error itself
+	case *json.UnmarshalTypeError:
+		kind, _, _ := strings.Cut(e.Value, " ")
+		if !slices.Contains(jsonKinds, kind) {
+			kind = "value"
+		}
+		if e.Type == nil {
+			return "json: cannot unmarshal " + kind, true
+		}
+		safe := *e
+		safe.Value = kind
+		return safe.Error(), true
+	case *json.SyntaxError:
+		return "json: syntax error at offset " + strconv.FormatInt(e.Offset, 10), true
+	}
+	return "", false
 }
 
 // errorMessage is err's message as the error body reports it; a panic in

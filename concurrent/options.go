@@ -113,7 +113,8 @@ func WithLookupEnv(lookup func(string) (string, bool)) Option {
 }
 
 // WithLogger replaces the runtime's logger. By default the runtime logs to
-// stderr in the format AWS_LAMBDA_LOG_FORMAT asks for.
+// stderr in the format AWS_LAMBDA_LOG_FORMAT asks for, each line cut to at
+// most 32 KiB; l writes what its own core writes, lines of any length.
 func WithLogger(l *zap.Logger) Option {
 	return func(o *options) { o.logger = l }
 }

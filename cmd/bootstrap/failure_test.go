@@ -253,3 +253,44 @@ func TestSIGTERMUnderEmulator(t *testing.T) {
 		})
 	}
 }
+
+// TestLongErrorUnderEmulator: a handler error whose message (100 KiB) is
+// longer than the emulator's 64 KiB line buffer. The runtime's line about
+// it is cut to fit, so the emulator's copy of the runtime's output goes on:
+// 30 more invocations, each logging a 4 KiB error (enough to fill the
+// pipe of a copy that stopped), are all answered, and the cut line is in
+// the emulator's output. The caller gets the message whole.
+func TestLongErrorUnderEmulator(t *testing.T) {
+	e := startEmulator(t, rie.Options{MaxConcurrency: 2, Timeout: 10 * time.Second})
+	long := strings.Repeat("0123456789abcdef", 100<<10/16)
+	fail := func(msg string) string {
+		b, err := json.Marshal(demo.Event{Fail: msg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	r := invokeRetrying(t, e, fail(long))
+	if r.Status != http.StatusOK || r.FunctionError == "" || !bytes.Contains(r.Body, []byte(`"errorMessage":"`+long+`"`)) {
+		t.Fatalf("long error: status %d, error %q, body of %d bytes", r.Status, r.FunctionError, len(r.Body))
+	}
+	for i := range 30 {
+		msg := fmt.Sprintf("%04d %s", i, strings.Repeat("x", 4<<10))
+		r := invokeRetrying(t, e, fail(msg))
+		if r.Status != http.StatusOK || r.FunctionError == "" || !bytes.Contains(r.Body, []byte(msg)) {
+			t.Fatalf("invocation %d after the long error: status %d, error %q, body %.200s", i, r.Status, r.FunctionError, r.Body)
+		}
+	}
+	var cut bool
+	for line := range bytes.Lines(e.Logs()) {
+		if bytes.Contains(line, []byte(`"message":"invocation failed"`)) && bytes.Contains(line, []byte("…[cut ")) {
+			cut = true
+		}
+		if len(line) > 64<<10 {
+			t.Errorf("a line of %d bytes in the emulator's output", len(line))
+		}
+	}
+	if !cut {
+		t.Errorf("no cut line in the emulator's output")
+	}
+}

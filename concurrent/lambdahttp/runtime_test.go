@@ -23,11 +23,17 @@ import (
 // at N=n until the test ends.
 func serve(t *testing.T, n int, handler any) *rapitest.Server {
 	t.Helper()
+	return serveEnv(t, n, map[string]string{"AWS_LAMBDA_LOG_LEVEL": "FATAL"}, handler)
+}
+
+// serveEnv is serve with the environment variables env.
+func serveEnv(t *testing.T, n int, env map[string]string, handler any) *rapitest.Server {
+	t.Helper()
 	api, err := rapitest.New(rapitest.Options{MaxConcurrency: n, Queue: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := concurrent.New(handler, concurrent.WithLookupEnv(api.Env(map[string]string{"AWS_LAMBDA_LOG_LEVEL": "FATAL"})))
+	rt, err := concurrent.New(handler, concurrent.WithLookupEnv(api.Env(env)))
 	if err != nil {
 		api.Close()
 		t.Fatal(err)

@@ -1,0 +1,233 @@
+package concurrent
+
+import (
+	"strconv"
+	"unicode/utf8"
+
+	"go.uber.org/zap/zapcore"
+)
+
+// maxLogLine bounds every line the runtime's logger writes, newline
+// included: the runtime's own lines, and the handler's through Logger,
+// Slog and SlogHandler. The emulator copies a runtime's output with a
+// bufio.Scanner, whose 64 KiB token limit stops the copy at the first
+// longer line, after which the environment stalls; CloudWatch Logs takes
+// events of up to 256 KB. Half the emulator's limit leaves room for what
+// the platform adds to a line, and still holds a panic's whole stack.
+const maxLogLine = 32 << 10
+
+// cutMinString is the length below which a string value is never cut:
+// IDs, levels, keys and short values survive a cut line.
+const cutMinString = 64
+
+// lineBound is the writer under the runtime's zap core. The core hands it
+// each line in one Write; a line over limit is cut to fit before it goes on
+// (cutJSONLine, cutTextLine). Lines within the bound pass as they are.
+type lineBound struct {
+	w     zapcore.WriteSyncer
+	json  bool
+	limit int
+}
+
+func (b lineBound) Write(p []byte) (int, error) {
+	if len(p) <= b.limit {
+		return b.w.Write(p)
+	}
+	var line []byte
+	if b.json {
+		line = cutJSONLine(p, b.limit)
+	} else {
+		line = cutTextLine(p, b.limit)
+	}
+	if _, err := b.w.Write(line); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (b lineBound) Sync() error { return b.w.Sync() }
+
+// appendCutMark appends the mark that ends a cut value or line: n bytes
+// were cut there.
+func appendCutMark(b []byte, n int) []byte {
+	b = append(b, "…[cut "...)
+	b = strconv.AppendInt(b, int64(n), 10)
+	return append(b, " bytes]"...)
+}
+
+// cutMarkLen is the length of the longest mark a cut of a line of n bytes
+// can need.
+func cutMarkLen(n int) int { return len(appendCutMark(nil, n)) }
+
+// splitNewline returns line without its newline, and the newline.
+func splitNewline(line []byte) (body, nl []byte) {
+	if n := len(line); n > 0 && line[n-1] == '\n' {
+		return line[:n-1], line[n-1:]
+	}
+	return line, nil
+}
+
+// cutTextLine cuts a TEXT line to at most limit bytes: its start, up to
+// a character boundary, then the mark and the newline.
+func cutTextLine(line []byte, limit int) []byte {
+	body, nl := splitNewline(line)
+	keep := max(limit-len(nl)-cutMarkLen(len(body)), 0)
+	for keep > 0 && !utf8.RuneStart(body[keep]) {
+		keep--
+	}
+	out := make([]byte, 0, limit)
+	out = append(out, body[:keep]...)
+	out = appendCutMark(out, len(body)-keep)
+	return append(out, nl...)
+}
+
+// jsonString is the content of a string in a JSON line, between its
+// quotes: line[start:end], escapes as written.
+type jsonString struct{ start, end int }
+
+func (s jsonString) len() int { return s.end - s.start }
+
+// scanJSONLine finds the strings of a JSON object line and where each
+// member of the outer object begins (the offset of its key's quote). ok is
+// false when the line is not one object.
+func scanJSONLine(line []byte) (strs []jsonString, members []int, ok bool) {
+	depth := 0
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; c {
+		case '"':
+			if depth == 1 && (line[i-1] == '{' || line[i-1] == ',') {
+				members = append(members, i)
+			}
+			j := i + 1
+			for j < len(line) && line[j] != '"' {
+				if line[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(line) {
+				return nil, nil, false
+			}
+			strs = append(strs, jsonString{i + 1, j})
+			i = j
+		case '{', '[':
+			if depth == 0 && (c != '{' || i != 0) {
+				return nil, nil, false
+			}
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 && i != len(line)-1 {
+				return nil, nil, false
+			}
+		}
+	}
+	return strs, members, depth == 0 && len(line) > 0
+}
+
+// cutJSONString returns how many bytes of the string content s to keep,
+// at most n, ending on a character and not inside an escape.
+func cutJSONString(s []byte, n int) int {
+	keep := 0
+	for keep < len(s) {
+		unit := 1
+		switch c := s[keep]; {
+		case c == '\\' && keep+1 < len(s) && s[keep+1] == 'u':
+			unit = 6
+		case c == '\\':
+			unit = 2
+		case c >= utf8.RuneSelf:
+			_, unit = utf8.DecodeRune(s[keep:])
+		}
+		if keep+unit > n {
+			break
+		}
+		keep += unit
+	}
+	return keep
+}
+
+// cutJSONLine cuts a JSON line to at most limit bytes and keeps it one
+// valid JSON object. The longest strings are cut first, each to the same
+// length and none below cutMinString, each ending in the mark
+// "…[cut N bytes]" (N bytes of the value as written, escapes included).
+// If that is not enough (thousands of fields, long arrays of numbers), the
+// outer object's last members are dropped for one member
+// "truncated":"…[cut N bytes]". A line that is not one object, which zap's
+// encoder does not write, is cut as text.
+func cutJSONLine(line []byte, limit int) []byte {
+	body, nl := splitNewline(line)
+	strs, _, ok := scanJSONLine(body)
+	if !ok {
+		return cutTextLine(line, limit)
+	}
+	mark := cutMarkLen(len(body))
+	excess := len(body) + len(nl) - limit
+	longest := 0
+	for _, s := range strs {
+		longest = max(longest, s.len())
+	}
+	// saved is what cutting every string to n bytes saves at least.
+	saved := func(n int) int {
+		total := 0
+		for _, s := range strs {
+			if s.len() > n+mark {
+				total += s.len() - n - mark
+			}
+		}
+		return total
+	}
+	// The longest length to cut to that saves enough, or cutMinString.
+	lo, hi := cutMinString, max(longest, cutMinString)
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if saved(mid) >= excess {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	out := make([]byte, 0, min(len(body), limit+mark))
+	from := 0
+	for _, s := range strs {
+		if s.len() <= lo+mark {
+			continue
+		}
+		keep := cutJSONString(body[s.start:s.end], lo)
+		out = append(out, body[from:s.start+keep]...)
+		out = appendCutMark(out, s.len()-keep)
+		from = s.end
+	}
+	out = append(out, body[from:]...)
+	if len(out)+len(nl) > limit {
+		out = dropMembers(out, limit-len(nl))
+	}
+	return append(out, nl...)
+}
+
+// truncatedKey names the member that stands for the members dropped from
+// the end of a line.
+const truncatedKey = "truncated"
+
+// dropMembers keeps the first members of the JSON object line that fit in
+// limit bytes, followed by a member truncatedKey whose mark says how many
+// bytes were dropped.
+func dropMembers(line []byte, limit int) []byte {
+	_, members, ok := scanJSONLine(line)
+	if !ok {
+		return cutTextLine(line, limit)
+	}
+	tail := len(`,"`+truncatedKey+`":""}`) + cutMarkLen(len(line))
+	end := 1 // keep none: just the '{'
+	for k := 1; k < len(members) && members[k]-1+tail <= limit; k++ {
+		end = members[k] - 1 // keep members[:k], up to the ',' before member k
+	}
+	out := make([]byte, 0, limit)
+	out = append(out, line[:end]...)
+	if end > 1 {
+		out = append(out, ',')
+	}
+	out = append(out, `"`+truncatedKey+`":"`...)
+	out = appendCutMark(out, len(line)-1-end)
+	return append(out, `"}`...)
+}
