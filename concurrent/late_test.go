@@ -180,6 +180,16 @@ func TestLateRawBuffer(t *testing.T) {
 		}
 		late.check(t, nil)
 	})
+	t.Run("InvokeStream", func(t *testing.T) {
+		late := newLateUse()
+		h := NewHandler(lateRaw(late)).(StreamInvoker)
+		for _, p := range []string{`"A"`, `"B"`} {
+			if _, b, body, err := h.InvokeStream(context.Background(), []byte(p)); err != nil || body != nil || string(b) != p {
+				t.Errorf("%s answered %q, %v", p, b, err)
+			}
+		}
+		late.check(t, nil)
+	})
 }
 
 // strayWriterTo writes its ID, and leaves a goroutine writing it for as

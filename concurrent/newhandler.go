@@ -113,14 +113,15 @@ func (i *invoker) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 
 // InvokeStream runs one invocation as the runtime runs the handler: a
 // reader result is returned unread, as body; other answers are copied out
-// of a pooled buffer, as by Invoke.
+// of a pooled buffer, as by Invoke, which the handler writes through a
+// Buffer of this call's own (handler.runLent).
 func (i *invoker) InvokeStream(ctx context.Context, payload []byte) (string, []byte, io.Reader, error) {
 	out := i.bufs.Get()
 	defer i.bufs.Put(out)
-	contentType, body, direct, err := i.h.run(ctx, payload, out)
+	contentType, body, direct, err := i.h.runLent(ctx, payload, out, &Buffer{})
 	switch {
 	case err != nil:
-		return "", nil, nil, err
+		return "", nil, nil, unwrapEvent(err)
 	case body != nil:
 		return contentType, nil, body, nil
 	case direct != nil:
