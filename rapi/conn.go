@@ -243,9 +243,10 @@ func (c *Conn) staleConn(ctx context.Context, err error) bool {
 // it is set (the Runtime API refuses an answer whose echo does not match,
 // which guards against answering the wrong invocation). Only those two
 // fields are read. body is only read, and not retained after Respond
-// returns, unless LazyAnswer leaves its answer to Next: then until Next
-// has read it, as it may be sent again. An empty contentType sends no
-// Content-Type (the Runtime API then assumes application/octet-stream).
+// returns, unless LazyAnswer leaves its answer to Next: then until Next (or
+// ReadAnswer) has read it, as it may be sent again. An empty contentType
+// sends no Content-Type (the Runtime API then assumes
+// application/octet-stream).
 func (c *Conn) Respond(ctx context.Context, inv *Invocation, body []byte, contentType string) error {
 	if err := c.idle(opResponse); err != nil {
 		return err

@@ -23,7 +23,7 @@
 // it. Respond and Fail read the caller's body while they run and keep no
 // reference to it afterwards, and so does Stream with its io.Reader; with
 // LazyAnswer, Respond and Fail keep their slices until their answer has
-// been read by Next, as they may send them again: the
+// been read (by Next or ReadAnswer), as they may send them again: the
 // caller must not change them until then.
 // Invocation strings are immutable and may be kept.
 //
@@ -89,7 +89,8 @@
 //	  answer began (reset, EOF,                                     the poll lost, once; the one
 //	  malformed, ctx, stall)                                        after sends a fresh GET
 //	a context that fires while idle     registered it             keeps it: the past deadline
-//	  (no I/O broken)                                               is cleared, not dropped
+//	  (no I/O broken), or while Next                                is cleared, not dropped (a
+//	  waits for a lazy answer                                       lazy answer stays unread)
 //
 // The body of an answer with a poll queued behind it is read through
 // whatever its size (it is discarded, not kept), as dropping the connection
@@ -132,7 +133,9 @@
 // on a new connection, with no poll behind it, and reads its answer at once;
 // then it polls afresh. If the Runtime API had taken the first one, the
 // second is refused (400, or 410 once the invocation is over): the
-// *AnswerError says so (Resent). A post is sent again once at most.
+// *AnswerError says so (Resent). A post is sent again once at most. A
+// context that fires before the answer's first byte leaves it unread, and
+// the poll queued; ReadAnswer reads it when no Next will (at shutdown).
 //
 // Broken answers: once the first byte of a /next answer has arrived, the
 // rest of it (head and body) should arrive within StallTimeout (10 s by

@@ -319,6 +319,57 @@ func TestLazyAnswerResentRefused(t *testing.T) {
 	}
 }
 
+// A context that fires while Next waits for a lazy answer breaks nothing:
+// Next returns its error, and the answer stays to be read, with the poll
+// behind it, by ReadAnswer (which leaves the poll queued) or the next
+// Next. A Conn with nothing left to read answers ReadAnswer at once.
+func TestLazyAnswerInterruptedKeepsAnswer(t *testing.T) {
+	release := make(chan struct{})
+	srv, seen := logServer(t, func(sc *srvConn, r *srvReq) (action, bool) {
+		if r.is("POST", pathInvocation+"id-1/response") {
+			select { // the answer comes after the interruption
+			case <-release:
+			case <-sc.srv.quit:
+			}
+			sc.bw.Write(accepted)
+			return keepOpen, true
+		}
+		return 0, false
+	})
+	var rec recorder
+	var inv Invocation
+	cn := lazyConn(t, srv, &inv, rec.option())
+	if err := cn.ReadAnswer(context.Background()); err != nil {
+		t.Fatalf("ReadAnswer with nothing left = %v", err)
+	}
+	respond(t, cn, &inv)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	if err := cn.Next(ctx, &inv); !errors.Is(err, context.Canceled) || errors.As(err, new(*AnswerError)) {
+		t.Fatalf("Next = %v, want the context's error alone", err)
+	}
+	if !cn.queued || cn.pending == "" {
+		t.Fatalf("queued %v, pending %q after the interruption", cn.queued, cn.pending)
+	}
+	close(release)
+	before := rec.count()
+	stop := time.AfterFunc(10*time.Second, func() { cn.Close() })
+	defer stop.Stop()
+	if err := cn.ReadAnswer(context.Background()); err != nil {
+		t.Fatalf("ReadAnswer = %v", err)
+	}
+	if err := cn.ReadAnswer(context.Background()); err != nil || !cn.queued {
+		t.Fatalf("ReadAnswer again = %v, queued %v", err, cn.queued)
+	}
+	queuedNext(t, cn, &inv)
+	if w := rec.since(before); len(w) != 0 || inv.RequestID != "id-3" {
+		t.Fatalf("writes %q, got %q", w, inv.RequestID)
+	}
+	if got := seen(); len(got) != 3 || srv.accepts.Load() != 1 {
+		t.Fatalf("accepts %d, requests %+v", srv.accepts.Load(), got)
+	}
+}
+
 // A post on a connection that has answered no poll yet (here the /error
 // for an invocation whose /next answer broke off) reads its answer at
 // once: the caller learns what became of it without waiting for a Next.
