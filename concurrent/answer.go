@@ -47,6 +47,7 @@ const (
 	msgRefused      = "the Runtime API did not accept the answer"
 	msgRefusedAgain = "the answer was posted again after its connection ended, and refused: " +
 		"the Runtime API had it already, or the invocation was over"
+	msgUnconfirmed = "the answer was sent, but the Runtime API had not confirmed it when the runtime stopped"
 )
 
 const (
@@ -155,14 +156,20 @@ func (rt *Runtime) settle(s *slot, err error, again bool) {
 	}
 }
 
-// lateReply reports what the slot's next poll read of the reply to
-// answer id (rapi.Conn.LazyAnswer), an *rapi.AnswerError.
+// lateReply reports what the slot's next poll, or the shutdown
+// (ReadAnswer), read of the reply to answer id (rapi.Conn.LazyAnswer).
+// A wait that the shutdown ended is not a refusal: the answer went out
+// whole, and most likely was accepted.
 func (rt *Runtime) lateReply(id string, err error) {
 	var ae *rapi.AnswerError
-	if !errors.As(err, &ae) {
+	lvl, msg := zapcore.InfoLevel, msgUnconfirmed
+	switch {
+	case err == nil:
 		return
+	case !errors.As(err, &ae) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+	default:
+		lvl, msg = refusalLine(err, ae.Resent)
 	}
-	lvl, msg := refusalLine(err, ae.Resent)
 	if ce := rt.log.Check(lvl, msg); ce != nil {
 		ce.Write(zap.String(keyRequestID, id), zap.Error(err))
 	}

@@ -190,7 +190,10 @@
 // flight get up to limits.Config.ShutdownTimeout to finish (500 ms by
 // default, inside the ~600 ms Lambda allows before SIGKILL), one INFO line
 // "runtime stopped" gives the cause and what was left in flight, the log
-// is synced, and Run returns. Start cancels on SIGTERM and SIGINT and exits
+// is synced, and Run returns. The Runtime API's reply to each slot's last
+// answer, which the slot's next poll would have read, is read within the
+// budget too: an answer whose reply does not come in time is logged at
+// INFO as not confirmed (it went out whole), never as refused. Start cancels on SIGTERM and SIGINT and exits
 // 0 after a clean shutdown. Lambda sends SIGTERM only when an extension is
 // registered: [WithSIGTERM] or LMIGO_SIGTERM=1 registers an internal one
 // during init. WithSIGTERM also takes cleanup functions, run once each, in

@@ -152,3 +152,50 @@ func TestAnswerPostedAgainAfterConnEnds(t *testing.T) {
 		}
 	}
 }
+
+// TestShutdownReadsUnreadAnswer: at shutdown, an answer whose reply is still
+// unread (the slot's next poll reads it) is not reported as refused: the
+// reply is read within the shutdown budget, and one that does not come in
+// time is logged at INFO as unconfirmed.
+func TestShutdownReadsUnreadAnswer(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		fault       *rapitest.Fault // on the reply to the post
+		budget      string
+		unconfirmed bool
+	}{
+		{"reply unread", nil, "10s", false},
+		{"reply late", &rapitest.Fault{Stall: time.Hour}, "300ms", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			api := newAPI(t, rapitest.Options{MaxConcurrency: 1})
+			log, logs := observe()
+			rt, err := New(lettered, WithLookupEnv(api.Env(map[string]string{"LMIGO_SHUTDOWN_TIMEOUT": tt.budget})), WithLogger(log))
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop, wait := runStoppable(t, api, rt, 1)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			res, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{"Size":3}`), PostFault: tt.fault})
+			if err != nil || res.Err != nil || string(res.Body) != "abc" {
+				t.Fatalf("Invoke = %q, %+v, %v", res.Body, res.Err, err)
+			}
+			stop()
+			if err := wait(); err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			for _, e := range logs.All() {
+				t.Logf("%v %s %v", e.Level, e.Message, e.ContextMap())
+			}
+			if e, ok := refusal(logs, res.RequestID); ok {
+				t.Fatalf("an accepted answer logged as refused at shutdown: %v %v", e.Level, e.ContextMap())
+			}
+			e, ok := logged(logs, msgUnconfirmed, res.RequestID)
+			if ok != tt.unconfirmed || ok && e.Level != zapcore.InfoLevel {
+				t.Fatalf("unconfirmed logged %v (at %v), want %v at INFO", ok, e.Level, tt.unconfirmed)
+			}
+			answeredOnce(t, api)
+		})
+	}
+}

@@ -232,14 +232,17 @@ func (rt *Runtime) connect(ctx context.Context) {
 const connectors = 4
 
 // drain waits for the invocations in flight to give their slots back, and
-// returns how many are still out at the deadline.
+// returns how many are still out at the deadline. It reads the reply to
+// each slot's last answer if the slot's poll did not (rapi.Conn.ReadAnswer):
+// an answer the Runtime API accepted is then not left unconfirmed.
 func (rt *Runtime) drain(deadline time.Time) int {
-	timer := time.NewTimer(time.Until(deadline))
-	defer timer.Stop()
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
 	for i := range rt.slots {
 		select {
-		case <-rt.free:
-		case <-timer.C:
+		case s := <-rt.free:
+			rt.lateReply(s.answered, s.conn.ReadAnswer(ctx))
+		case <-ctx.Done():
 			rt.log.Warn("shutdown timeout with invocations still in flight",
 				zap.Duration("timeout", rt.cfg.ShutdownTimeout), zap.Int("inFlight", len(rt.slots)-i))
 			return len(rt.slots) - i
