@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda/messages"
 	"github.com/lmigo/lmigo/rapi"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // How an invocation ends. Every invocation the Runtime API hands out (its
@@ -32,6 +33,22 @@ import (
 // so that the Runtime API refuses one that reached the wrong invocation.
 // Answers are posted with context.Background while the runtime runs and,
 // once shutdown began, with a context that ends with the shutdown budget.
+//
+// An answer whose connection ends before the Runtime API's reply is posted
+// once more on a fresh connection (send, or rapi itself for a reply left
+// to the next poll): the Runtime API may have lost it. If it had taken the
+// first post, it refuses the second (400, or 410 once the invocation is
+// over), which is logged at INFO, not as a refusal. A stream cannot be read
+// twice: its invocation gets an /error of type errTypeStreamInterrupted
+// instead (stream.go).
+
+// What the log says of an answer whose reply is not a plain success.
+const (
+	msgRefused      = "the Runtime API did not accept the answer"
+	msgRefusedAgain = "the answer was posted again after its connection ended, and refused: " +
+		"the Runtime API had it already, or the invocation was over"
+	msgUnconfirmed = "the answer was sent, but the Runtime API had not confirmed it when the runtime stopped"
+)
 
 const (
 	// maxErrorTypeHeader bounds the error type header, as rapi bounds the
@@ -45,18 +62,19 @@ const (
 	maxContentType = 1 << 10
 )
 
-// respond ends s with body as its response. body is read until the post
-// returns.
+// respond ends s with body as its response. body is read until the
+// Runtime API has accepted it (until the slot's next poll has read its
+// reply), as it may be sent again.
 func (rt *Runtime) respond(s *slot, body []byte, contentType string) {
 	contentType = rt.cleanContentType(&s.inv, contentType)
-	err := rt.send(func(ctx context.Context) error {
+	again, err := rt.send(func(ctx context.Context) error {
 		return s.conn.Respond(ctx, &s.inv, body, contentType)
 	})
 	if errors.Is(err, rapi.ErrInvalid) {
 		rt.fail(s, errTypeUnsendable, fmt.Errorf("the response could not be sent: %w", err))
 		return
 	}
-	rt.settle(s, err)
+	rt.settle(s, err, again)
 }
 
 // failWith ends s with err, the handler's error or panic, as aws-lambda-go
@@ -84,7 +102,7 @@ func (rt *Runtime) fail(s *slot, errorType string, err error) {
 // postError posts the error document in s.resp.
 func (rt *Runtime) postError(s *slot, errorType string) {
 	errorType = headerErrorType(errorType)
-	err := rt.send(func(ctx context.Context) error {
+	again, err := rt.send(func(ctx context.Context) error {
 		return s.conn.Fail(ctx, &s.inv, errorType, s.resp.B, nil)
 	})
 	if errors.Is(err, rapi.ErrInvalid) && errorType != errTypeUnsendable {
@@ -92,16 +110,16 @@ func (rt *Runtime) postError(s *slot, errorType string) {
 		encodeErrorBody(s.resp, &messages.InvokeResponse_Error{
 			Message: "the error could not be sent: " + err.Error(), Type: errTypeUnsendable,
 		})
-		err = rt.send(func(ctx context.Context) error {
+		again, err = rt.send(func(ctx context.Context) error {
 			return s.conn.Fail(ctx, &s.inv, errTypeUnsendable, s.resp.B, nil)
 		})
 	}
-	rt.settle(s, err)
+	rt.settle(s, err, again)
 }
 
 // send posts an answer: once, and once more on a fresh connection after a
-// transport error (if the first one did reach the Runtime API, the second
-// gets a harmless 400).
+// transport error (again; if the first one did reach the Runtime API, the
+// second gets a harmless 400).
 //
 // The slot's next /next goes out on the same connection right behind the
 // answer (rapi.Conn.QueueNext, asked at write time through mayQueue), so
@@ -111,27 +129,61 @@ func (rt *Runtime) postError(s *slot, errorType string) {
 // more polls than slots. The Runtime API's answer to the post is read by
 // that poller with the next invocation (rapi.Conn.LazyAnswer): waking up
 // for it here would take CPU from the Runtime API just when it registers
-// the poll. A refusal is logged from there; a 5xx still stops the runtime.
-func (rt *Runtime) send(post func(context.Context) error) error {
+// the poll. A refusal is logged from there (lateReply); a 5xx still stops
+// the runtime. rapi keeps the answer until then, and sends it again itself
+// if its connection ends before the reply.
+func (rt *Runtime) send(post func(context.Context) error) (again bool, err error) {
 	ctx := rt.answerCtx()
-	err := post(ctx)
+	err = post(ctx)
 	if err != nil && errors.Is(err, rapi.ErrTransport) {
-		err = post(ctx)
+		return true, post(ctx)
 	}
-	return err
+	return false, err
 }
 
-// settle marks s ended and reports what became of its answer: nothing
-// more can be done for it.
-func (rt *Runtime) settle(s *slot, err error) {
+// settle marks s ended and reports what became of its answer (posted
+// twice when again is set): nothing more can be done for it.
+func (rt *Runtime) settle(s *slot, err error, again bool) {
 	s.ended = true
+	s.answered = s.inv.RequestID
 	switch {
 	case err == nil:
 	case errors.Is(err, rapi.ErrRuntimeAPI):
 		rt.stop(err)
 	default:
-		logInvocation(rt.log, zap.WarnLevel, &s.inv, "the Runtime API did not accept the answer", zap.Error(err))
+		lvl, msg := refusalLine(err, again)
+		logInvocation(rt.log, lvl, &s.inv, msg, zap.Error(err))
 	}
+}
+
+// lateReply reports what the slot's next poll, or the shutdown
+// (ReadAnswer), read of the reply to answer id (rapi.Conn.LazyAnswer).
+// A wait that the shutdown ended is not a refusal: the answer went out
+// whole, and most likely was accepted.
+func (rt *Runtime) lateReply(id string, err error) {
+	var ae *rapi.AnswerError
+	lvl, msg := zapcore.InfoLevel, msgUnconfirmed
+	switch {
+	case err == nil:
+		return
+	case !errors.As(err, &ae) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+	default:
+		lvl, msg = refusalLine(err, ae.Resent)
+	}
+	if ce := rt.log.Check(lvl, msg); ce != nil {
+		ce.Write(zap.String(keyRequestID, id), zap.Error(err))
+	}
+}
+
+// refusalLine is how a refusal of an answer is logged. After a second
+// post (again), a 400 or 410 says that the first one was taken, or that
+// the invocation was over anyway: no answer was lost.
+func refusalLine(err error, again bool) (zapcore.Level, string) {
+	var se *rapi.StatusError
+	if again && errors.As(err, &se) && (se.Code == 400 || se.Code == 410) {
+		return zapcore.InfoLevel, msgRefusedAgain
+	}
+	return zapcore.WarnLevel, msgRefused
 }
 
 // answerCtx is the context answers are posted with: none to wait for while

@@ -37,6 +37,15 @@
 // replaced, and how, is listed there. Once the shutdown begins no poll is
 // queued or sent, and answers are posted within the shutdown budget.
 //
+// An answer whose connection ends (reset, closed) before the Runtime API's
+// reply may have been lost with it: it is posted once more on a fresh
+// connection, from the same bytes, and the slot polls again only after
+// that. If the Runtime API had taken the first post, it refuses the second
+// (400, or 410 once the invocation is over): that is expected, and logged
+// at INFO, not as a refusal. A stream cannot be read twice: its invocation
+// gets an /error of type Runtime.StreamInterrupted instead, which the
+// Runtime API likewise refuses if it had the stream.
+//
 // The runtime never keeps, writes to or lends again an array it did not
 // lend: a RawHandler's response found in another array (one of its own,
 // shared by all invocations, or the payload) is sent from there and
@@ -104,9 +113,9 @@
 // (what json.Valid accepts, without whitespace; faster than json.Valid
 // over the long strings large bodies are made of) and never copied.
 // Otherwise it is a typed result. The runtime reads a returned
-// json.RawMessage until the answer is posted: do not modify it after
-// returning it (returning the same bytes from several invocations at once
-// is fine). (2) One that writes from its own bytes, as *bytes.Reader and
+// json.RawMessage until the Runtime API has accepted the answer (it may
+// post it again, see Exactly once): do not modify it after returning it
+// (returning the same bytes from several invocations at once is fine). (2) One that writes from its own bytes, as *bytes.Reader and
 // *bytes.Buffer do; *strings.Reader (a socket takes only []byte) and
 // *os.File write through the chunk buffer: one copy. (3) Any other value,
 // a []byte too: it encodes as a base64 JSON string, as aws-lambda-go sends
@@ -172,7 +181,8 @@
 //
 // A handler error or panic becomes an /error for that invocation only; the
 // process goes on. 400, 410 and 413 answers of the Runtime API end that
-// invocation only: logged at WARN with its request ID, its slot freed. A
+// invocation only: logged at WARN with its request ID (at INFO for a
+// second post, see Exactly once), its slot freed. A
 // handler that ignores its context (cancelled at the deadline) keeps its
 // slot until it returns, as on LMI, and its late answer gets 410.
 //
@@ -218,7 +228,10 @@
 // flight get up to limits.Config.ShutdownTimeout to finish (500 ms by
 // default, inside the ~600 ms Lambda allows before SIGKILL), one INFO line
 // "runtime stopped" gives the cause and what was left in flight, the log
-// is synced, and Run returns. Start cancels on SIGTERM and SIGINT and exits
+// is synced, and Run returns. The Runtime API's reply to each slot's last
+// answer, which the slot's next poll would have read, is read within the
+// budget too: an answer whose reply does not come in time is logged at
+// INFO as not confirmed (it went out whole), never as refused. Start cancels on SIGTERM and SIGINT and exits
 // 0 after a clean shutdown. Lambda sends SIGTERM only when an extension is
 // registered: [WithSIGTERM] or LMIGO_SIGTERM=1 registers an internal one
 // during init. WithSIGTERM also takes cleanup functions, run once each, in

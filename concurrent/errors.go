@@ -53,6 +53,9 @@ const (
 	// errTypeUnsendable: the intended answer was refused before it was
 	// written; this error takes its place (answer.go).
 	errTypeUnsendable = "Runtime.InvalidResponse"
+	// errTypeStreamInterrupted: a stream's connection ended before the
+	// Runtime API answered it; a stream cannot be sent again (stream.go).
+	errTypeStreamInterrupted = "Runtime.StreamInterrupted"
 	// invalidErrorType stands in the error type header for a type that
 	// cannot be sent there (answer.go).
 	invalidErrorType = "Function.InvalidErrorType"

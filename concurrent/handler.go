@@ -36,9 +36,9 @@ type Buffer = bytebufferpool.ByteBuffer
 //
 // out.B may also be set to a slice the handler owns (a static answer
 // shared by every invocation, the payload itself): the response is then
-// sent from that array, which the runtime reads until the answer is
-// posted (so it must not change meanwhile) and never writes to, keeps or
-// lends to another invocation.
+// sent from that array, which the runtime reads until the Runtime API has
+// accepted the answer (it may post it again), so it must not change
+// meanwhile, and never writes to, keeps or lends to another invocation.
 type RawHandler func(ctx context.Context, payload []byte, out *Buffer) error
 
 // PanicError is a panic recovered from a handler. The invocation fails with
@@ -431,7 +431,7 @@ func newPanicError(v any) *PanicError {
 // callRaw runs a RawHandler. A response it leaves in an array the runtime
 // did not lend (out.B set to a slice of its own, to the payload, or grown
 // past its capacity by append) is returned as direct, borrowed until the
-// answer is posted, and out gets the lent array back, even after a panic:
+// answer is accepted, and out gets the lent array back, even after a panic:
 // the runtime never writes to, keeps or lends again an array it did not
 // lend, since the handler may share it. (After a growth the runtime lends
 // a large enough buffer next time, so a steady size costs no allocation.)

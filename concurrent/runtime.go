@@ -66,6 +66,9 @@ type slot struct {
 	resp *bytebufferpool.ByteBuffer
 	// ended: the invocation in inv has been answered (answer.go).
 	ended bool
+	// answered is the request ID of the slot's last answer, whose reply
+	// the next poll may read (lateReply).
+	answered string
 	// respHint is the size of the last RawHandler response that did not
 	// fit the buffer lent to it: the next one lends that much (serve).
 	respHint int
@@ -232,14 +235,17 @@ func (rt *Runtime) connect(ctx context.Context) {
 const connectors = 4
 
 // drain waits for the invocations in flight to give their slots back, and
-// returns how many are still out at the deadline.
+// returns how many are still out at the deadline. It reads the reply to
+// each slot's last answer if the slot's poll did not (rapi.Conn.ReadAnswer):
+// an answer the Runtime API accepted is then not left unconfirmed.
 func (rt *Runtime) drain(deadline time.Time) int {
-	timer := time.NewTimer(time.Until(deadline))
-	defer timer.Stop()
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
 	for i := range rt.slots {
 		select {
-		case <-rt.free:
-		case <-timer.C:
+		case s := <-rt.free:
+			rt.lateReply(s.answered, s.conn.ReadAnswer(ctx))
+		case <-ctx.Done():
 			rt.log.Warn("shutdown timeout with invocations still in flight",
 				zap.Duration("timeout", rt.cfg.ShutdownTimeout), zap.Int("inFlight", len(rt.slots)-i))
 			return len(rt.slots) - i
@@ -298,7 +304,6 @@ func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 			s.req = s.bufs.Get()
 		}
 		s.inv.Payload = s.req.B[:0]
-		answered := s.inv.RequestID // the slot's last invocation, if any
 		err := s.conn.Next(ctx, &s.inv)
 		s.req.B = s.inv.Payload
 		switch {
@@ -311,7 +316,7 @@ func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 		case errors.As(err, new(*rapi.AnswerError)):
 			// The answer to the slot's last post (see send). The queued
 			// poll is read next, or sent again if the connection broke.
-			rt.log.Warn("the Runtime API did not accept the answer", zap.String(keyRequestID, answered), zap.Error(err))
+			rt.lateReply(s.answered, err)
 			continue
 		case s.inv.RequestID != "":
 			// Handed out but not servable (too large, or the answer broke
@@ -408,7 +413,9 @@ func (rt *Runtime) serve(s *slot) {
 
 	// direct is the handler's own result (a json.RawMessage, or a
 	// RawHandler's response in an array it did not get from the runtime),
-	// borrowed until the post returns; otherwise the response is in s.resp.
+	// borrowed until the Runtime API has accepted it (its reply may be read
+	// by the slot's next poll, which sends it again if need be); otherwise
+	// the response is in s.resp, which is not written again before that.
 	resp := s.resp.B
 	if direct != nil {
 		resp = direct

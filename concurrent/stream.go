@@ -8,6 +8,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/aws/aws-lambda-go/lambda/messages"
 	"github.com/lmigo/lmigo/rapi"
 )
 
@@ -71,16 +72,27 @@ func (rt *Runtime) stream(s *slot, contentType string, body io.Reader) {
 		logFailure(rt.log, inv, errTypeHandlerExited, err)
 	}()
 
-	// A retry on a fresh connection (send) only when it cannot send
-	// anything twice: nothing was read yet, or the answer is an /error (a
-	// repeated one gets a harmless 400).
-	var last error
-	err := rt.send(func(ctx context.Context) error {
+	// A retry on a fresh connection (send) sends nothing twice that was
+	// read: the stream itself when nothing was read yet, an /error as it
+	// was (a repeated one gets a harmless 400), and otherwise an /error of
+	// its own in place of the stream, which cannot be read again. The
+	// Runtime API refuses that one (400) if it had the stream.
+	var (
+		last        error
+		interrupted error // the stream's connection ended unanswered
+	)
+	again, err := rt.send(func(ctx context.Context) error {
 		switch {
 		case last == nil || g.reads == 0:
 			last = s.conn.Stream(ctx, inv, contentType, src, onError)
 		case early:
 			last = s.conn.Fail(ctx, inv, headerErrorType(failureType), s.resp.B, nil)
+		default:
+			interrupted = fmt.Errorf("the response stream's connection ended before the Runtime API answered, "+
+				"and a stream cannot be sent again: %w", last)
+			s.resp.Reset()
+			writeErrorDoc(s.resp, messages.InvokeResponse_Error{Message: interrupted.Error(), Type: errTypeStreamInterrupted}, maxErrorBody)
+			last = s.conn.Fail(ctx, inv, errTypeStreamInterrupted, s.resp.B, nil)
 		}
 		return last
 	})
@@ -94,7 +106,11 @@ func (rt *Runtime) stream(s *slot, contentType string, body io.Reader) {
 		rt.fail(s, errTypeUnsendable, fmt.Errorf("the response could not be sent: %w", err))
 		return
 	}
-	rt.settle(s, err)
+	if interrupted != nil && err == nil {
+		rt.metrics.failed(nil)
+		logFailure(rt.log, inv, errTypeStreamInterrupted, interrupted)
+	}
+	rt.settle(s, err, again)
 }
 
 // closeReader closes a streamed reader that is an io.Closer, as

@@ -82,7 +82,8 @@ type Conn struct {
 	lost error
 
 	// Owner-only, LazyAnswer (lazy.go): pending names the post whose
-	// answer Next must read first; polled is when the last /next answer
+	// answer Next must read first, and req holds that post meanwhile (trim
+	// leaves it), to be sent again; polled is when the last /next answer
 	// began, and the answer is left only within fresh (lazyFresh) of it;
 	// lowat is the learned size of an accepted answer plus one.
 	lazy     bool
@@ -130,7 +131,8 @@ func (c *Conn) Connect(ctx context.Context) error { return c.begin(ctx, opConnec
 // When a GET /next is queued behind the last post (QueueNext), Next writes
 // nothing: it reads that poll's answer, and never sends the GET again on a
 // new connection when the queued one fails (see the package doc). With
-// LazyAnswer, it first reads the answer to that post, and returns an
+// LazyAnswer, it first reads the answer to that post (sending the post
+// again if its connection ended before that answer began), and returns an
 // *AnswerError (inv empty) when that is not a success. When the answer to
 // that post broke once begun, the connection went and the poll with it,
 // possibly still registered: Next returns an error saying so, once, writing
@@ -241,9 +243,14 @@ func (c *Conn) staleConn(ctx context.Context, err error) bool {
 // it is set (the Runtime API refuses an answer whose echo does not match,
 // which guards against answering the wrong invocation). Only those two
 // fields are read. body is only read, and not retained after Respond
-// returns. An empty contentType sends no Content-Type (the Runtime API then
-// assumes application/octet-stream).
+// returns, unless LazyAnswer leaves its answer to Next: then until Next (or
+// ReadAnswer) has read it, as it may be sent again. An empty contentType
+// sends no Content-Type (the Runtime API then assumes
+// application/octet-stream).
 func (c *Conn) Respond(ctx context.Context, inv *Invocation, body []byte, contentType string) error {
+	if err := c.idle(opResponse); err != nil {
+		return err
+	}
 	if err := buildResponse(&c.req, c.c.pre, inv, contentType, body); err != nil {
 		return fmt.Errorf("rapi: %s: %w", opResponse, err)
 	}
@@ -254,8 +261,12 @@ func (c *Conn) Respond(ctx context.Context, inv *Invocation, body []byte, conten
 // and echoed as by Respond), with errorType as Lambda-Runtime-Function-Error-Type (omitted
 // when empty). xrayCause, when non-empty, under 1 MiB and free of control
 // bytes, goes as Lambda-Runtime-Function-XRay-Error-Cause; otherwise it is
-// left out rather than failing the report.
+// left out rather than failing the report. body and xrayCause are kept as
+// Respond keeps its body.
 func (c *Conn) Fail(ctx context.Context, inv *Invocation, errorType string, body, xrayCause []byte) error {
+	if err := c.idle(opError); err != nil {
+		return err
+	}
 	if err := buildError(&c.req, c.c.pre, inv, errorType, body, xrayCause); err != nil {
 		return fmt.Errorf("rapi: %s: %w", opError, err)
 	}
@@ -321,6 +332,16 @@ func (c *Conn) Close() error {
 	return err
 }
 
+// idle refuses an answer while a poll is queued, before anything is built:
+// its reply would come only after that poll's invocation, and req may still
+// hold the post in front of that poll (readLeft).
+func (c *Conn) idle(op string) error {
+	if c.queued && !c.closed.Load() {
+		return fmt.Errorf("rapi: %s: %w: a /next is queued on this Conn: call Next first", op, ErrInvalid)
+	}
+	return nil
+}
+
 // post sends r, with GET /next right behind it when queue is set, and reads
 // the response to r, which has a small body.
 func (c *Conn) post(ctx context.Context, op string, r *request, queue bool) error {
@@ -328,8 +349,8 @@ func (c *Conn) post(ctx context.Context, op string, r *request, queue bool) erro
 	if err := c.begin(ctx, op); err != nil {
 		return err
 	}
-	if c.queued {
-		return fmt.Errorf("rapi: %s: %w: a /next is queued on this Conn: call Next first", op, ErrInvalid)
+	if err := c.idle(op); err != nil {
+		return err
 	}
 	if err := c.write(r, queue); err != nil {
 		// A write that failed did not get the whole GET out (it is last):
@@ -381,12 +402,16 @@ func (c *Conn) lose(ctx context.Context, op string, err error) error {
 }
 
 // trim drops references to the caller's slices and scratch buffers that a
-// rare large response grew, so that what a Conn keeps stays small.
+// rare large response grew, so that what a Conn keeps stays small. A post
+// whose answer is pending stays in req until it is read (readLeft).
 func (c *Conn) trim() {
-	c.req.body, c.req.mid = nil, nil
 	if cap(c.spill) > maxSpillKept {
 		c.spill = nil
 	}
+	if c.pending != "" {
+		return
+	}
+	c.req.body, c.req.mid = nil, nil
 	if cap(c.req.head) > 4*coalesceMax {
 		c.req.head = make([]byte, 0, coalesceMax)
 	}
@@ -394,6 +419,7 @@ func (c *Conn) trim() {
 
 // write sends r, followed by GET /next when next is set, with one write
 // when small, else with writev (net.Buffers), without copying the body.
+// r is left as a request that writes the same bytes again, without the GET.
 func (c *Conn) write(r *request, next bool) error {
 	var tail []byte
 	if next {
@@ -401,8 +427,10 @@ func (c *Conn) write(r *request, next bool) error {
 	}
 	if r.mid == nil && len(r.head)+len(r.body)+len(tail) <= coalesceMax {
 		r.head = append(r.head, r.body...)
+		n := len(r.head)
 		r.head = append(r.head, tail...)
 		_, err := c.nc.Write(r.head)
+		r.head, r.body = r.head[:n], nil // the body is in head now
 		return err
 	}
 	c.bufs = append(c.parts[:0], r.head[:r.split], r.mid, r.head[r.split:], r.body)
@@ -526,10 +554,13 @@ func (c *Conn) rearm() {
 }
 
 // drop closes the current connection, and with it any queued poll; the next
-// call redials.
+// call redials. A post on the new connection follows no poll answered on
+// it: its answer is read at once (leaveAnswer), so that the caller learns
+// at once what became of a post it sends again after a failure.
 func (c *Conn) drop() {
 	c.queued = false
 	c.pending, c.lowatOn = "", false
+	c.polled = time.Time{}
 	c.mu.Lock()
 	if c.nc != nil {
 		c.nc.Close()

@@ -21,7 +21,10 @@
 // caller's Invocation and reads the body into inv.Payload[:0], growing that
 // slice only when it is too small; the caller keeps the slice and may reuse
 // it. Respond and Fail read the caller's body while they run and keep no
-// reference to it afterwards, and so does Stream with its io.Reader.
+// reference to it afterwards, and so does Stream with its io.Reader; with
+// LazyAnswer, Respond and Fail keep their slices until their answer has
+// been read (by Next or ReadAnswer), as they may send them again: the
+// caller must not change them until then.
 // Invocation strings are immutable and may be kept.
 //
 // Streaming (Conn.Stream): a response read from an io.Reader is posted with
@@ -47,8 +50,10 @@
 // Errors: non-2xx answers are *StatusError (its Code says which), matching
 // ErrRuntimeAPI for a 5xx with errors.Is; network failures wrap
 // ErrTransport; broken framing is an error of its own (the only sentinels
-// exported are those the runtime tells apart). A POST is never retried, so a response is never
-// posted twice. The one retry is a GET /next, written by Next itself, that
+// exported are those the runtime tells apart). A POST is sent again in one
+// case only: with LazyAnswer, when its connection ends before any byte of
+// its answer (below); the caller decides about the others. The other retry
+// is a GET /next, written by Next itself, that
 // meets a reused connection the server had already closed (no byte of
 // answer): it is sent once more on a new connection, as the server cannot
 // have registered it. A queued GET is never resent (below).
@@ -77,12 +82,15 @@
 //	any code with Connection: close,    nothing after the answer  drops: forgets it; Next
 //	  HTTP/1.0 or a body up to EOF        (RFC 9112 9.6)            redials and sends a fresh GET
 //	error or interruption before the    not the GET               drops: nothing queued
-//	  answer's first byte
+//	  answer's first byte                                           (LazyAnswer, on an error:
+//	                                                                Next first sends the post
+//	                                                                again, alone)
 //	error or interruption once the      possibly registered it    drops: the next Next reports
 //	  answer began (reset, EOF,                                     the poll lost, once; the one
 //	  malformed, ctx, stall)                                        after sends a fresh GET
 //	a context that fires while idle     registered it             keeps it: the past deadline
-//	  (no I/O broken)                                               is cleared, not dropped
+//	  (no I/O broken), or while Next                                is cleared, not dropped (a
+//	  waits for a lazy answer                                       lazy answer stays unread)
 //
 // The body of an answer with a poll queued behind it is read through
 // whatever its size (it is discarded, not kept), as dropping the connection
@@ -114,7 +122,20 @@
 // byte above the size of the last accepted answer, so that a 202 alone does
 // not wake the process; any other answer does, and after a second the mark is
 // lowered anyway. A post more than a second after the last /next answer
-// began reads its answer at once, as does Stream.
+// began, or on a connection that has answered no poll yet, reads its answer
+// at once, as does Stream.
+//
+// Until its answer is read, the Conn keeps the post (a body up to 4 KiB is
+// copied behind its headers; a larger one, and an X-Ray cause, are the
+// caller's). The Runtime API takes a post before it answers it, so a
+// connection that ends (reset, EOF) before any byte of the answer may have
+// taken the post with it: the Next that meets it sends the post once more,
+// on a new connection, with no poll behind it, and reads its answer at once;
+// then it polls afresh. If the Runtime API had taken the first one, the
+// second is refused (400, or 410 once the invocation is over): the
+// *AnswerError says so (Resent). A post is sent again once at most. A
+// context that fires before the answer's first byte leaves it unread, and
+// the poll queued; ReadAnswer reads it when no Next will (at shutdown).
 //
 // Broken answers: once the first byte of a /next answer has arrived, the
 // rest of it (head and body) should arrive within StallTimeout (10 s by

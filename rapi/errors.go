@@ -87,9 +87,15 @@ func (e *StatusError) Is(target error) bool {
 // be read. Err is what Respond or Fail would have returned. When the
 // connection is intact, the poll queued behind the post is still there:
 // the next Next reads it.
+//
+// Resent says that the connection ended before any byte of the answer and
+// that Err is the answer to the same post, sent once more on a new
+// connection (with no poll behind it): a 400 or 410 then most likely means
+// that the Runtime API had taken the first one.
 type AnswerError struct {
-	Op  string // response or error
-	Err error
+	Op     string // response or error
+	Err    error
+	Resent bool
 }
 
 func (e *AnswerError) Error() string {

@@ -41,8 +41,15 @@ const (
 // right after sending the 202): with it gone, fewer invocations that
 // callers send at once are throttled.
 //
+// Until its answer is read, the post stays with the Conn (the caller's
+// body too, which must not change meanwhile): when the connection ends
+// before the first byte of that answer, Next sends the post once more on a
+// new connection, as the server may have lost it. ReadAnswer reads an
+// answer left unread when no Next follows.
+//
 // A post is answered at once as before when the poll before it was
-// answered more than a second ago, and always by Stream. Default off.
+// answered more than a second ago or on another connection (the post after
+// a failure), and always by Stream. Default off.
 func (c *Conn) LazyAnswer(on bool) { c.lazy = on }
 
 // leaveAnswer reports whether the answer to the post just written (with a
@@ -56,14 +63,47 @@ func (c *Conn) leaveAnswer(op string) bool {
 	return true
 }
 
-// readLeft reads the answer that a post left to this Next.
+// ReadAnswer reads the answer to the last post when LazyAnswer left it to
+// Next, and returns what Next would have returned for it: nil, or an
+// *AnswerError. A poll queued behind the post stays queued. With no answer
+// left unread it returns nil at once. It is for a caller that will not
+// call Next again, at shutdown: Close alone would drop an answer that the
+// Runtime API may have accepted unread.
+func (c *Conn) ReadAnswer(ctx context.Context) error {
+	if c.pending == "" {
+		return nil
+	}
+	defer c.trim()
+	if err := c.begin(ctx, c.pending); err != nil {
+		return err
+	}
+	return c.readLeft(ctx)
+}
+
+// readLeft reads the answer that a post left to this Next (or ReadAnswer).
+// A context that fires before its first byte broke nothing: the answer
+// stays pending, and the poll queued. A connection that ends before it
+// (reset, EOF) may have ended before the server took the post: the post,
+// kept in req, is sent once more on a new connection, its answer read at
+// once. If the first one was taken, the second is refused (400, or 410).
 func (c *Conn) readLeft(ctx context.Context) error {
 	op := c.pending
 	c.pending = ""
 	_, err := c.peekWithin(lazyWake)
 	c.setLowat(0)
 	if err != nil {
-		return &AnswerError{Op: op, Err: c.fail(ctx, op, err)}
+		if c.interrupted.Load() && !c.closed.Load() && ctx.Err() != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+			c.pending = op
+			return fmt.Errorf("rapi: %s: %w", op, ctx.Err())
+		}
+		err = c.fail(ctx, op, err)
+		if !errors.Is(err, ErrTransport) {
+			return &AnswerError{Op: op, Err: err}
+		}
+		if err := c.post(ctx, op, &c.req, false); err != nil {
+			return &AnswerError{Op: op, Err: err, Resent: true}
+		}
+		return nil
 	}
 	n := c.br.Buffered()
 	if err := c.answer(ctx, op, nil); err != nil {

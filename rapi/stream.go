@@ -95,14 +95,14 @@ func (c *Conn) Stream(ctx context.Context, inv *Invocation, contentType string, 
 	if body == nil || onError == nil {
 		return fmt.Errorf("rapi: %s: %w: nil body or ErrorFunc", opResponse, ErrInvalid)
 	}
+	if err := c.idle(opResponse); err != nil {
+		return err
+	}
 	if err := buildStreamHead(&c.req, c.c.pre, inv, contentType); err != nil {
 		return fmt.Errorf("rapi: %s: %w", opResponse, err)
 	}
 	if err := c.begin(ctx, opResponse); err != nil {
 		return err
-	}
-	if c.queued {
-		return fmt.Errorf("rapi: %s: %w: a /next is queued on this Conn: call Next first", opResponse, ErrInvalid)
 	}
 	if c.sbuf == nil {
 		c.sbuf = make([]byte, chunkPrefix+streamChunk+2)

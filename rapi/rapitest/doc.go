@@ -49,7 +49,7 @@
 //
 // A [Fault] scripts a misbehaving Runtime API: a status code, a malformed
 // status line or header, a reply cut off mid-body, a dropped or reset
-// connection, a peer that stalls before or in the middle of its reply. It is
+// connection (after reading a post whole, with ReadBody), a peer that stalls before or in the middle of its reply. It is
 // injected by call index ([Options].Faults, which sees every request and
 // may pick by path, so by request ID for posts) or by invocation
 // ([Request].Fault for the /next reply that hands it out, [Request].PostFault

@@ -34,6 +34,12 @@ import (
 // that stops mid-reply. A stall ends early when the client goes away or the
 // server closes; time.Hour is a peer that never answers.
 //
+// ReadBody reads the request's body to its end (up to MaxResponseBytes+1
+// bytes) before a fault that does not serve the request acts: a Runtime
+// API that had the whole post, then reset or closed the connection without
+// answering it. Without it a Drop or Reset may come while the client is
+// still writing.
+//
 // By call index the fault replaces the request's handling: the request is
 // not served (a faulted /next registers no poll, a faulted post ends no
 // invocation), except with Cut or Stall alone, which serve it first, so that
@@ -50,11 +56,19 @@ type Fault struct {
 	Drop   bool
 	Reset  bool
 	Stall  time.Duration
+
+	ReadBody bool
 }
 
 // writes reports whether f writes bytes of its own before ending the
 // connection.
 func (f *Fault) writes() bool { return f.Raw != nil || f.Cut != 0 }
+
+// serves reports whether f, given by call index, lets the request be
+// served: Cut, or Stall alone.
+func (f *Fault) serves() bool {
+	return f.Status == 0 && f.Raw == nil && (f.Cut != 0 || !f.Drop && !f.Reset)
+}
 
 // cutAt is how many bytes of an n-byte reply a Cut lets through.
 func (f *Fault) cutAt(n int) int {
@@ -84,6 +98,9 @@ func (f *Fault) carries(reply []byte, id string) bool {
 // the writer it is given (for a Cut, into a recorder).
 func (s *Server) inject(w http.ResponseWriter, r *http.Request, f *Fault, serve func(http.ResponseWriter)) {
 	s.c.faults.Add(1)
+	if f.ReadBody && !f.serves() {
+		_, _ = io.CopyN(io.Discard, r.Body, int64(s.opts.MaxResponseBytes)+1)
+	}
 	if !f.writes() && f.Stall > 0 {
 		s.stall(r.Context().Done(), f.Stall)
 	}

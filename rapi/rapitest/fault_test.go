@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -89,6 +90,36 @@ func TestFaultByCall(t *testing.T) {
 			}
 			if st.Faults != 1 || st.InitErrors != want {
 				t.Errorf("faults %d, init errors %d; want 1, %d", st.Faults, st.InitErrors, want)
+			}
+		})
+	}
+}
+
+// ReadBody: the server reads a large post whole before it ends the
+// connection unanswered, so that the client's write completes and it sees an
+// orderly end (Drop) or a reset (Reset), and nothing is served.
+func TestFaultReadBody(t *testing.T) {
+	body := strings.Repeat("b", 1<<20)
+	post := "POST " + pathInvocation + "x/response HTTP/1.1\r\nHost: fake\r\nContent-Length: " +
+		strconv.Itoa(len(body)) + "\r\n\r\n" + body
+	for _, tt := range []struct {
+		name    string
+		fault   Fault
+		wantErr error
+	}{
+		{"drop", Fault{Drop: true, ReadBody: true}, nil},
+		{"reset", Fault{Reset: true, ReadBody: true}, syscall.ECONNRESET},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t, Options{Faults: func(int, *http.Request) *Fault { return &tt.fault }})
+			rc := dialRaw(t, s)
+			rc.write(post)
+			got, err := rc.readRaw()
+			if len(got) != 0 || tt.wantErr == nil && err != nil || tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+				t.Fatalf("read %q, %v; want nothing and %v", got, err, tt.wantErr)
+			}
+			if st := s.Stats(); st.Faults != 1 || st.BadRequests != 0 || st.Unknown != 0 {
+				t.Fatalf("stats %+v: the post was served", st)
 			}
 		})
 	}
