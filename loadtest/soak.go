@@ -388,10 +388,9 @@ func soakInvoke(ctx context.Context, api *rapitest.Server, i int64, kind soakKin
 			return bad("not a panic report")
 		}
 	case kindLate:
-		// Timed out, as a rule; on a loaded machine the fake's timer may
-		// fire after the handler's 30 ms, and then the answer is on time.
-		if r.Err != nil && r.Err.Type != rapitest.ErrorTypeTimeout || r.Err == nil && !bytes.Contains(r.Body, []byte(`"ok":true`)) {
-			return bad("neither a timeout nor its answer")
+		// 30 ms of work against a 5 ms deadline: the deadline decides.
+		if r.Err == nil || r.Err.Type != rapitest.ErrorTypeTimeout {
+			return bad("not a timeout")
 		}
 	}
 	return ""
@@ -458,7 +457,7 @@ func (r *soakReport) check() {
 		r.problem("accounting: %d duplicate answers, %d unknown, %d polls over N, %d throttles, %d cross-wired, %d without echo",
 			st.Duplicates, st.Unknown, st.Violations, st.Throttles, st.CrossWired, st.NoEcho)
 	}
-	if sent := r.ByKind[kindLate]; st.Late != st.Timeouts || st.Timeouts > sent || st.Timeouts < sent/2 {
+	if sent := r.ByKind[kindLate]; st.Late != st.Timeouts || st.Timeouts != sent {
 		r.problem("%d deadlines ignored: %d timeouts, %d late answers (410)", sent, st.Timeouts, st.Late)
 	}
 	if want := r.ByKind[kindFail] + r.ByKind[kindPanic]; st.Errors != want {
