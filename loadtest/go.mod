@@ -1,6 +1,6 @@
 module github.com/lmigo/lmigo/loadtest
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
@@ -18,9 +18,20 @@ require (
 	github.com/lmigo/lmigo/concurrent/codec/sonic v0.0.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	go.uber.org/goleak v1.3.0
-	golang.org/x/sys v0.46.0
+	golang.org/x/sys v0.48.0
 	golang.org/x/term v0.44.0
 	gonum.org/v1/plot v0.17.0
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/go-logr/logr v1.4.4 // indirect
+	github.com/go-logr/stdr v1.2.2 // indirect
+	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
+	go.opentelemetry.io/otel v1.47.0 // indirect
+	go.opentelemetry.io/otel/log v1.47.0 // indirect
+	go.opentelemetry.io/otel/metric v1.47.0 // indirect
+	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 )
 
 require (
@@ -47,6 +58,7 @@ require (
 	github.com/goccy/go-json v0.12.0 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	github.com/klauspost/cpuid/v2 v2.2.9 // indirect
+	github.com/lmigo/lmigo/concurrent/oteltrace v0.0.0
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/panjf2000/ants/v2 v2.12.1 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
@@ -69,3 +81,5 @@ replace (
 	github.com/lmigo/lmigo/concurrent/codec/segmentio => ../concurrent/codec/segmentio
 	github.com/lmigo/lmigo/concurrent/codec/sonic => ../concurrent/codec/sonic
 )
+
+replace github.com/lmigo/lmigo/concurrent/oteltrace => ../concurrent/oteltrace

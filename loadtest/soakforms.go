@@ -37,35 +37,51 @@ import (
 const pkgSoakForms = "github.com/lmigo/lmigo/loadtest/soakbootstrap"
 
 // soakFormNames are the handler forms, as LMIGO_SOAK_FORM names them.
-var soakFormNames = []string{"typed", "rawmessage", "raw", "handler", "stream"}
+var soakFormNames = []string{"typed", "rawmessage", "raw", "handler", "stream", "writerto", "http", "httpstream", "wrapped"}
+
+// httpForm reports whether form serves an http.Handler: its event is a
+// payload format 2.0 event, its answer an HTTP answer.
+func httpForm(form string) bool { return form == "http" || form == "httpstream" || form == "wrapped" }
+
+// streamForm reports whether form streams its answers.
+func streamForm(form string) bool {
+	return form == "stream" || form == "writerto" || form == "httpstream" || form == "wrapped"
+}
+
+// errTypeStreamInterrupted is the runtime's error for a stream whose
+// connection ended before the Runtime API answered it: a stream cannot be
+// sent again.
+const errTypeStreamInterrupted = "Runtime.StreamInterrupted"
 
 // The faults, one per invocation by its index, in a cycle of
 // len(soakFaultCycle); "" is none.
 const (
-	faultNone       = "none"
-	faultPost410    = "post-410"        // the answer is taken, the runtime is told 410
-	faultPost400    = "post-400"        // ... 400
-	faultPost413    = "post-413"        // ... 413
-	faultPostReset  = "post-reset"      // ... its connection reset instead of a reply
-	faultPostSlow   = "post-slow"       // the reply to the answer comes 20 ms late
-	faultNextReset  = "next-reset"      // the /next reply reset: withheld
-	faultNextCutID  = "next-cut-status" // the /next reply cut in its status line: withheld
-	faultNextCutHdr = "next-cut-header" // cut in the header lines after the request ID
-	faultNextCutBdy = "next-cut-body"   // cut mid-payload
-	faultNextSlow   = "next-slow"       // the /next reply comes 20 ms late
-	faultSIGTERM    = "sigterm"         // in flight when SIGTERM came
-	faultPollReset  = "poll-reset"      // a /next reset before it was registered (by call index)
+	faultNone        = "none"
+	faultPost410     = "post-410"        // the answer is taken, the runtime is told 410
+	faultPost400     = "post-400"        // ... 400
+	faultPost413     = "post-413"        // ... 413
+	faultPostReset   = "post-reset"      // ... its connection reset instead of a reply
+	faultPostSlow    = "post-slow"       // the reply to the answer comes 20 ms late
+	faultPostLostRST = "post-lost-reset" // the answer read whole, not taken, its connection reset
+	faultPostLostFIN = "post-lost-close" // ... its connection closed
+	faultNextReset   = "next-reset"      // the /next reply reset: withheld
+	faultNextCutID   = "next-cut-status" // the /next reply cut in its status line: withheld
+	faultNextCutHdr  = "next-cut-header" // cut in the header lines after the request ID
+	faultNextCutBdy  = "next-cut-body"   // cut mid-payload
+	faultNextSlow    = "next-slow"       // the /next reply comes 20 ms late
+	faultSIGTERM     = "sigterm"         // in flight when SIGTERM came
+	faultPollReset   = "poll-reset"      // a /next reset before it was registered (by call index)
 )
 
 var soakFaultCycle = []string{
 	faultPost410, faultNone, faultNextCutHdr, faultPost400, faultNone, faultNextReset, faultPost413,
 	faultNone, faultNextCutBdy, faultPostReset, faultNone, faultNextSlow, faultNone, faultNextCutID,
-	faultPostSlow, faultNone, faultNone, faultNone, faultNone, faultNone,
+	faultPostSlow, faultNone, faultPostLostRST, faultNone, faultPostLostFIN, faultNone,
 }
 
 // soakDos are what the handler is asked to do, by index / len(soakFaultCycle),
 // so that every fault meets every outcome.
-var soakDos = []string{"ok", "error", "ok", "panic", "ok", "sleep", "ok", "error", "ok", "ok"}
+var soakDos = []string{"ok", "error", "ok", "panic", "ok", "sleep", "ok", "error", "late", "ok", "huge", "ok"}
 
 // soakPollResetEvery: one GET /next in so many is reset unregistered.
 const soakPollResetEvery = 41
@@ -82,6 +98,9 @@ type formReport struct {
 	Once       int64 // handed out and answered once
 	Lost       int64 // handed out, never answered
 	Duplicated int64 // answers posted again for an answered invocation
+	Reposted   int64 // of them, the one post again that a reset after the post allows
+	LateWrites int64 // late writes that succeeded where they must fail
+	LongestLog int   // the longest line the bootstrap wrote on stderr
 	Mixed      int64 // answers carrying another invocation's token
 	Wrong      int64 // answers that were not what their invocation asked for
 	Unknown    int64 // posts for a request ID never handed out
@@ -146,6 +165,7 @@ func soakForm(ctx context.Context, cfg soakConfig, bin, form string, d time.Dura
 	var (
 		calls, pollResets atomic.Int64
 		quiet             atomic.Bool // no faults by call index during the SIGTERM tail
+		lost              sync.Map    // request IDs whose first post was lost
 	)
 	api, err := rapitest.New(rapitest.Options{
 		MaxConcurrency: cfg.N,
@@ -157,7 +177,10 @@ func soakForm(ctx context.Context, cfg soakConfig, bin, form string, d time.Dura
 			fr.mu.Unlock()
 		},
 		Faults: func(_ int, r *http.Request) *rapitest.Fault {
-			if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, "/invocation/next") || quiet.Load() {
+			if r.Method == http.MethodPost {
+				return lostPost(r, &lost)
+			}
+			if !strings.HasSuffix(r.URL.Path, "/invocation/next") || quiet.Load() {
 				return nil
 			}
 			if calls.Add(1)%soakPollResetEvery == 0 {
@@ -180,12 +203,13 @@ func soakForm(ctx context.Context, cfg soakConfig, bin, form string, d time.Dura
 		"AWS_LAMBDA_MAX_CONCURRENCY=" + strconv.Itoa(cfg.N),
 		"AWS_LAMBDA_INITIALIZATION_TYPE=lambda-managed-instances",
 		"AWS_LAMBDA_FUNCTION_NAME=soak-" + form,
-		"AWS_LAMBDA_LOG_LEVEL=FATAL", // the faults are on purpose
+		"AWS_LAMBDA_LOG_LEVEL=ERROR", // the faults are on purpose; failures check the lines' bound
 		"LMIGO_SIGTERM=1",
 		"LMIGO_SOAK_FORM=" + form,
 	}
 	var stderr tailBuffer
-	cmd.Stderr = &stderr
+	var lines lineBound
+	cmd.Stderr = io.MultiWriter(&stderr, &lines)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		rep.problem("stdout: %v", err)
@@ -195,14 +219,17 @@ func soakForm(ctx context.Context, cfg soakConfig, bin, form string, d time.Dura
 		rep.problem("start: %v", err)
 		return rep
 	}
-	var started atomic.Int64 // handlers of the SIGTERM tail running
+	var started, lateAccepted atomic.Int64 // handlers of the SIGTERM tail running; late writes taken
 	exited := make(chan struct{})
 	go func() {
 		defer close(exited)
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			if bytes.HasPrefix(sc.Bytes(), []byte("started ")) {
+			switch {
+			case bytes.HasPrefix(sc.Bytes(), []byte("started ")):
 				started.Add(1)
+			case bytes.HasPrefix(sc.Bytes(), []byte("late-accepted ")):
+				lateAccepted.Add(1)
 			}
 		}
 		_ = cmd.Wait() // stdout at EOF first
@@ -265,6 +292,8 @@ func soakForm(ctx context.Context, cfg soakConfig, bin, form string, d time.Dura
 	wg.Wait()
 	rep.Sent = next.Load()
 	rep.PollResets = pollResets.Load()
+	rep.LateWrites = lateAccepted.Load()
+	rep.LongestLog = lines.longest()
 	rep.API = api.Stats()
 	if rep.ExitStatus != 0 {
 		rep.Stderr = stderr.String()
@@ -287,6 +316,9 @@ func (fr *formRun) invoke(ctx context.Context, inv soakInv) {
 		do = "ok"
 	}
 	req := rapitest.Request{Payload: fmt.Appendf(nil, `{"token":%q,"do":%q%s}`, inv.token, do, sleep)}
+	if httpForm(fr.form) {
+		req.Payload = httpEvent(req.Payload)
+	}
 	n := len(req.Payload)
 	switch inv.fault {
 	case faultPost410:
@@ -299,6 +331,9 @@ func (fr *formRun) invoke(ctx context.Context, inv soakInv) {
 		req.PostFault = &rapitest.Fault{Reset: true}
 	case faultPostSlow:
 		req.PostFault = &rapitest.Fault{Stall: 20 * time.Millisecond}
+	case faultPostLostRST, faultPostLostFIN:
+		// lostPost ends the first post of this request ID unanswered.
+		req.Headers = map[string]string{"Lambda-Runtime-Aws-Request-Id": inv.fault + "-" + inv.token}
 	case faultNextReset:
 		req.Fault, req.Timeout = &rapitest.Fault{Reset: true}, time.Second
 	case faultNextCutID:
@@ -348,16 +383,7 @@ func (fr *formRun) invoke(ctx context.Context, inv soakInv) {
 			return
 		}
 	}
-	own := bytes.Contains(body, []byte(inv.token))
-	var ok bool
-	switch {
-	case inv.fault == faultNextCutHdr || inv.fault == faultNextCutBdy:
-		ok = r.Err != nil // the runtime got half an invocation: an error, never a response
-	case inv.do == "error" || inv.do == "panic":
-		ok = r.Err != nil && own
-	default:
-		ok = r.Err == nil && own
-	}
+	ok := fr.answerOK(inv, r, body) && fr.modeOK(r)
 	if !ok {
 		rep.Wrong++
 		what := "wrong answer"
@@ -391,6 +417,7 @@ func (fr *formRun) finish() {
 	fr.mu.Lock()
 	defer fr.mu.Unlock()
 	rep, st := fr.rep, fr.rep.API
+	reposted := map[string]bool{}
 	for _, n := range fr.notices {
 		inv, ok := fr.byID[n.id]
 		if !ok {
@@ -398,6 +425,13 @@ func (fr *formRun) finish() {
 		}
 		switch n.what {
 		case rapitest.NoticeDuplicate:
+			if inv.fault == faultPostReset && !reposted[n.id] {
+				// The answer was taken and its reply reset: the runtime
+				// cannot know, and posts it once more.
+				reposted[n.id] = true
+				rep.Reposted++
+				continue
+			}
 			rep.Duplicated++
 		case rapitest.NoticeUnknown:
 			rep.Unknown++
@@ -436,6 +470,102 @@ func (fr *formRun) finish() {
 	if rep.ExitStatus != 0 {
 		rep.problem("exit status %d after SIGTERM; stderr ends: %s", rep.ExitStatus, rep.Stderr)
 	}
+	if rep.LateWrites > 0 {
+		rep.problem("%d late writes succeeded after their invocation ended", rep.LateWrites)
+	}
+	if rep.LongestLog >= maxLogLine {
+		rep.problem("a log line of %d bytes: the emulator's log copy stops at %d", rep.LongestLog, maxLogLine)
+	}
+}
+
+// answerOK reports whether r is the answer inv asked for; body is its
+// response or error body.
+func (fr *formRun) answerOK(inv soakInv, r rapitest.Result, body []byte) bool {
+	own := bytes.Contains(body, []byte(inv.token))
+	failing := inv.do == "error" || inv.do == "panic" || inv.do == "huge"
+	switch {
+	case inv.fault == faultNextCutHdr || inv.fault == faultNextCutBdy:
+		return r.Err != nil // the runtime got half an invocation: an error, never a response
+	case (inv.fault == faultPostLostRST || inv.fault == faultPostLostFIN) && streamForm(fr.form) &&
+		r.Err != nil && r.Err.Type == errTypeStreamInterrupted:
+		return true
+	case httpForm(fr.form):
+		// Failures are HTTP answers: 500, with the error's text, or
+		// lambdahttp's own for a panic.
+		status := []byte(`"statusCode":200`)
+		if failing {
+			status = []byte(`"statusCode":500`)
+		}
+		return r.Err == nil && bytes.Contains(body, status) && (own || inv.do == "panic" || inv.do == "huge")
+	case failing:
+		return r.Err != nil && own
+	}
+	return r.Err == nil && own
+}
+
+// modeOK reports whether r, a response, came in the form's response mode.
+func (fr *formRun) modeOK(r rapitest.Result) bool {
+	return r.Err != nil || (r.ResponseMode == rapitest.ResponseModeStreaming) == streamForm(fr.form)
+}
+
+// httpEvent wraps a soak event as the body of a payload format 2.0 event.
+func httpEvent(body []byte) []byte {
+	return fmt.Appendf(nil, `{"version":"2.0","routeKey":"$default","rawPath":"/soak","rawQueryString":"",`+
+		`"headers":{"content-type":"application/json"},"requestContext":{"http":{"method":"POST","path":"/soak",`+
+		`"protocol":"HTTP/1.1","sourceIp":"127.0.0.1"},"domainName":"soak.example"},"body":%q,"isBase64Encoded":false}`, body)
+}
+
+// lostPost ends unanswered the first post for an invocation whose request
+// ID names a post-lost fault, after reading it whole: a Runtime API that
+// had the answer and went away without taking it. The runtime must post it
+// again.
+func lostPost(r *http.Request, lost *sync.Map) *rapitest.Fault {
+	for _, f := range []string{faultPostLostRST, faultPostLostFIN} {
+		i := strings.Index(r.URL.Path, "/"+f+"-")
+		if i < 0 {
+			continue
+		}
+		id := r.URL.Path[i+1:]
+		id = id[:strings.IndexByte(id, '/')]
+		if _, seen := lost.LoadOrStore(id, true); seen {
+			return nil
+		}
+		return &rapitest.Fault{Reset: f == faultPostLostRST, Drop: f == faultPostLostFIN, ReadBody: true}
+	}
+	return nil
+}
+
+// maxLogLine is the emulator's log line buffer: a longer line stops its
+// copy of the runtime's output.
+const maxLogLine = 64 << 10
+
+// lineBound keeps the length of the longest line written to it.
+type lineBound struct {
+	mu       sync.Mutex
+	cur, max int
+}
+
+func (l *lineBound) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for rest := p; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			l.cur += len(rest)
+			break
+		}
+		l.max = max(l.max, l.cur+i)
+		l.cur = 0
+		rest = rest[i+1:]
+	}
+	l.max = max(l.max, l.cur)
+	return len(p), nil
+}
+
+func (l *lineBound) longest() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.max
 }
 
 func (r *formReport) problem(format string, a ...any) {
@@ -448,10 +578,11 @@ func printForms(w io.Writer, reps []*formReport) {
 		return
 	}
 	fmt.Fprintf(w, "  handler forms (faults %s; %s; one /next in %d reset):\n", strings.Join(soakFaultList(), ", "), faultSIGTERM, soakPollResetEvery)
-	lines := [][]string{{"    form", "sent", "handed out", "once", "lost", "duplicated", "mixed", "wrong", "no echo", "cross-wired", "withheld", "faults", "exit"}}
+	lines := [][]string{{"    form", "sent", "handed out", "once", "lost", "duplicated", "reposted", "late writes", "longest log", "mixed", "wrong", "no echo", "cross-wired", "withheld", "faults", "exit"}}
 	for _, r := range reps {
 		lines = append(lines, []string{"    " + r.Form,
 			fmt.Sprint(r.Sent), fmt.Sprint(r.HandedOut), fmt.Sprint(r.Once), fmt.Sprint(r.Lost), fmt.Sprint(r.Duplicated),
+			fmt.Sprint(r.Reposted), fmt.Sprint(r.LateWrites), fmt.Sprint(r.LongestLog),
 			fmt.Sprint(r.Mixed), fmt.Sprint(r.Wrong), fmt.Sprint(r.NoEcho), fmt.Sprint(r.CrossWired), fmt.Sprint(r.Withheld),
 			fmt.Sprint(r.API.Faults), fmt.Sprintf("%d in %v", r.ExitStatus, r.ExitAfter.Round(time.Millisecond))})
 	}

@@ -9,6 +9,14 @@
 //	raw         concurrent.RawHandler
 //	handler     a lambda.Handler object
 //	stream      func(context.Context, Event) (io.Reader, error): streamed
+//	writerto    the same, its reader an io.WriterTo: it writes itself out
+//	http        lambdahttp.Handler over an http.Handler: buffered
+//	httpstream  lambdahttp.StreamingHandler: streamed
+//	wrapped     oteltrace.Wrap(lambdahttp.StreamingHandler(...)): streamed
+//
+// The http forms take the event as the body of a payload format 2.0 event
+// and answer it in an HTTP answer: an error as status 500 with the error's
+// text, a panic as lambdahttp's 500.
 //
 // Every form answers Event the same way, so that the soak checks every
 // answer against its own invocation:
@@ -22,6 +30,17 @@
 //	                               the invocation's deadline
 //	{"announce":true}              first writes "started T" on stdout, so
 //	                               that the soak knows the handler runs
+//	{"token":"T","do":"huge"}      fails with an error message of 200 KiB
+//	                               that begins "soak error T"; the http
+//	                               forms panic with it
+//	{"token":"T","do":"late"}      answers, and leaves a goroutine that
+//	                               writes "LATE T" through what the form
+//	                               writes its answer with (raw: out;
+//	                               writerto: its io.Writer; http forms: the
+//	                               ResponseWriter) a few times after the
+//	                               handler returned; a late write that
+//	                               succeeds where it must fail writes
+//	                               "late-accepted T" on stdout
 package main
 
 import (
@@ -30,11 +49,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lmigo/lmigo/concurrent"
+	"github.com/lmigo/lmigo/concurrent/lambdahttp"
+	"github.com/lmigo/lmigo/concurrent/oteltrace"
 )
 
 // Event is the payload of every form.
@@ -58,13 +81,17 @@ var forms = map[string]any{
 	"raw":        concurrent.RawHandler(handleRaw),
 	"handler":    invoker{},
 	"stream":     handleStream,
+	"writerto":   handleWriterTo,
+	"http":       lambdahttp.Handler(http.HandlerFunc(serveHTTP)),
+	"httpstream": lambdahttp.StreamingHandler(http.HandlerFunc(serveHTTP)),
+	"wrapped":    oteltrace.Wrap(lambdahttp.StreamingHandler(http.HandlerFunc(serveHTTP))),
 }
 
 func main() {
 	form := os.Getenv("LMIGO_SOAK_FORM")
 	h, ok := forms[form]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "soakbootstrap: LMIGO_SOAK_FORM=%q: want typed, rawmessage, raw, handler or stream\n", form)
+		fmt.Fprintf(os.Stderr, "soakbootstrap: LMIGO_SOAK_FORM=%q: want one of typed, rawmessage, raw, handler, stream, writerto, http, httpstream, wrapped\n", form)
 		os.Exit(2)
 	}
 	concurrent.Start(h)
@@ -87,10 +114,39 @@ func run(ctx context.Context, ev Event) error {
 	switch ev.Do {
 	case "error":
 		return errors.New("soak error " + ev.Token)
+	case "huge":
+		return errors.New(hugeMessage(ev.Token))
 	case "panic":
 		panic("soak panic " + ev.Token)
 	}
 	return nil
+}
+
+// hugeMessage is an error message far over any log line's bound.
+func hugeMessage(token string) string {
+	return "soak error " + token + " " + strings.Repeat("x", 200<<10)
+}
+
+// lateWrites is how often a late goroutine writes, and how long it waits
+// before each write: long enough for the slot to serve its next
+// invocation meanwhile.
+const (
+	lateWrites = 5
+	lateEvery  = 2 * time.Millisecond
+)
+
+// writeLate writes "LATE T" through write a few times after the handler
+// returned. mustFail: a write that succeeds is reported on stdout.
+func writeLate(token string, mustFail bool, write func([]byte) error) {
+	go func() {
+		for range lateWrites {
+			time.Sleep(lateEvery)
+			if write([]byte("LATE "+token)) == nil && mustFail {
+				_, _ = os.Stdout.Write([]byte("late-accepted " + token + "\n"))
+				return
+			}
+		}
+	}()
 }
 
 // appendReply appends the answer of form to the token, as JSON.
@@ -129,6 +185,10 @@ func handleRaw(ctx context.Context, payload []byte, out *concurrent.Buffer) erro
 		return err
 	}
 	out.B = appendReply(out.B, ev.Token, "raw")
+	if ev.Do == "late" {
+		// A late Write to out goes nowhere, with no error (see concurrent.Buffer).
+		writeLate(ev.Token, false, func(b []byte) error { _, err := out.Write(b); return err })
+	}
 	return nil
 }
 
@@ -177,4 +237,58 @@ func (s *stream) Read(p []byte) (int, error) {
 	n := copy(p[:min(len(p), 7)], s.rest)
 	s.rest = s.rest[n:]
 	return n, nil
+}
+
+func handleWriterTo(ctx context.Context, ev Event) (io.Reader, error) {
+	if err := run(ctx, ev); err != nil {
+		return nil, err
+	}
+	return &writerTo{stream: stream{rest: appendReply(nil, ev.Token, "writerto"), token: ev.Token}, late: ev.Do == "late"}, nil
+}
+
+// writerTo writes its answer in 7-byte Writes; late keeps the writer.
+type writerTo struct {
+	stream
+	late bool
+}
+
+func (w *writerTo) WriteTo(dst io.Writer) (int64, error) {
+	var n int64
+	for len(w.rest) > 0 {
+		k, err := dst.Write(w.rest[:min(len(w.rest), 7)])
+		n += int64(k)
+		w.rest = w.rest[k:]
+		if err != nil {
+			return n, err
+		}
+	}
+	if w.late {
+		writeLate(w.token, true, func(b []byte) error { _, err := dst.Write(b); return err })
+	}
+	return n, nil
+}
+
+// serveHTTP is the http forms' handler: the body is the Event.
+func serveHTTP(w http.ResponseWriter, r *http.Request) {
+	var ev Event
+	if err := json.NewDecoder(r.Body).Decode(&ev); err != nil {
+		http.Error(w, "bad event: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if ev.Do == "huge" {
+		panic(hugeMessage(ev.Token))
+	}
+	if err := run(r.Context(), ev); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(appendReply(nil, ev.Token, "http"))
+	if ev.Do == "late" {
+		writeLate(ev.Token, true, func(b []byte) error {
+			w.Header().Set("X-Late", ev.Token)
+			_, err := w.Write(b)
+			return err
+		})
+	}
 }
