@@ -127,20 +127,24 @@ func hugeMessage(token string) string {
 	return "soak error " + token + " " + strings.Repeat("x", 200<<10)
 }
 
-// lateWrites is how often a late goroutine writes, and how long it waits
-// before each write: long enough for the slot to serve its next
-// invocation meanwhile.
+// lateWrites is how often a late goroutine writes once its invocation
+// ended, and how long it waits before each write after the first: long
+// enough for the slot to serve its next invocation meanwhile.
 const (
 	lateWrites = 5
 	lateEvery  = 2 * time.Millisecond
 )
 
-// writeLate writes "LATE T" through write a few times after the handler
-// returned. mustFail: a write that succeeds is reported on stdout.
-func writeLate(token string, mustFail bool, write func([]byte) error) {
+// writeLate writes "LATE T" through write a few times once ctx, the
+// invocation's, is done: the runtime ends it after the invocation ended.
+// mustFail: a write that succeeds is reported on stdout.
+func writeLate(ctx context.Context, token string, mustFail bool, write func([]byte) error) {
 	go func() {
-		for range lateWrites {
-			time.Sleep(lateEvery)
+		<-ctx.Done()
+		for i := range lateWrites {
+			if i > 0 {
+				time.Sleep(lateEvery)
+			}
 			if write([]byte("LATE "+token)) == nil && mustFail {
 				_, _ = os.Stdout.Write([]byte("late-accepted " + token + "\n"))
 				return
@@ -187,7 +191,7 @@ func handleRaw(ctx context.Context, payload []byte, out *concurrent.Buffer) erro
 	out.B = appendReply(out.B, ev.Token, "raw")
 	if ev.Do == "late" {
 		// A late Write to out goes nowhere, with no error (see concurrent.Buffer).
-		writeLate(ev.Token, false, func(b []byte) error { _, err := out.Write(b); return err })
+		writeLate(ctx, ev.Token, false, func(b []byte) error { _, err := out.Write(b); return err })
 	}
 	return nil
 }
@@ -243,13 +247,14 @@ func handleWriterTo(ctx context.Context, ev Event) (io.Reader, error) {
 	if err := run(ctx, ev); err != nil {
 		return nil, err
 	}
-	return &writerTo{stream: stream{rest: appendReply(nil, ev.Token, "writerto"), token: ev.Token}, late: ev.Do == "late"}, nil
+	return &writerTo{stream: stream{rest: appendReply(nil, ev.Token, "writerto"), token: ev.Token}, late: ev.Do == "late", ctx: ctx}, nil
 }
 
 // writerTo writes its answer in 7-byte Writes; late keeps the writer.
 type writerTo struct {
 	stream
 	late bool
+	ctx  context.Context // the invocation's: WriteTo runs while it lives
 }
 
 func (w *writerTo) WriteTo(dst io.Writer) (int64, error) {
@@ -263,7 +268,7 @@ func (w *writerTo) WriteTo(dst io.Writer) (int64, error) {
 		}
 	}
 	if w.late {
-		writeLate(w.token, true, func(b []byte) error { _, err := dst.Write(b); return err })
+		writeLate(w.ctx, w.token, true, func(b []byte) error { _, err := dst.Write(b); return err })
 	}
 	return n, nil
 }
@@ -285,7 +290,7 @@ func serveHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(appendReply(nil, ev.Token, "http"))
 	if ev.Do == "late" {
-		writeLate(ev.Token, true, func(b []byte) error {
+		writeLate(r.Context(), ev.Token, true, func(b []byte) error {
 			w.Header().Set("X-Late", ev.Token)
 			_, err := w.Write(b)
 			return err
