@@ -48,8 +48,9 @@
 //
 // The runtime never keeps, writes to or lends again an array it did not
 // lend: a RawHandler's response found in another array (one of its own,
-// shared by all invocations, or the payload) is sent from there and
-// forgotten.
+// shared by all invocations, or the payload) is sent from there, read
+// until the Runtime API has accepted the answer (it may be posted again,
+// above), and then forgotten.
 //
 // Nothing a handler is lent outlives its invocation. Once it returns (a
 // streamed io.WriterTo result: once WriteTo returns) it must not keep the
