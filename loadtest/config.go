@@ -20,7 +20,6 @@ type config struct {
 	Model       string        `json:"model"`
 	Callers     int           `json:"callers,omitempty"`
 	Rate        float64       `json:"rate,omitempty"`
-	Outstanding int           `json:"outstanding,omitempty"`
 	Count       int           `json:"count,omitempty"`
 	Duration    time.Duration `json:"-"`
 	Warmup      int           `json:"warmup"`
@@ -97,10 +96,9 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 // defaults of cfg.
 func (c *config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Target, "target", c.Target, "where the runtime runs: fake (exec'd against the fake Runtime API), rie (AWS emulator in LMI mode; root), lambda (a deployed function)")
-	fs.StringVar(&c.Model, "model", c.Model, "load model: closed (C callers, each sends when answered) or open (constant rate, latency from the intended send time)")
+	fs.StringVar(&c.Model, "model", c.Model, "load model: closed (C callers, each sends when answered) or open (invocations at a constant rate by the clock, never waiting for answers; latency from the intended send time)")
 	fs.IntVar(&c.Callers, "c", c.Callers, "closed model: concurrent callers (0: N)")
 	fs.Float64Var(&c.Rate, "rate", c.Rate, "open model: invocations per second")
-	fs.IntVar(&c.Outstanding, "outstanding", c.Outstanding, "open model: invocations in flight at most (0: N)")
 	fs.IntVar(&c.Count, "count", c.Count, "invocations per run at most (0: the scenario's default)")
 	fs.DurationVar(&c.Duration, "duration", c.Duration, "send window per run at most")
 	fs.IntVar(&c.Warmup, "warmup", c.Warmup, "invocations sent before the measured window (not for grow)")

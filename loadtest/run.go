@@ -111,7 +111,7 @@ func runTitle(rep *report) string {
 	load := fmt.Sprintf("%d closed-loop callers", sc.Callers)
 	switch sc.Model {
 	case modelOpen:
-		load = fmt.Sprintf("open loop at %.0f/s (at most %d in flight)", sc.Rate, sc.Outstanding)
+		load = fmt.Sprintf("open loop at %.0f/s", sc.Rate)
 	case "waves":
 		load = fmt.Sprintf("waves of %d, %d rounds, then %s idle", sc.N, sc.Rounds, time.Duration(sc.Idle))
 	}

@@ -23,20 +23,19 @@ func (d dur) MarshalText() ([]byte, error) { //nolint:unparam // encoding.TextMa
 
 // scenario is one load on one runtime configuration.
 type scenario struct {
-	Name        string  `json:"name"`
-	Workload    string  `json:"workload"`
-	N           int     `json:"n"`
-	Model       string  `json:"model"`
-	Callers     int     `json:"callers,omitempty"`     // closed
-	Rate        float64 `json:"rate,omitempty"`        // open, invocations/s
-	Outstanding int     `json:"outstanding,omitempty"` // open
-	Count       int     `json:"count"`
-	Window      dur     `json:"window"`
-	Warmup      int     `json:"warmup,omitempty"`
-	Rounds      int     `json:"rounds,omitempty"` // grow
-	Idle        dur     `json:"idle,omitempty"`   // wait after the load before RSS is read again
-	Settle      dur     `json:"settle,omitempty"` // grow: wait after the warm-up before RSS is read first
-	PinCPU      int     `json:"pinCPU"`           // -1: not pinned
+	Name     string  `json:"name"`
+	Workload string  `json:"workload"`
+	N        int     `json:"n"`
+	Model    string  `json:"model"`
+	Callers  int     `json:"callers,omitempty"` // closed
+	Rate     float64 `json:"rate,omitempty"`    // open, invocations/s
+	Count    int     `json:"count"`
+	Window   dur     `json:"window"`
+	Warmup   int     `json:"warmup,omitempty"`
+	Rounds   int     `json:"rounds,omitempty"` // grow
+	Idle     dur     `json:"idle,omitempty"`   // wait after the load before RSS is read again
+	Settle   dur     `json:"settle,omitempty"` // grow: wait after the warm-up before RSS is read first
+	PinCPU   int     `json:"pinCPU"`           // -1: not pinned
 
 	w workload
 }
@@ -80,12 +79,6 @@ func newScenario(cfg *config, wl string, n, count int) (scenario, error) {
 		sc.Window = dur(cfg.GrowWindow)
 	case sc.Model == modelOpen:
 		sc.Rate = cfg.Rate
-		sc.Outstanding = cfg.Outstanding
-		if sc.Outstanding <= 0 {
-			// Like LMI's router, which sends an environment no more than
-			// N at once; more would only be throttled.
-			sc.Outstanding = n
-		}
 	default:
 		sc.Callers = cfg.Callers
 		if sc.Callers <= 0 {
@@ -233,7 +226,7 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 	lctx, cancel := context.WithTimeout(ctx, time.Duration(sc.Window)+cfg.Timeout+30*time.Second)
 	defer cancel()
 	spec := loadSpec{
-		model: sc.Model, callers: sc.Callers, rate: sc.Rate, outstanding: sc.Outstanding,
+		model: sc.Model, callers: sc.Callers, rate: sc.Rate,
 		count: sc.Warmup, window: time.Duration(sc.Window), items: sc.w.items, pause: cfg.Pause,
 		next: cfg.OnThrottle == throttleNext,
 	}
