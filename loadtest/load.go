@@ -18,6 +18,7 @@ import (
 const (
 	modelClosed = "closed"
 	modelOpen   = "open"
+	modelWaves  = "waves" // grow and stack:S (wavesLoad): not a -model
 )
 
 // loadSpec describes one load.
@@ -254,28 +255,25 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// growLoad sends waves of n concurrent invocations, one per size of
-// growSizes, smallest first, rounds times, so that every one of the n
-// slots returns every size. With n > 1 the payload asks the demo handler to
-// gather n invocations before answering, so the n responses of a wave are
-// all held at once. A throttled invocation of a wave is retried until ctx
+// wavesLoad sends waves of n concurrent invocations, one wave per item of
+// wave in turn, rounds times, so that every one of the n slots serves
+// every item; the items' gather holds the n invocations of a wave in the
+// handler at once. A throttled invocation of a wave is retried until ctx
 // ends even after the window (the others of its wave wait for it in the
 // handler), whatever loadSpec.next says elsewhere; the window only stops
 // new waves.
-func growLoad(ctx context.Context, inv invoker, n, rounds int, window, pause time.Duration) loadStats {
+func wavesLoad(ctx context.Context, inv invoker, wave []item, n, rounds int, window, pause time.Duration) loadStats {
 	rec := newRecorder()
 	start := time.Now()
 	sendBy := start.Add(window)
 	for r := 0; r < rounds; r++ {
-		for _, size := range growSizes {
+		for i := range wave {
 			if ctx.Err() != nil || time.Now().After(sendBy) {
 				return rec.stats(time.Since(start))
 			}
-			it := sizeItem(size)
-			it.payload = sizePayload(size, n)
 			var wg sync.WaitGroup
 			for range n {
-				wg.Go(func() { rec.do(ctx, inv, &it, pause, false, time.Time{}, time.Time{}) })
+				wg.Go(func() { rec.do(ctx, inv, &wave[i], pause, false, time.Time{}, time.Time{}) })
 			}
 			wg.Wait()
 		}

@@ -230,14 +230,24 @@ func TestLoadBounds(t *testing.T) {
 	}
 }
 
-func TestGrowLoad(t *testing.T) {
-	inv := &scripted{}
-	// scripted answers {"ok":true}, which the size checks reject: every
-	// answer is counted as wrong, and counted once.
-	st := growLoad(t.Context(), inv, 3, 2, time.Minute, time.Millisecond)
-	want := int64(3 * 2 * len(growSizes))
-	if st.answered() != want || st.Wrong != want || inv.calls.Load() != want {
-		t.Fatalf("answered %d, wrong %d, calls %d; want %d", st.answered(), st.Wrong, inv.calls.Load(), want)
+func TestWavesLoad(t *testing.T) {
+	for _, wl := range []string{"grow", "stack:32KiB"} {
+		w, err := parseWorkload(wl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inv := &scripted{}
+		// scripted answers {"ok":true}, which the size checks reject and
+		// the stack's accepts: every answer is counted, and counted once.
+		wave := w.waves(3)
+		st := wavesLoad(t.Context(), inv, wave, 3, 2, time.Minute, time.Millisecond)
+		want := int64(3 * 2 * len(wave))
+		if st.answered() != want || inv.calls.Load() != want {
+			t.Fatalf("%s: answered %d, calls %d; want %d", wl, st.answered(), inv.calls.Load(), want)
+		}
+		if wl == "grow" && st.Wrong != want || wl != "grow" && st.OK != want {
+			t.Errorf("%s: %d ok, %d wrong", wl, st.OK, st.Wrong)
+		}
 	}
 }
 
@@ -311,32 +321,82 @@ func TestSummarizeThreeRuntimes(t *testing.T) {
 
 func TestScenarioNames(t *testing.T) {
 	for _, tt := range []struct {
-		name, wl string
-		n, count int
-		bad      bool
+		name string
+		want row
+		bad  bool
 	}{
-		{name: "size-1MiB-n1", wl: "size:1MiB", n: 1, count: 1024}, // the standard set's
-		{name: "grow-n64", wl: "grow", n: 64},
-		{name: "size-256KiB-n1", wl: "size:256KiB", n: 1, count: 4096},
-		{name: "size-6MiB-n4", wl: "size:6MiB", n: 4, count: 170},
-		{name: "size-1KiB-n2", wl: "size:1KiB", n: 2, count: 10000},
-		{name: "grow-n32", wl: "grow", n: 32},
+		{name: "size-1MiB-n1", want: row{workload: "size:1MiB", n: 1, count: 1024}}, // the standard set's
+		{name: "tiny-n64-r1000", want: row{workload: "tiny", n: 64, rate: 1000, count: 10000}},
+		{name: "wait-100ms-n1600-r1500", want: row{workload: "wait:100ms", n: 1600, rate: 1500, count: 15000}},
+		{name: "stack-32KiB-n1600", want: row{workload: "stack:32KiB", n: 1600}},
+		{name: "grow-n64", want: row{workload: "grow", n: 64}},
+		{name: "size-256KiB-n1", want: row{workload: "size:256KiB", n: 1, count: 4096}},
+		{name: "size-6MiB-n4", want: row{workload: "size:6MiB", n: 4, count: 170}},
+		{name: "size-1KiB-n2", want: row{workload: "size:1KiB", n: 2, count: 10000}},
+		{name: "grow-n32", want: row{workload: "grow", n: 32}},
+		{name: "tiny-n8-r2000", want: row{workload: "tiny", n: 8, rate: 2000, count: 20000}},
+		{name: "wait-5ms-n4-r250.5", want: row{workload: "wait:5ms", n: 4, rate: 250.5, count: 2505}},
+		{name: "mix-panic-n8", want: row{workload: "mix-panic", n: 8}},
 		{name: "grow", bad: true},
 		{name: "grow-n0", bad: true},
+		{name: "tiny-n8-r0", bad: true},
+		{name: "tiny-n8-r", bad: true},
 		{name: "size-9MiB-n1", bad: true},
+		{name: "wait-1us-n1-r10", bad: true},
 		{name: "nope-n1", bad: true},
 	} {
-		wl, n, count, err := parseScenarioName(tt.name)
-		if tt.bad != (err != nil) || wl != tt.wl || n != tt.n || count != tt.count {
-			t.Errorf("%s: %q, %d, %d, %v; want %q, %d, %d", tt.name, wl, n, count, err, tt.wl, tt.n, tt.count)
+		got, err := parseScenarioName(tt.name)
+		if tt.bad != (err != nil) || got != tt.want {
+			t.Errorf("%s: %+v, %v; want %+v", tt.name, got, err, tt.want)
 		}
+		if err == nil && got.name() != tt.name {
+			t.Errorf("%s: name written back %q", tt.name, got.name())
+		}
+	}
+	for _, set := range []string{setStandard, setSaturation, setBelowSat} {
+		for _, name := range setNames(set) {
+			if r, err := parseScenarioName(name); err != nil || r.name() != name {
+				t.Errorf("set %s: %s reads back as %+v, %v", set, name, r, err)
+			}
+		}
+	}
+	if _, err := setRows("fast"); err == nil {
+		t.Error("-set fast accepted")
+	}
+}
+
+// TestOpenScenarioWindow: an open row's window is its schedule, count/rate,
+// and a grace for retries, unless -duration is given; a closed row's is
+// -duration.
+func TestOpenScenarioWindow(t *testing.T) {
+	cfg := defaultConfig()
+	open, err := newScenario(cfg, row{workload: "wait:20ms", n: 64, rate: 1000, count: 10000})
+	if err != nil || open.Model != modelOpen || open.Rate != 1000 || time.Duration(open.Window) != 10*time.Second+openGrace || open.Name != "wait-20ms-n64-r1000" {
+		t.Errorf("open row: %+v, %v", open, err)
+	}
+	closed, err := newScenario(cfg, row{workload: "tiny", n: 64, count: 10000})
+	if err != nil || closed.Model != modelClosed || closed.Rate != 0 || time.Duration(closed.Window) != cfg.Duration || closed.Callers != 64 {
+		t.Errorf("closed row: %+v, %v", closed, err)
+	}
+	stack, err := newScenario(cfg, row{workload: "stack:32KiB", n: 16})
+	if err != nil || stack.Model != modelWaves || stack.Count != cfg.Rounds*16 || stack.Warmup != 1 || stack.Idle == 0 {
+		t.Errorf("stack row: %+v, %v", stack, err)
+	}
+	cfg.given = map[string]bool{"duration": true}
+	cfg.Duration = time.Second
+	if sc, _ := newScenario(cfg, row{workload: "tiny", n: 64, rate: 1000, count: 10000}); time.Duration(sc.Window) != time.Second {
+		t.Errorf("open row with -duration 1s: window %v", time.Duration(sc.Window))
+	}
+	cfg.Model, cfg.Rate = modelOpen, 500
+	if sc, _ := newScenario(cfg, row{workload: "tiny", n: 8, count: 100}); sc.Model != modelOpen || sc.Rate != 500 || sc.Name != "tiny-n8-r500" {
+		t.Errorf("-model open -rate 500 on a closed row: %+v", sc)
 	}
 }
 
 func TestTargets(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.Env = []string{"LMIGO_BUFFER_RETAIN_BYTES=256KiB"}
-	sc, err := newScenario(cfg, "grow", 64, 0)
+	sc, err := newScenario(cfg, row{workload: "grow", n: 64})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,16 +421,26 @@ func TestWorkloads(t *testing.T) {
 		in      string
 		items   int
 		panics  bool
-		grow    bool
+		waves   int // items of a wave
+		floor   bool
 		wantErr bool
 	}{
-		{in: "tiny", items: 1},
-		{in: "size:1KiB", items: 1},
-		{in: "size:6MiB", items: 1},
-		{in: "size:300", items: 1},
+		{in: "tiny", items: 1, floor: true},
+		{in: "size:1KiB", items: 1, floor: true},
+		{in: "size:6MiB", items: 1, floor: true},
+		{in: "size:300", items: 1, floor: true},
+		{in: "wait:20ms", items: 1, floor: true},
+		{in: "wait:1s", items: 1, floor: true},
 		{in: "mix", items: 8},
 		{in: "mix-panic", items: 9, panics: true},
-		{in: "grow", grow: true},
+		{in: "grow", waves: 6},
+		{in: "stack:32KiB", waves: 1},
+		{in: "stack:16KiB", waves: 1},
+		{in: "stack:48KiB", wantErr: true},
+		{in: "stack:8KiB", wantErr: true},
+		{in: "wait:0ms", wantErr: true},
+		{in: "wait:1500us", wantErr: true},
+		{in: "wait:soon", wantErr: true},
 		{in: "size:7MiB", wantErr: true},
 		{in: "size:1", wantErr: true},
 		{in: "size:lots", wantErr: true},
@@ -384,8 +454,12 @@ func TestWorkloads(t *testing.T) {
 			t.Errorf("parseWorkload(%q) err = %v", tt.in, err)
 			continue
 		}
-		if err == nil && (len(w.items) != tt.items || w.panics != tt.panics || w.grow != tt.grow) {
-			t.Errorf("parseWorkload(%q) = %d items, panics %v, grow %v", tt.in, len(w.items), w.panics, w.grow)
+		waves := 0
+		if w.waved() {
+			waves = len(w.waves(2))
+		}
+		if err == nil && (len(w.items) != tt.items || w.panics != tt.panics || waves != tt.waves || w.floor != tt.floor) {
+			t.Errorf("parseWorkload(%q) = %d items, panics %v, %d a wave, floor %v", tt.in, len(w.items), w.panics, waves, w.floor)
 		}
 	}
 	it := sizeItem(1 << 20)
@@ -408,18 +482,25 @@ func TestWorkloads(t *testing.T) {
 	if env := bootstrapEnv(cfg, 1); !slices.Contains(env, "LOADTEST_EVENT=s3") {
 		t.Errorf("bootstrapEnv for event:s3 lacks LOADTEST_EVENT: %v", env)
 	}
-	if got := string(sizePayload(65536, 8)); got != `{"size":65536,"gather":8}` {
-		t.Errorf("sizePayload = %s", got)
+	for _, tt := range []struct{ got, want string }{
+		{string(sizePayload(65536, 8)), `{"size":65536,"gather":8}`},
+		{string(waitItem(20 * time.Millisecond).payload), `{"sleep_ms":20}`},
+		{string(stackItem(32<<10, 0).payload), `{"stack_kib":32}`},
+		{string(stackItem(32<<10, 1600).payload), `{"stack_kib":32,"gather":1600}`},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("payload %s, want %s", tt.got, tt.want)
+		}
 	}
 }
 
 func TestPanicWorkloadRefused(t *testing.T) {
 	cfg := defaultConfig()
-	sc, err := newScenario(cfg, "mix-panic", 2, 10)
+	sc, err := newScenario(cfg, row{workload: "mix-panic", n: 2, count: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := beginRun(t.Context(), cfg, &sc, runtimeSpec{Name: rtRef, Binary: "/nonexistent"}, 1)
+	l := beginRun(t.Context(), cfg, &sc, runtimeSpec{Name: rtRef, Binary: "/nonexistent"}, 1, false)
 	r := l.finish(t.Context())
 	if len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "exits on a panic") {
 		t.Fatalf("problems %q, want the workload refused before anything starts", r.Problems)
