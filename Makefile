@@ -17,7 +17,7 @@ CODECS    := $(addprefix concurrent/codec/,sonic goccy segmentio jsonv2)
 CODECTEST := concurrent/codec/codectest
 MODULES   := . loadtest deploy examples $(CODECS) $(CODECTEST) concurrent/oteltrace concurrent/lambdahttp/compare
 
-.PHONY: run test build bench bench-all lint tools rie fmt vet loadtest clean
+.PHONY: run test build bench bench-all lint tools rie fmt vet loadtest loadtest-belowsat clean
 .PHONY: package test-arm64
 .PHONY: fuzz soak download subjects
 
@@ -28,6 +28,10 @@ run:
 ## loadtest: lmigo and aws-lambda-go side by side, the standard set (a few minutes); reports in loadtest/out (LOADTEST_FLAGS adds flags)
 loadtest:
 	$(GO) -C loadtest run . compare $(LOADTEST_FLAGS)
+
+## loadtest-belowsat: the below-saturation half of the standard set: open model, I/O-bound handlers, grown stacks, with their targets against the floor and the scheduler's share (LOADTEST_FLAGS adds flags)
+loadtest-belowsat:
+	$(GO) -C loadtest run . compare -set belowsat $(LOADTEST_FLAGS)
 
 ## test: vet, format check, the race-enabled, shuffled test suite of every module (needs the emulator: make rie), then the allocation gates without -race
 test: rie vet

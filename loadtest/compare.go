@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,15 +17,18 @@ func compareMain(ctx context.Context, args []string) error {
 	cfg := defaultConfig()
 	fs := flag.NewFlagSet("loadtest compare", flag.ContinueOnError)
 	cfg.register(fs)
-	fs.StringVar(&cfg.Scenarios, "scenario", "", "comma-separated scenarios to run (default: the standard set): WORKLOAD-nN, e.g. size-256KiB-n1; the standard set is "+strings.Join(standardNames(), ", "))
-	fs.StringVar(&cfg.Workload, "workload", "", "run one custom scenario of this workload (tiny, size:S, mix, grow, event:NAME) instead of the standard set")
+	fs.StringVar(&cfg.Set, "set", setStandard, "the scenarios to run: "+setSaturation+" (closed model), "+setBelowSat+" (open model, I/O-bound handlers, grown stacks; with their targets) or "+setStandard+" (both); the standard set is "+strings.Join(setNames(setStandard), ", "))
+	fs.StringVar(&cfg.Scenarios, "scenario", "", "comma-separated scenarios to run instead of -set: WORKLOAD-nN (closed model), WORKLOAD-nN-rR (open model at R/s), e.g. size-256KiB-n1, wait-20ms-n64-r1000")
+	fs.StringVar(&cfg.Workload, "workload", "", "run one custom scenario of this workload (tiny, size:S, wait:D, mix, grow, stack:S, event:NAME) instead of the standard set")
 	fs.IntVar(&cfg.N, "n", 1, "with -workload: AWS_LAMBDA_MAX_CONCURRENCY")
 	fs.StringVar(&cfg.Lmigo, "lmigo", "", "lmigo bootstrap binary (default: build ./cmd/bootstrap; ./loadtest/events/lmigo for event:NAME)")
 	fs.StringVar(&cfg.Ref, "ref", "", "aws-lambda-go bootstrap binary (default: build ./loadtest/refbootstrap; ./loadtest/events/awslambdago for event:NAME)")
 	fs.Var((*stringList)(&cfg.Extra), "extra", "NAME=BINARY: one more runtime (a variant of lmigo, say) run interleaved with those of -runtimes, figures and rejection verdict of its own (repeatable)")
 	fs.StringVar(&cfg.Raw, "raw", "", "lmigo-raw bootstrap binary (default: build ./loadtest/rawbootstrap)")
 	fs.StringVar(&cfg.Floor, "floor", "", "floor bootstrap binary (default: build ./loadtest/floorbootstrap)")
-	fs.StringVar(&cfg.Runtimes, "runtimes", defaultRuntimes, "comma-separated runtimes, run interleaved in this order: "+rtLmigo+" (typed handler), "+rtRaw+" (raw handler), "+rtRef+", "+rtFloor+" (not a runtime: the least work, tiny and size:S only), "+rtHandler+" and "+rtRefHandler+" (a lambda.Handler of the user's own under each); ratios are against "+rtRef+", and each runtime's against "+rtFloor+" (vs floor)")
+	cfg.Profile = "auto"
+	fs.StringVar(&cfg.Profile, "profile", cfg.Profile, "the share of runtime.startm and runtime.stopm in the CPU of lmigo's runtimes and the floor, in the open model: perf record in one more run each after the measured ones: auto (when perf is installed), on, off")
+	fs.StringVar(&cfg.Runtimes, "runtimes", defaultRuntimes, "comma-separated runtimes, run interleaved in this order: "+rtLmigo+" (typed handler), "+rtRaw+" (raw handler), "+rtRef+", "+rtFloor+" (not a runtime: the least work, tiny, size:S and wait:D only), "+rtHandler+" and "+rtRefHandler+" (a lambda.Handler of the user's own under each); ratios are against "+rtRef+", and each runtime's against "+rtFloor+" (vs floor)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: loadtest compare [flags]\n\nRuns each scenario for lmigo, aws-lambda-go and the floor (and lmigo-raw with -runtimes), interleaved, -reps times, and reports medians, ratios, each runtime against the floor, whether the memory targets and the floor targets are met and, against the emulator, whether the rejection target is.")
 		fs.PrintDefaults()
@@ -62,70 +66,91 @@ func compareMain(ctx context.Context, args []string) error {
 // too, so that every report shows each runtime's distance to it.
 const defaultRuntimes = rtLmigo + "," + rtRef + "," + rtFloor
 
-func standardNames() []string {
+// setNames are the scenario names of the set named so (none for an
+// unknown set).
+func setNames(set string) []string {
+	rows, _ := setRows(set)
 	var names []string
-	for _, s := range standardSet {
-		names = append(names, scenarioName(s.workload, s.n))
+	for _, r := range rows {
+		names = append(names, r.name())
 	}
 	return names
 }
 
 func compareScenarios(cfg *config) ([]scenario, error) {
 	if cfg.Workload != "" {
-		sc, err := newScenario(cfg, cfg.Workload, max(cfg.N, 1), 0)
+		sc, err := newScenario(cfg, row{workload: cfg.Workload, n: max(cfg.N, 1)})
 		return []scenario{sc}, err
 	}
-	names := standardNames()
+	rows, err := setRows(cfg.Set)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.Scenarios != "" {
-		names = strings.Split(cfg.Scenarios, ",")
+		rows = nil
+		for _, name := range strings.Split(cfg.Scenarios, ",") {
+			r, err := parseScenarioName(strings.TrimSpace(name))
+			if err != nil {
+				return nil, err
+			}
+			rows = append(rows, r)
+		}
 	}
 	var scs []scenario
-	for _, name := range names {
-		wl, n, count, err := parseScenarioName(strings.TrimSpace(name))
+	for _, r := range rows {
+		sc, err := newScenario(cfg, r)
 		if err != nil {
-			return nil, err
-		}
-		sc, err := newScenario(cfg, wl, n, count)
-		if err != nil {
-			return nil, fmt.Errorf("scenario %q: %w", name, err)
+			return nil, fmt.Errorf("scenario %q: %w", r.name(), err)
 		}
 		scs = append(scs, sc)
 	}
 	return scs, nil
 }
 
-// parseScenarioName reads WORKLOAD-nN (scenarioName's form, size:S written
-// size-S) into the workload, N and its count: the standard set's for its
-// scenarios, else one that sends about 1 GiB of responses (1 MiB: 1024,
-// as in the standard set), between 50 and 10000: CPU time is read in 10 ms
-// ticks, which over 1024 invocations is 10 µs each.
-func parseScenarioName(name string) (wl string, n, count int, err error) {
-	for _, s := range standardSet {
-		if scenarioName(s.workload, s.n) == name {
-			return s.workload, s.n, s.count, nil
+// scenarioNameRE is row.name's form: WORKLOAD-nN, and -rR for the open model.
+var scenarioNameRE = regexp.MustCompile(`^(.+)-n([0-9]+)(?:-r([0-9]+(?:\.[0-9]+)?))?$`)
+
+// parseScenarioName reads a row's name (size:S written size-S, and wait:D
+// and stack:S alike) into the row: the standard set's for its scenarios,
+// else, for a size, a count that sends about 1 GiB of responses (1 MiB:
+// 1024, as in the standard set), between 50 and 10000: CPU time is read
+// in 10 ms ticks, which over 1024 invocations is 10 µs each; in the open
+// model, 10 s of invocations.
+func parseScenarioName(name string) (row, error) {
+	all, _ := setRows(setStandard)
+	for _, r := range all {
+		if r.name() == name {
+			return r, nil
 		}
 	}
-	i := strings.LastIndex(name, "-n")
-	if i > 0 {
-		n, err = strconv.Atoi(name[i+2:])
+	m := scenarioNameRE.FindStringSubmatch(name)
+	var r row
+	if m != nil {
+		r.n, _ = strconv.Atoi(m[2])
+		if m[3] != "" {
+			r.rate, _ = strconv.ParseFloat(m[3], 64)
+		}
 	}
-	if i <= 0 || err != nil || n < 1 {
-		return "", 0, 0, fmt.Errorf("scenario %q: want WORKLOAD-nN (N >= 1), e.g. size-256KiB-n1; the standard set is: %s", name, strings.Join(standardNames(), ", "))
+	if m == nil || r.n < 1 || m[3] != "" && r.rate <= 0 {
+		return row{}, fmt.Errorf("scenario %q: want WORKLOAD-nN or WORKLOAD-nN-rR (N >= 1, R > 0), e.g. size-256KiB-n1, tiny-n64-r1000; the standard set is: %s", name, strings.Join(setNames(setStandard), ", "))
 	}
-	wl = name[:i]
-	if size, ok := strings.CutPrefix(wl, "size-"); ok {
-		wl = "size:" + size
+	r.workload = m[1]
+	for _, kind := range []string{"size", "wait", "stack"} {
+		if v, ok := strings.CutPrefix(r.workload, kind+"-"); ok {
+			r.workload = kind + ":" + v
+		}
 	}
-	w, err := parseWorkload(wl)
+	w, err := parseWorkload(r.workload)
 	if err != nil {
-		return "", 0, 0, fmt.Errorf("scenario %q: %w", name, err)
+		return row{}, fmt.Errorf("scenario %q: %w", name, err)
 	}
-	if len(w.items) == 1 {
-		if sz, err := parseSize(strings.TrimPrefix(wl, "size:")); err == nil && sz > 0 {
-			count = min(max(1<<30/sz, 50), 10000)
-		}
+	if sz, err := parseSize(strings.TrimPrefix(r.workload, "size:")); err == nil && len(w.items) == 1 && sz > 0 {
+		r.count = min(max(1<<30/sz, 50), 10000)
 	}
-	return wl, n, count, nil
+	if r.rate > 0 {
+		r.count = max(int(10*r.rate), 1)
+	}
+	return r, nil
 }
 
 // compareRuntimes builds (or takes) the bootstraps of -runtimes, or names
@@ -255,6 +280,9 @@ func execute(ctx context.Context, cfg *config, kind string, scs []scenario, rts 
 			if rt.serves(sc.w) {
 				runs += cfg.Reps
 			}
+			if cfg.profiled(sc, rt) {
+				runs++
+			}
 		}
 	}
 	prog := newProgress(cfg, runs)
@@ -288,7 +316,7 @@ func execute(ctx context.Context, cfg *config, kind string, scs []scenario, rts 
 					pending = pending[1:]
 				}
 				prog.begin(fmt.Sprintf("%s %s rep %d/%d", sc.Name, rt.Name, r, cfg.Reps))
-				l := beginRun(ctx, cfg, sc, rt, r)
+				l := beginRun(ctx, cfg, sc, rt, r, false)
 				done := make(chan runResult, 1)
 				if overlap == 1 {
 					done <- l.finish(ctx)
@@ -303,6 +331,14 @@ func execute(ctx context.Context, cfg *config, kind string, scs []scenario, rts 
 		}
 		for _, done := range pending {
 			sr.Runs = append(sr.Runs, prog.end(<-done))
+		}
+		// The profiles, in runs of their own: perf costs CPU.
+		for _, rt := range rts {
+			if !cfg.profiled(*sc, rt) || ctx.Err() != nil {
+				continue
+			}
+			prog.begin(fmt.Sprintf("%s %s profile", sc.Name, rt.Name))
+			sr.Runs = append(sr.Runs, prog.end(beginRun(ctx, cfg, sc, rt, cfg.Reps+1, true).finish(ctx)))
 		}
 		restore()
 		summarize(&sr, rts)
@@ -328,7 +364,9 @@ func summarize(sr *scenarioReport, rts []runtimeSpec) {
 				continue
 			}
 			for k, v := range run.Metrics {
-				vals[k] = append(vals[k], v)
+				if profileMetric(k) == run.Profiled {
+					vals[k] = append(vals[k], v)
+				}
 			}
 		}
 		med := map[string]float64{}
@@ -427,7 +465,7 @@ func notes(cfg *config, scs []scenario, rts []runtimeSpec) []string {
 			}
 		}
 		if len(skipped) > 0 {
-			ns = append(ns, fmt.Sprintf("%s serves tiny and size:S only: not run for %s.", rt.Name, strings.Join(skipped, ", ")))
+			ns = append(ns, fmt.Sprintf("%s serves tiny, size:S and wait:D only: not run for %s.", rt.Name, strings.Join(skipped, ", ")))
 		}
 	}
 	var pinned []string
@@ -441,12 +479,20 @@ func notes(cfg *config, scs []scenario, rts []runtimeSpec) []string {
 			cfg.CPU, cfg.CPU, strings.Join(pinned, ", ")))
 	}
 	for _, sc := range scs {
-		if sc.Idle > 0 {
+		if sc.Workload == "grow" {
 			ns = append(ns, fmt.Sprintf("grow: first one invocation of each size (the warm-up: the demo's body cache, about 13 MiB, fills in every runtime), then %s idle (-settle), then RSS before is read; then waves of N invocations held at once (the demo's gather), one wave per size 64KiB, 256KiB, 1MiB, 2MiB, 4MiB, 6MiB, %d round(s); RSS after is read %s after the load; after-before is per run, then the median. Up to %d runs idle at once while the next ones run (-idle-overlap).",
 				time.Duration(sc.Settle), sc.Rounds, time.Duration(sc.Idle), cfg.IdleOverlap))
 			break
 		}
 	}
+	for _, sc := range scs {
+		if s, ok := strings.CutPrefix(sc.Workload, "stack:"); ok {
+			ns = append(ns, fmt.Sprintf("stack:%s: one invocation (the warm-up), %s idle (-settle), then RSS before is read; then waves of N invocations, each growing its goroutine's stack to %s and all held at once (the demo's gather), %d round(s); RSS after is read %s after the load; after-before is per run, then the median.",
+				s, time.Duration(sc.Settle), s, sc.Rounds, time.Duration(sc.Idle)))
+			break
+		}
+	}
+	ns = append(ns, belowSatNotes(cfg, scs, rts)...)
 	switch cfg.Target {
 	case targetFake:
 		ns = append(ns, "Target: each runtime exec'd against the fake LMI Runtime API, which runs inside the load test: its CPU is not the runtime's. CPU per invocation is the runtime's user+sys time (/proc/PID/stat) over the measured window divided by the invocations answered in it; drv CPU is the load test's own (the fake API and the callers), per invocation the same way: on a machine of few CPUs both bound inv/s.")
@@ -458,7 +504,7 @@ func notes(cfg *config, scs []scenario, rts []runtimeSpec) []string {
 	ns = append(ns,
 		fmt.Sprintf("Each value is the median of %d repetitions; runs of the runtimes interleaved (A B A B ..., or A B C A B C ...), each in a new process. Ratio is lmigo / aws-lambda-go (and lmigo-raw / aws-lambda-go): below 1 is less (faster, smaller) for lmigo, except inv/s where above 1 is better. \"X vs floor\" is X / floor, the least work that answers the same contract (loadtest/floorbootstrap: one connection per slot, HTTP/1.1 by hand, cached answers): 1 is no cost above it.", cfg.Reps),
 		"Latency: closed model, the target's own measure (fake API: from hand-out on /next until the response is read in full); open model, from the intended send time. Percentiles from an HDR histogram (3 significant digits).",
-		"Peak RSS is VmHWM; RSS before is VmRSS before the first wave (grow); RSS after is VmRSS after the idle period (grow) or at the end of the load; GC/1k counts gctrace lines (GODEBUG=gctrace=1) per 1000 invocations; conns/1k is TCP connections the runtime opened per 1000 invocations (fake API); ready is exec to N polls outstanding (rie: emulator start to init done), ready CPU the runtime's CPU time by then (fake); thr/1k is throttled attempts (Runtime.Unavailable) per 1000 invocations, rej % per 100 attempts: "+throttleHandling(cfg)+".",
+		"Peak RSS is VmHWM; RSS before is VmRSS before the first wave (grow, stack:S); RSS after is VmRSS after the idle period (grow, stack:S) or at the end of the load; GC/1k counts gctrace lines (GODEBUG=gctrace=1) per 1000 invocations; conns/1k is TCP connections the runtime opened per 1000 invocations (fake API); ready is exec to N polls outstanding (rie: emulator start to init done), ready CPU the runtime's CPU time by then (fake); thr/1k is throttled attempts (Runtime.Unavailable) per 1000 invocations, rej % per 100 attempts: "+throttleHandling(cfg)+".",
 	)
 	return ns
 }

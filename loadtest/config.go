@@ -20,7 +20,6 @@ type config struct {
 	Model       string        `json:"model"`
 	Callers     int           `json:"callers,omitempty"`
 	Rate        float64       `json:"rate,omitempty"`
-	Outstanding int           `json:"outstanding,omitempty"`
 	Count       int           `json:"count,omitempty"`
 	Duration    time.Duration `json:"-"`
 	Warmup      int           `json:"warmup"`
@@ -35,6 +34,7 @@ type config struct {
 
 	// Runtimes' environment and measurement.
 	Pin         string        `json:"pin"`
+	Profile     string        `json:"profile,omitempty"` // compare: auto, on or off (profile.go)
 	CPU         int           `json:"cpu"`
 	MemoryMB    int           `json:"memoryMB"`
 	Timeout     time.Duration `json:"-"`
@@ -42,6 +42,7 @@ type config struct {
 	Env         []string      `json:"env,omitempty"`
 
 	// What to run.
+	Set       string `json:"set,omitempty"` // compare
 	Scenarios string `json:"scenarios,omitempty"`
 	Workload  string `json:"workload,omitempty"`
 	N         int    `json:"n,omitempty"`
@@ -70,6 +71,7 @@ type config struct {
 
 	// Flags holds every flag's value as given or defaulted, for the report.
 	Flags map[string]string `json:"flags,omitempty"`
+	given map[string]bool   // the flags given on the command line
 
 	stdout, stderr io.Writer
 }
@@ -82,8 +84,9 @@ func (c *config) parse(fs *flag.FlagSet, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
-	c.Flags = map[string]string{}
+	c.Flags, c.given = map[string]string{}, map[string]bool{}
 	fs.VisitAll(func(f *flag.Flag) { c.Flags[f.Name] = f.Value.String() })
+	fs.Visit(func(f *flag.Flag) { c.given[f.Name] = true })
 	return c.validate()
 }
 
@@ -97,21 +100,20 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 // defaults of cfg.
 func (c *config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Target, "target", c.Target, "where the runtime runs: fake (exec'd against the fake Runtime API), rie (AWS emulator in LMI mode; root), lambda (a deployed function)")
-	fs.StringVar(&c.Model, "model", c.Model, "load model: closed (C callers, each sends when answered) or open (constant rate, latency from the intended send time)")
+	fs.StringVar(&c.Model, "model", c.Model, "load model: closed (C callers, each sends when answered) or open (invocations at a constant rate by the clock, never waiting for answers; latency from the intended send time)")
 	fs.IntVar(&c.Callers, "c", c.Callers, "closed model: concurrent callers (0: N)")
 	fs.Float64Var(&c.Rate, "rate", c.Rate, "open model: invocations per second")
-	fs.IntVar(&c.Outstanding, "outstanding", c.Outstanding, "open model: invocations in flight at most (0: N)")
 	fs.IntVar(&c.Count, "count", c.Count, "invocations per run at most (0: the scenario's default)")
 	fs.DurationVar(&c.Duration, "duration", c.Duration, "send window per run at most")
 	fs.IntVar(&c.Warmup, "warmup", c.Warmup, "invocations sent before the measured window (not for grow)")
-	fs.IntVar(&c.Rounds, "rounds", c.Rounds, "grow: rounds of waves, each 64KiB..6MiB")
-	fs.DurationVar(&c.GrowWindow, "grow-window", c.GrowWindow, "grow: send window (its count is fixed: rounds x 6 sizes x N)")
-	fs.DurationVar(&c.Idle, "idle", c.Idle, "grow: idle period after the load before RSS is read again")
-	fs.DurationVar(&c.Settle, "settle", c.Settle, "grow: pause after the warm-up (one invocation per size) before RSS is read the first time; longer than lmigo's idle free (2 s)")
+	fs.IntVar(&c.Rounds, "rounds", c.Rounds, "grow and stack:S: rounds of waves (grow: 64KiB..6MiB a round; stack:S: one)")
+	fs.DurationVar(&c.GrowWindow, "grow-window", c.GrowWindow, "grow and stack:S: send window (their count is fixed: rounds x waves x N)")
+	fs.DurationVar(&c.Idle, "idle", c.Idle, "grow and stack:S: idle period after the load before RSS is read again")
+	fs.DurationVar(&c.Settle, "settle", c.Settle, "grow and stack:S: pause after the warm-up (one invocation per size; stack:S: one) before RSS is read the first time; longer than lmigo's idle free (2 s)")
 	fs.DurationVar(&c.Pause, "throttle-pause", c.Pause, "wait before a throttled invocation is retried (-on-throttle retry, and grow; 0: fake target, until a /next is pending; others 1ms)")
 	fs.StringVar(&c.OnThrottle, "on-throttle", c.OnThrottle, "what a caller does with a throttled invocation: retry (after -throttle-pause) or next (count it rejected, send the next one at once: the no-retry protocol); default next for -target rie, retry otherwise")
 	fs.IntVar(&c.Reps, "reps", c.Reps, "repetitions of each run")
-	fs.IntVar(&c.IdleOverlap, "idle-overlap", c.IdleOverlap, "grow: runs of a scenario whose idle periods may overlap the next runs (1: none; each idle runtime keeps its peak memory, lower it on small hosts)")
+	fs.IntVar(&c.IdleOverlap, "idle-overlap", c.IdleOverlap, "grow and stack:S: runs of a scenario whose idle periods may overlap the next runs (1: none; each idle runtime keeps its peak memory, lower it on small hosts)")
 	fs.StringVar(&c.Pin, "pin", c.Pin, "pin the runtime and the load test to one CPU: auto (N=1 only), always, never")
 	fs.IntVar(&c.CPU, "cpu", c.CPU, "the CPU to pin to")
 	fs.IntVar(&c.MemoryMB, "memory", c.MemoryMB, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE given to the runtime (MB)")
@@ -142,6 +144,7 @@ func defaultConfig() *config {
 		Reps:        3,
 		IdleOverlap: 6,
 		Pin:         "auto",
+		Profile:     "off",
 		CPU:         0,
 		MemoryMB:    2048,
 		Timeout:     30 * time.Second,
@@ -193,6 +196,19 @@ func (c *config) validate() error {
 	case "auto", "always", "never":
 	default:
 		bad("-pin %q: want auto, always or never", c.Pin)
+	}
+	switch c.Profile {
+	case "auto":
+		if perfAvailable() != nil {
+			c.Profile = "off"
+		}
+	case "on":
+		if err := perfAvailable(); err != nil {
+			bad("-profile on: %v", err)
+		}
+	case "off":
+	default:
+		bad("-profile %q: want auto, on or off", c.Profile)
 	}
 	switch c.Progress {
 	case "auto", "on", "off":

@@ -17,46 +17,13 @@ func TestCompareEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds three bootstraps")
 	}
-	dir := t.TempDir()
-	lm, raw, ref := filepath.Join(dir, "lmigo"), filepath.Join(dir, "raw"), filepath.Join(dir, "ref")
-	if err := buildAll(t.Context(), hostArch(), []string{pkgLmigo, pkgRaw, pkgRef}, []string{lm, raw, ref}); err != nil {
-		t.Fatal(err)
+	rts := e2eRuntimes(t, rtLmigo, rtRaw, rtRef)
+	cfg := e2eConfig(t)
+	cfg.Count, cfg.Duration = 150, 5*time.Second
+	rep := e2eRun(t, cfg, []row{{workload: "tiny", n: 1}, {workload: "tiny", n: 4}, {workload: "grow", n: 2}}, rts)
+	if scs := rep.Scenarios; scs[0].Scenario.PinCPU != 0 || scs[1].Scenario.PinCPU != -1 {
+		t.Fatalf("pinning: N=1 %d, N=4 %d", scs[0].Scenario.PinCPU, scs[1].Scenario.PinCPU)
 	}
-	var stdout, stderr bytes.Buffer
-	cfg := defaultConfig()
-	cfg.Count, cfg.Warmup, cfg.Reps, cfg.Rounds = 150, 20, 2, 1
-	cfg.Duration, cfg.Idle, cfg.Settle = 5*time.Second, 300*time.Millisecond, 100*time.Millisecond
-	cfg.SampleEvery = 20 * time.Millisecond
-	cfg.Out, cfg.Progress = filepath.Join(dir, "out"), "off"
-	cfg.stdout, cfg.stderr = &stdout, &stderr
-	if err := cfg.validate(); err != nil {
-		t.Fatal(err)
-	}
-	var scs []scenario
-	for _, s := range []struct {
-		wl string
-		n  int
-	}{{"tiny", 1}, {"tiny", 4}, {"grow", 2}} {
-		sc, err := newScenario(cfg, s.wl, s.n, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		scs = append(scs, sc)
-	}
-	if scs[0].PinCPU != 0 || scs[1].PinCPU != -1 {
-		t.Fatalf("pinning: N=1 %d, N=4 %d", scs[0].PinCPU, scs[1].PinCPU)
-	}
-	rts := []runtimeSpec{{Name: rtLmigo, Binary: lm, SurvivesPanic: true}, {Name: rtRaw, Binary: raw, SurvivesPanic: true}, {Name: rtRef, Binary: ref}}
-
-	rep, err := execute(t.Context(), cfg, "compare", scs, rts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	printTable(&stdout, rep)
-	if err := writeReports(cfg, rep, "compare"); err != nil {
-		t.Fatal(err)
-	}
-	t.Log("\n" + stdout.String())
 
 	for _, sr := range rep.Scenarios {
 		sc := sr.Scenario
@@ -84,7 +51,7 @@ func TestCompareEndToEnd(t *testing.T) {
 		if r, ok := sr.MoreRatios[rtRaw][mP50]; !ok || r <= 0 {
 			t.Errorf("%s: lmigo-raw p50 ratio %v, %v", sc.Name, r, ok)
 		}
-		if sc.w.grow {
+		if sc.w.waved() {
 			// The verdicts depend on the machine; that they are there does not.
 			if len(sr.Targets) != 2 {
 				t.Errorf("%s: targets %+v, want one each for lmigo and lmigo-raw", sc.Name, sr.Targets)
@@ -120,6 +87,61 @@ func TestCompareEndToEnd(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
+}
+
+// e2eRuntimes builds the bootstraps of the runtimes named so.
+func e2eRuntimes(t *testing.T, names ...string) []runtimeSpec {
+	t.Helper()
+	pkgOf := map[string]string{rtLmigo: pkgLmigo, rtRaw: pkgRaw, rtRef: pkgRef, rtFloor: pkgFloor}
+	var rts []runtimeSpec
+	var pkgs, bins []string
+	for _, name := range names {
+		rt := runtimeSpec{Name: name, Binary: filepath.Join(t.TempDir(), name), SurvivesPanic: strings.HasPrefix(name, rtLmigo)}
+		rts, pkgs, bins = append(rts, rt), append(pkgs, pkgOf[name]), append(bins, rt.Binary)
+	}
+	if err := buildAll(t.Context(), hostArch(), pkgs, bins); err != nil {
+		t.Fatal(err)
+	}
+	return rts
+}
+
+// e2eConfig is a comparison at a tiny scale: two repetitions, short
+// pauses, reports in a temporary directory, output kept for the log.
+func e2eConfig(t *testing.T) *config {
+	cfg := defaultConfig()
+	cfg.Warmup, cfg.Reps, cfg.Rounds = 20, 2, 1
+	cfg.Idle, cfg.Settle = 300*time.Millisecond, 100*time.Millisecond
+	cfg.SampleEvery = 20 * time.Millisecond
+	cfg.Out, cfg.Progress = filepath.Join(t.TempDir(), "out"), "off"
+	cfg.stdout, cfg.stderr = &bytes.Buffer{}, &bytes.Buffer{}
+	return cfg
+}
+
+// e2eRun runs the rows for rts, logs the table and writes the reports.
+func e2eRun(t *testing.T, cfg *config, rows []row, rts []runtimeSpec) *report {
+	t.Helper()
+	if err := cfg.validate(); err != nil {
+		t.Fatal(err)
+	}
+	var scs []scenario
+	for _, r := range rows {
+		sc, err := newScenario(cfg, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scs = append(scs, sc)
+	}
+	rep, err := execute(t.Context(), cfg, "compare", scs, rts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	printTable(&out, rep)
+	if err := writeReports(cfg, rep, "compare"); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + out.String())
+	return rep
 }
 
 // checkRun holds one run's accounting and figures to what the scenario
@@ -173,7 +195,75 @@ func checkRun(t *testing.T, sc scenario, r runResult) {
 	if sc.PinCPU >= 0 && r.CPUs != "0" {
 		t.Errorf("%s: runtime ran on CPUs %q, want pinned to 0", name, r.CPUs)
 	}
-	if sc.w.grow && len(r.RSS) < 2 {
+	if sc.w.waved() && len(r.RSS) < 2 {
 		t.Errorf("%s: %d RSS samples", name, len(r.RSS))
+	}
+}
+
+// TestBelowSatEndToEnd runs the below-saturation set at a tiny scale
+// against the fake Runtime API, lmigo, aws-lambda-go and the floor
+// interleaved, two repetitions: the open model with a tiny and an
+// I/O-bound handler, and a burst of grown stacks; then checks the
+// accounting, that the handlers waited, the table and its targets, and,
+// where perf is installed, the scheduler's share of lmigo and the floor.
+func TestBelowSatEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds three bootstraps")
+	}
+	rts := e2eRuntimes(t, rtLmigo, rtRef, rtFloor)
+	cfg := e2eConfig(t)
+	cfg.Count, cfg.Profile = 120, "auto" // validate turns it off without perf
+	rep := e2eRun(t, cfg, []row{
+		{workload: "tiny", n: 8, rate: 400},
+		{workload: "wait:20ms", n: 16, rate: 400},
+		{workload: "stack:32KiB", n: 8},
+	}, rts)
+
+	profiles := cfg.Profile != "off"
+	for _, sr := range rep.Scenarios {
+		sc := sr.Scenario
+		var measured, profiled []runResult
+		for _, r := range sr.Runs {
+			if len(r.Problems) > 0 {
+				t.Errorf("%s %s rep %d: %s", sc.Name, r.Runtime, r.Rep, strings.Join(r.Problems, "; "))
+				continue
+			}
+			if r.Profiled {
+				profiled = append(profiled, r)
+				if _, ok := r.Metrics[mSched]; !ok {
+					t.Errorf("%s %s: profiled, but no share: %q", sc.Name, r.Runtime, r.Warnings)
+				}
+				continue
+			}
+			measured = append(measured, r)
+			checkRun(t, sc, r)
+			if wait := 20e3; sc.Workload == "wait:20ms" && r.Metrics[mP50] < wait {
+				t.Errorf("%s %s: p50 %vµs, below the handler's wait", sc.Name, r.Runtime, r.Metrics[mP50])
+			}
+		}
+		serving := len(rts)
+		if sc.w.waved() {
+			serving-- // the floor does not grow stacks
+		}
+		if len(measured) != serving*cfg.Reps {
+			t.Errorf("%s: %d measured runs, want %d", sc.Name, len(measured), serving*cfg.Reps)
+		}
+		wantProfiles := 0
+		if profiles && sc.Model == modelOpen {
+			wantProfiles = 2 // lmigo and the floor
+		}
+		if len(profiled) != wantProfiles {
+			t.Errorf("%s: %d profiled runs, want %d", sc.Name, len(profiled), wantProfiles)
+		}
+		if v := verdicts(rep, sr, rtLmigo); v == "-" {
+			t.Errorf("%s: lmigo has no targets", sc.Name)
+		}
+	}
+	if rows := belowSatRows(rep); len(rows) != 1+3+3+2 {
+		t.Errorf("below-saturation table: %d rows, want a header and 8", len(rows))
+	}
+	md, err := os.ReadFile(filepath.Join(cfg.Out, "compare.md"))
+	if err != nil || !bytes.Contains(md, []byte(belowSatTitle)) || !bytes.Contains(md, []byte("| wait:20ms N=16 at 400/s | lmigo |")) {
+		t.Fatalf("compare.md (%v):\n%s", err, md)
 	}
 }

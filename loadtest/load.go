@@ -18,18 +18,18 @@ import (
 const (
 	modelClosed = "closed"
 	modelOpen   = "open"
+	modelWaves  = "waves" // grow and stack:S (wavesLoad): not a -model
 )
 
 // loadSpec describes one load.
 type loadSpec struct {
-	model       string
-	callers     int     // closed: concurrent callers
-	rate        float64 // open: intended invocations per second
-	outstanding int     // open: invocations in flight at most
-	count       int     // invocations to send at most
-	window      time.Duration
-	items       []item        // cycled
-	pause       time.Duration // wait before retrying a throttled invocation (0: see retryWait)
+	model   string
+	callers int     // closed: concurrent callers
+	rate    float64 // open: intended invocations per second
+	count   int     // invocations to send at most
+	window  time.Duration
+	items   []item        // cycled
+	pause   time.Duration // wait before retrying a throttled invocation (0: see retryWait)
 	// next: a throttled invocation is not retried; it counts as rejected
 	// and its caller goes on at once (see onThrottleNext).
 	next bool
@@ -45,7 +45,7 @@ type loadStats struct {
 	Throttles  int64 // refusals (Runtime.Unavailable): retried, or rejected (loadSpec.next)
 	Abandoned  int64 // never accepted: still throttled when the window closed
 	FirstErr   string
-	MaxLag     time.Duration // open: worst delay of a send behind its intended time
+	MaxLag     time.Duration // open: worst delay of a send behind its intended time (the schedule's own)
 	Hist       *hdrhistogram.Histogram
 }
 
@@ -177,49 +177,29 @@ func closedLoop(ctx context.Context, inv invoker, spec loadSpec) loadStats {
 	return rec.stats(time.Since(start))
 }
 
-// openLoop sends at a constant rate: invocation i is intended at
-// start + i/rate, whatever happened to the ones before it. At most
-// spec.outstanding are in flight; when all are busy the schedule does not
-// wait, it falls behind, and the invocations sent late carry their delay in
-// their latency, measured from the intended time. That keeps the figures
-// free of coordinated omission: a stall of the target shows in every
-// invocation it delayed, not in one.
+// openLoop is the open model: invocation i is sent at start + i/rate by
+// the clock alone, each from a goroutine of its own, so the schedule never
+// waits for an answer: a slow or stalled target delays no send. Latency
+// runs from the intended time, so a stall of the target shows in every
+// invocation it delayed, not in one (no coordinated omission). The
+// invocations in flight are bounded by spec.count; the schedule ends at
+// the window, and openLoop returns once every invocation sent has ended.
+// MaxLag is how late the schedule itself ran behind the clock.
 func openLoop(ctx context.Context, inv invoker, spec loadSpec) loadStats {
 	rec := newRecorder()
-	interval := time.Duration(float64(time.Second) / spec.rate)
-	type send struct {
-		i        int
-		intended time.Time
-	}
-	work := make(chan send)
 	var wg sync.WaitGroup
 	start := time.Now()
 	sendBy := start.Add(spec.window)
-	for range max(spec.outstanding, 1) {
-		wg.Go(func() {
-			for s := range work {
-				rec.do(ctx, inv, &spec.items[s.i%len(spec.items)], spec.pause, spec.next, sendBy, s.intended)
-			}
-		})
-	}
 	var maxLag time.Duration
-loop:
 	for i := 0; i < spec.count; i++ {
-		t := start.Add(time.Duration(i) * interval)
-		if t.After(sendBy) {
+		t := start.Add(time.Duration(float64(i) * float64(time.Second) / spec.rate))
+		if t.After(sendBy) || !sleepUntil(ctx, t) {
 			break
 		}
-		if !sleepUntil(ctx, t) {
-			break
-		}
-		select {
-		case work <- send{i, t}:
-			maxLag = max(maxLag, time.Since(t))
-		case <-ctx.Done():
-			break loop
-		}
+		maxLag = max(maxLag, time.Since(t))
+		it := &spec.items[i%len(spec.items)]
+		wg.Go(func() { rec.do(ctx, inv, it, spec.pause, spec.next, sendBy, t) })
 	}
-	close(work)
 	wg.Wait()
 	st := rec.stats(time.Since(start))
 	st.MaxLag = maxLag
@@ -275,28 +255,25 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// growLoad sends waves of n concurrent invocations, one per size of
-// growSizes, smallest first, rounds times, so that every one of the n
-// slots returns every size. With n > 1 the payload asks the demo handler to
-// gather n invocations before answering, so the n responses of a wave are
-// all held at once. A throttled invocation of a wave is retried until ctx
+// wavesLoad sends waves of n concurrent invocations, one wave per item of
+// wave in turn, rounds times, so that every one of the n slots serves
+// every item; the items' gather holds the n invocations of a wave in the
+// handler at once. A throttled invocation of a wave is retried until ctx
 // ends even after the window (the others of its wave wait for it in the
 // handler), whatever loadSpec.next says elsewhere; the window only stops
 // new waves.
-func growLoad(ctx context.Context, inv invoker, n, rounds int, window, pause time.Duration) loadStats {
+func wavesLoad(ctx context.Context, inv invoker, wave []item, n, rounds int, window, pause time.Duration) loadStats {
 	rec := newRecorder()
 	start := time.Now()
 	sendBy := start.Add(window)
 	for r := 0; r < rounds; r++ {
-		for _, size := range growSizes {
+		for i := range wave {
 			if ctx.Err() != nil || time.Now().After(sendBy) {
 				return rec.stats(time.Since(start))
 			}
-			it := sizeItem(size)
-			it.payload = sizePayload(size, n)
 			var wg sync.WaitGroup
 			for range n {
-				wg.Go(func() { rec.do(ctx, inv, &it, pause, false, time.Time{}, time.Time{}) })
+				wg.Go(func() { rec.do(ctx, inv, &wave[i], pause, false, time.Time{}, time.Time{}) })
 			}
 			wg.Wait()
 		}

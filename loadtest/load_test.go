@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,26 +15,33 @@ import (
 // scripted is an invoker whose answers a test decides.
 type scripted struct {
 	calls    atomic.Int64
-	stallAt  int64         // the call (from 1) that stalls
-	stall    time.Duration // how long it stalls
+	stall    time.Duration // the target answers nothing for this long after the first call
 	each     time.Duration // every call takes this long
 	throttle bool          // every odd call is throttled
 	fail     bool          // every call fails
+
+	mu     sync.Mutex
+	until  time.Time   // the end of the stall
+	starts []time.Time // when each call came
 }
 
 func (s *scripted) Invoke(ctx context.Context, _ []byte) (outcome, error) {
 	n := s.calls.Add(1)
+	s.mu.Lock()
+	now := time.Now()
+	s.starts = append(s.starts, now)
+	if s.until.IsZero() {
+		s.until = now.Add(s.stall)
+	}
+	until := s.until
+	s.mu.Unlock()
 	if s.fail {
 		return outcome{}, errors.New("connection refused")
 	}
 	if s.throttle && n%2 == 1 {
 		return outcome{Throttled: true}, nil
 	}
-	d := s.each
-	if n == s.stallAt {
-		d += s.stall
-	}
-	if d > 0 {
+	if d := max(s.each, time.Until(until)); d > 0 {
 		time.Sleep(d)
 	}
 	return outcome{Body: []byte(`{"ok":true}`), Latency: time.Microsecond}, nil
@@ -41,27 +49,25 @@ func (s *scripted) Invoke(ctx context.Context, _ []byte) (outcome, error) {
 
 func tinyItems() []item { return []item{tinyItem()} }
 
-// TestOpenLoopIntendedTime: one stall of the target delays every
-// invocation scheduled behind it, and the open model charges each of them
-// the delay from its intended send time; the closed model sees one slow
-// invocation only (coordinated omission).
+// TestOpenLoopIntendedTime: a stall of the target delays every
+// invocation that comes during it, and the open model charges each of them
+// the delay from its intended send time; the closed model, whose one
+// caller waits out the stall, sees one slow invocation only (coordinated
+// omission).
 func TestOpenLoopIntendedTime(t *testing.T) {
 	const stall = 60 * time.Millisecond
-	open := runLoad(t.Context(), &scripted{stallAt: 1, stall: stall}, loadSpec{
-		model: modelOpen, rate: 1000, outstanding: 1, count: 20, window: 10 * time.Second, items: tinyItems(),
+	open := runLoad(t.Context(), &scripted{stall: stall}, loadSpec{
+		model: modelOpen, rate: 1000, count: 20, window: 10 * time.Second, items: tinyItems(),
 	})
 	if got := open.answered(); got != 20 || open.OK != 20 {
 		t.Fatalf("answered %d (ok %d), want 20", got, open.OK)
 	}
-	// Invocation k was intended at k ms and sent after the stall, at ~60 ms.
+	// Invocation k was intended at k ms, before the stall's end at ~60 ms.
 	if min := time.Duration(open.Hist.Min()); min < stall-25*time.Millisecond {
-		t.Errorf("open model: fastest latency %v, want >= %v: the delay behind the stall is missing", min, stall-25*time.Millisecond)
-	}
-	if open.MaxLag < stall/2 {
-		t.Errorf("MaxLag %v, want the schedule to have fallen behind by about %v", open.MaxLag, stall)
+		t.Errorf("open model: fastest latency %v, want >= %v: the delay of the stall is missing", min, stall-25*time.Millisecond)
 	}
 
-	closed := runLoad(t.Context(), &scripted{stallAt: 1, stall: stall}, loadSpec{
+	closed := runLoad(t.Context(), &scripted{stall: stall}, loadSpec{
 		model: modelClosed, callers: 1, count: 20, window: 10 * time.Second, items: tinyItems(),
 	})
 	if p50 := time.Duration(closed.Hist.ValueAtPercentile(50)); p50 > time.Millisecond {
@@ -69,20 +75,62 @@ func TestOpenLoopIntendedTime(t *testing.T) {
 	}
 }
 
-// TestOpenLoopRate: without stalls the schedule keeps its rate: it neither
-// bursts ahead nor records the schedule's own jitter as large latency.
+// TestOpenLoopRate: the schedule keeps its rate: it never sends ahead of
+// the clock (the k-th send comes k/rate after the start at the earliest),
+// and does not record its own jitter as large latency.
 func TestOpenLoopRate(t *testing.T) {
-	st := runLoad(t.Context(), &scripted{}, loadSpec{
-		model: modelOpen, rate: 500, outstanding: 4, count: 50, window: 10 * time.Second, items: tinyItems(),
-	})
-	if st.answered() != 50 {
-		t.Fatalf("answered %d, want 50", st.answered())
+	const rate, count = 500, 50
+	inv := &scripted{}
+	t0 := time.Now()
+	st := runLoad(t.Context(), inv, loadSpec{model: modelOpen, rate: rate, count: count, window: 10 * time.Second, items: tinyItems()})
+	if st.answered() != count {
+		t.Fatalf("answered %d, want %d", st.answered(), count)
 	}
-	if st.Elapsed < 97*time.Millisecond { // 49 intervals of 2 ms
-		t.Errorf("50 invocations at 500/s took %v: the schedule ran ahead", st.Elapsed)
+	starts := slices.SortedFunc(slices.Values(inv.starts), time.Time.Compare)
+	for k, at := range starts {
+		if due := t0.Add(time.Duration(k) * time.Second / rate); at.Before(due) {
+			t.Fatalf("send %d at %v, before its time %v: the schedule ran ahead", k, at.Sub(t0), due.Sub(t0))
+		}
 	}
 	if p50 := time.Duration(st.Hist.ValueAtPercentile(50)); p50 > 20*time.Millisecond {
 		t.Errorf("p50 %v from the intended time, want small", p50)
+	}
+}
+
+// heldAll is an invoker whose calls all wait until want of them have
+// started: only a load that sends without waiting for answers gets them
+// all, and answered.
+type heldAll struct {
+	want    int64
+	started atomic.Int64
+	all     chan struct{}
+}
+
+func (h *heldAll) Invoke(ctx context.Context, _ []byte) (outcome, error) {
+	if h.started.Add(1) == h.want {
+		close(h.all)
+	}
+	select {
+	case <-h.all:
+		return outcome{Body: []byte(`{"ok":true}`)}, nil
+	case <-ctx.Done():
+		return outcome{}, ctx.Err()
+	}
+}
+
+// TestOpenLoopNeverWaits: the open model sends each invocation at its time
+// whatever the ones before it do: 40 invocations none of which is answered
+// before all 40 are sent are all answered. A load that waits for an answer
+// before it sends more holds them until ctx ends (a bound far beyond the
+// 20 ms schedule), and they fail.
+func TestOpenLoopNeverWaits(t *testing.T) {
+	const count = 40
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	inv := &heldAll{want: count, all: make(chan struct{})}
+	st := runLoad(ctx, inv, loadSpec{model: modelOpen, rate: 2000, count: count, window: time.Minute, items: tinyItems()})
+	if st.OK != count || st.Failures != 0 || inv.started.Load() != count {
+		t.Fatalf("ok %d, failures %d, sent %d; want all %d sent before any answer, and answered", st.OK, st.Failures, inv.started.Load(), count)
 	}
 }
 
@@ -121,7 +169,7 @@ func TestLoadBounds(t *testing.T) {
 		},
 		{
 			name: "open window",
-			spec: loadSpec{model: modelOpen, rate: 100, outstanding: 2, count: 1_000_000, window: 500 * time.Millisecond},
+			spec: loadSpec{model: modelOpen, rate: 100, count: 1_000_000, window: 500 * time.Millisecond},
 			inv:  &scripted{},
 			check: func(t *testing.T, st loadStats, _ *scripted) {
 				if st.OK < 5 || st.OK > 52 {
@@ -182,14 +230,24 @@ func TestLoadBounds(t *testing.T) {
 	}
 }
 
-func TestGrowLoad(t *testing.T) {
-	inv := &scripted{}
-	// scripted answers {"ok":true}, which the size checks reject: every
-	// answer is counted as wrong, and counted once.
-	st := growLoad(t.Context(), inv, 3, 2, time.Minute, time.Millisecond)
-	want := int64(3 * 2 * len(growSizes))
-	if st.answered() != want || st.Wrong != want || inv.calls.Load() != want {
-		t.Fatalf("answered %d, wrong %d, calls %d; want %d", st.answered(), st.Wrong, inv.calls.Load(), want)
+func TestWavesLoad(t *testing.T) {
+	for _, wl := range []string{"grow", "stack:32KiB"} {
+		w, err := parseWorkload(wl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inv := &scripted{}
+		// scripted answers {"ok":true}, which the size checks reject and
+		// the stack's accepts: every answer is counted, and counted once.
+		wave := w.waves(3)
+		st := wavesLoad(t.Context(), inv, wave, 3, 2, time.Minute, time.Millisecond)
+		want := int64(3 * 2 * len(wave))
+		if st.answered() != want || inv.calls.Load() != want {
+			t.Fatalf("%s: answered %d, calls %d; want %d", wl, st.answered(), inv.calls.Load(), want)
+		}
+		if wl == "grow" && st.Wrong != want || wl != "grow" && st.OK != want {
+			t.Errorf("%s: %d ok, %d wrong", wl, st.OK, st.Wrong)
+		}
 	}
 }
 
@@ -263,32 +321,82 @@ func TestSummarizeThreeRuntimes(t *testing.T) {
 
 func TestScenarioNames(t *testing.T) {
 	for _, tt := range []struct {
-		name, wl string
-		n, count int
-		bad      bool
+		name string
+		want row
+		bad  bool
 	}{
-		{name: "size-1MiB-n1", wl: "size:1MiB", n: 1, count: 1024}, // the standard set's
-		{name: "grow-n64", wl: "grow", n: 64},
-		{name: "size-256KiB-n1", wl: "size:256KiB", n: 1, count: 4096},
-		{name: "size-6MiB-n4", wl: "size:6MiB", n: 4, count: 170},
-		{name: "size-1KiB-n2", wl: "size:1KiB", n: 2, count: 10000},
-		{name: "grow-n32", wl: "grow", n: 32},
+		{name: "size-1MiB-n1", want: row{workload: "size:1MiB", n: 1, count: 1024}}, // the standard set's
+		{name: "tiny-n64-r1000", want: row{workload: "tiny", n: 64, rate: 1000, count: 10000}},
+		{name: "wait-100ms-n1600-r1500", want: row{workload: "wait:100ms", n: 1600, rate: 1500, count: 15000}},
+		{name: "stack-32KiB-n1600", want: row{workload: "stack:32KiB", n: 1600}},
+		{name: "grow-n64", want: row{workload: "grow", n: 64}},
+		{name: "size-256KiB-n1", want: row{workload: "size:256KiB", n: 1, count: 4096}},
+		{name: "size-6MiB-n4", want: row{workload: "size:6MiB", n: 4, count: 170}},
+		{name: "size-1KiB-n2", want: row{workload: "size:1KiB", n: 2, count: 10000}},
+		{name: "grow-n32", want: row{workload: "grow", n: 32}},
+		{name: "tiny-n8-r2000", want: row{workload: "tiny", n: 8, rate: 2000, count: 20000}},
+		{name: "wait-5ms-n4-r250.5", want: row{workload: "wait:5ms", n: 4, rate: 250.5, count: 2505}},
+		{name: "mix-panic-n8", want: row{workload: "mix-panic", n: 8}},
 		{name: "grow", bad: true},
 		{name: "grow-n0", bad: true},
+		{name: "tiny-n8-r0", bad: true},
+		{name: "tiny-n8-r", bad: true},
 		{name: "size-9MiB-n1", bad: true},
+		{name: "wait-1us-n1-r10", bad: true},
 		{name: "nope-n1", bad: true},
 	} {
-		wl, n, count, err := parseScenarioName(tt.name)
-		if tt.bad != (err != nil) || wl != tt.wl || n != tt.n || count != tt.count {
-			t.Errorf("%s: %q, %d, %d, %v; want %q, %d, %d", tt.name, wl, n, count, err, tt.wl, tt.n, tt.count)
+		got, err := parseScenarioName(tt.name)
+		if tt.bad != (err != nil) || got != tt.want {
+			t.Errorf("%s: %+v, %v; want %+v", tt.name, got, err, tt.want)
 		}
+		if err == nil && got.name() != tt.name {
+			t.Errorf("%s: name written back %q", tt.name, got.name())
+		}
+	}
+	for _, set := range []string{setStandard, setSaturation, setBelowSat} {
+		for _, name := range setNames(set) {
+			if r, err := parseScenarioName(name); err != nil || r.name() != name {
+				t.Errorf("set %s: %s reads back as %+v, %v", set, name, r, err)
+			}
+		}
+	}
+	if _, err := setRows("fast"); err == nil {
+		t.Error("-set fast accepted")
+	}
+}
+
+// TestOpenScenarioWindow: an open row's window is its schedule, count/rate,
+// and a grace for retries, unless -duration is given; a closed row's is
+// -duration.
+func TestOpenScenarioWindow(t *testing.T) {
+	cfg := defaultConfig()
+	open, err := newScenario(cfg, row{workload: "wait:20ms", n: 64, rate: 1000, count: 10000})
+	if err != nil || open.Model != modelOpen || open.Rate != 1000 || time.Duration(open.Window) != 10*time.Second+openGrace || open.Name != "wait-20ms-n64-r1000" {
+		t.Errorf("open row: %+v, %v", open, err)
+	}
+	closed, err := newScenario(cfg, row{workload: "tiny", n: 64, count: 10000})
+	if err != nil || closed.Model != modelClosed || closed.Rate != 0 || time.Duration(closed.Window) != cfg.Duration || closed.Callers != 64 {
+		t.Errorf("closed row: %+v, %v", closed, err)
+	}
+	stack, err := newScenario(cfg, row{workload: "stack:32KiB", n: 16})
+	if err != nil || stack.Model != modelWaves || stack.Count != cfg.Rounds*16 || stack.Warmup != 1 || stack.Idle == 0 {
+		t.Errorf("stack row: %+v, %v", stack, err)
+	}
+	cfg.given = map[string]bool{"duration": true}
+	cfg.Duration = time.Second
+	if sc, _ := newScenario(cfg, row{workload: "tiny", n: 64, rate: 1000, count: 10000}); time.Duration(sc.Window) != time.Second {
+		t.Errorf("open row with -duration 1s: window %v", time.Duration(sc.Window))
+	}
+	cfg.Model, cfg.Rate = modelOpen, 500
+	if sc, _ := newScenario(cfg, row{workload: "tiny", n: 8, count: 100}); sc.Model != modelOpen || sc.Rate != 500 || sc.Name != "tiny-n8-r500" {
+		t.Errorf("-model open -rate 500 on a closed row: %+v", sc)
 	}
 }
 
 func TestTargets(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.Env = []string{"LMIGO_BUFFER_RETAIN_BYTES=256KiB"}
-	sc, err := newScenario(cfg, "grow", 64, 0)
+	sc, err := newScenario(cfg, row{workload: "grow", n: 64})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,16 +421,26 @@ func TestWorkloads(t *testing.T) {
 		in      string
 		items   int
 		panics  bool
-		grow    bool
+		waves   int // items of a wave
+		floor   bool
 		wantErr bool
 	}{
-		{in: "tiny", items: 1},
-		{in: "size:1KiB", items: 1},
-		{in: "size:6MiB", items: 1},
-		{in: "size:300", items: 1},
+		{in: "tiny", items: 1, floor: true},
+		{in: "size:1KiB", items: 1, floor: true},
+		{in: "size:6MiB", items: 1, floor: true},
+		{in: "size:300", items: 1, floor: true},
+		{in: "wait:20ms", items: 1, floor: true},
+		{in: "wait:1s", items: 1, floor: true},
 		{in: "mix", items: 8},
 		{in: "mix-panic", items: 9, panics: true},
-		{in: "grow", grow: true},
+		{in: "grow", waves: 6},
+		{in: "stack:32KiB", waves: 1},
+		{in: "stack:16KiB", waves: 1},
+		{in: "stack:48KiB", wantErr: true},
+		{in: "stack:8KiB", wantErr: true},
+		{in: "wait:0ms", wantErr: true},
+		{in: "wait:1500us", wantErr: true},
+		{in: "wait:soon", wantErr: true},
 		{in: "size:7MiB", wantErr: true},
 		{in: "size:1", wantErr: true},
 		{in: "size:lots", wantErr: true},
@@ -336,8 +454,12 @@ func TestWorkloads(t *testing.T) {
 			t.Errorf("parseWorkload(%q) err = %v", tt.in, err)
 			continue
 		}
-		if err == nil && (len(w.items) != tt.items || w.panics != tt.panics || w.grow != tt.grow) {
-			t.Errorf("parseWorkload(%q) = %d items, panics %v, grow %v", tt.in, len(w.items), w.panics, w.grow)
+		waves := 0
+		if w.waved() {
+			waves = len(w.waves(2))
+		}
+		if err == nil && (len(w.items) != tt.items || w.panics != tt.panics || waves != tt.waves || w.floor != tt.floor) {
+			t.Errorf("parseWorkload(%q) = %d items, panics %v, %d a wave, floor %v", tt.in, len(w.items), w.panics, waves, w.floor)
 		}
 	}
 	it := sizeItem(1 << 20)
@@ -360,18 +482,25 @@ func TestWorkloads(t *testing.T) {
 	if env := bootstrapEnv(cfg, 1); !slices.Contains(env, "LOADTEST_EVENT=s3") {
 		t.Errorf("bootstrapEnv for event:s3 lacks LOADTEST_EVENT: %v", env)
 	}
-	if got := string(sizePayload(65536, 8)); got != `{"size":65536,"gather":8}` {
-		t.Errorf("sizePayload = %s", got)
+	for _, tt := range []struct{ got, want string }{
+		{string(sizePayload(65536, 8)), `{"size":65536,"gather":8}`},
+		{string(waitItem(20 * time.Millisecond).payload), `{"sleep_ms":20}`},
+		{string(stackItem(32<<10, 0).payload), `{"stack_kib":32}`},
+		{string(stackItem(32<<10, 1600).payload), `{"stack_kib":32,"gather":1600}`},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("payload %s, want %s", tt.got, tt.want)
+		}
 	}
 }
 
 func TestPanicWorkloadRefused(t *testing.T) {
 	cfg := defaultConfig()
-	sc, err := newScenario(cfg, "mix-panic", 2, 10)
+	sc, err := newScenario(cfg, row{workload: "mix-panic", n: 2, count: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := beginRun(t.Context(), cfg, &sc, runtimeSpec{Name: rtRef, Binary: "/nonexistent"}, 1)
+	l := beginRun(t.Context(), cfg, &sc, runtimeSpec{Name: rtRef, Binary: "/nonexistent"}, 1, false)
 	r := l.finish(t.Context())
 	if len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "exits on a panic") {
 		t.Fatalf("problems %q, want the workload refused before anything starts", r.Problems)

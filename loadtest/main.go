@@ -12,20 +12,22 @@
 // A run starts the runtime (exec'd against a fresh fake Runtime API in this
 // process, in the emulator, or a deployed function), waits until it has N
 // polls outstanding, sends a warm-up, then the measured load (closed or
-// open model, or the grow waves), each bounded by a count and a send
-// window; a throttled invocation is retried or, with -on-throttle next
-// (the default against the emulator), counted as rejected. It reads, from
-// outside: CPU (user+sys in /proc/PID/stat) over the measured window,
-// VmHWM, VmRSS (for grow also before the first wave and after an idle
-// period), RSS every 100 ms, GCs from GODEBUG=gctrace=1 on stderr, and the
+// open model, or the waves of grow and stack:S), each bounded by a count
+// and a send window; a throttled invocation is retried or, with
+// -on-throttle next (the default against the emulator), counted as
+// rejected. It reads, from outside: CPU (user+sys in /proc/PID/stat) over
+// the measured window, VmHWM, VmRSS (for the waves also before the first
+// wave and after an idle period), RSS every 100 ms, GCs from GODEBUG=gctrace=1 on stderr, and the
 // fake API's connection and exactly-once accounting. Latency percentiles
 // come from an HDR histogram.
 //
 // A comparison runs every scenario for its runtimes interleaved (A B A B
 // ...; -runtimes adds lmigo-raw, -extra more), -reps times, each in a new
 // process, and reports per metric the median of the repetitions and the
-// ratio to aws-lambda-go. Scenarios at N=1 run pinned to one CPU, the
-// runtime and this process alike. LOADTEST_CPUPROFILE=file writes this
+// ratio to aws-lambda-go; with perf installed, one more run of lmigo and
+// of the floor in each open-model scenario is profiled for the share of
+// runtime.startm and runtime.stopm in their CPU. Scenarios at N=1 run
+// pinned to one CPU, the runtime and this process alike. LOADTEST_CPUPROFILE=file writes this
 // process's CPU profile (the driver's and the fake API's).
 //
 // Every run stops by itself; all traffic stays on loopback except with

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -96,6 +97,9 @@ func fmtRatio(v float64) string {
 // scenarioLabel is a scenario as the tables show it.
 func scenarioLabel(sc scenario) string {
 	s := fmt.Sprintf("%s N=%d", sc.Workload, sc.N)
+	if sc.Model == modelOpen {
+		s += " at " + strconv.FormatFloat(sc.Rate, 'f', -1, 64) + "/s"
+	}
 	if sc.PinCPU >= 0 {
 		s += " pinned"
 	}
@@ -163,7 +167,7 @@ func rows(rep *report) [][]string {
 }
 
 // targetCheck is one of the memory targets, checked on the medians
-// of a grow scenario.
+// of a waves scenario (grow, stack:S).
 type targetCheck struct {
 	Runtime string  `json:"runtime"`
 	What    string  `json:"what"`
@@ -176,15 +180,16 @@ type targetCheck struct {
 // buffers the raw handler's workers keep: the 8 MiB allowance.
 const slack = 8
 
-// checkTargets checks the memory targets for the grow scenario sr: for the
-// typed handler (lmigo), RSS after - RSS before <= 8 MiB, and at N=64 peak
-// RSS <= 40 MiB; for the raw handler (lmigo-raw), whose N buffers of 6 MiB
-// are in flight during a wave by design, RSS after - RSS before <= N x the
-// retain cap + 8 MiB. aws-lambda-go has no target. A runtime without
-// medians (every run had problems) fails its targets.
+// checkTargets checks the memory targets for the waves scenario sr (grow,
+// stack:S): for the typed handler (lmigo), RSS after - RSS before <= 8
+// MiB, and for grow at N=64 peak RSS <= 40 MiB; for the raw handler
+// (lmigo-raw), whose N buffers of 6 MiB are in flight during a wave by
+// design, RSS after - RSS before <= N x the retain cap + 8 MiB. aws-lambda-go has no target; a variant of lmigo
+// (-extra lmigo-NAME) has the typed handler's. A runtime without medians
+// (every run had problems) fails its targets.
 func checkTargets(cfg *config, sr scenarioReport) []targetCheck {
 	sc := sr.Scenario
-	if !sc.w.grow || cfg.Target == targetLambda {
+	if !sc.w.waved() || cfg.Target == targetLambda {
 		return nil
 	}
 	var out []targetCheck
@@ -193,13 +198,13 @@ func checkTargets(cfg *config, sr scenarioReport) []targetCheck {
 		out = append(out, targetCheck{Runtime: rt, What: what, Value: v, Limit: limit, Holds: ok && v <= limit})
 	}
 	for rt := range sr.Medians {
-		switch rt {
-		case rtLmigo:
+		switch {
+		case rt == rtLmigo || strings.HasPrefix(rt, rtLmigo+"-") && rt != rtRaw && rt != rtHandler: // -extra lmigo-*: the typed handler's
 			add(rt, "RSS after - RSS before <= 8 MiB", mRSSGrowth, slack)
-			if sc.N == 64 {
+			if sc.Workload == "grow" && sc.N == 64 {
 				add(rt, "peak RSS at N=64 <= 40 MiB", mPeakRSS, 40)
 			}
-		case rtRaw:
+		case rt == rtRaw:
 			retain := retainCap(cfg, sc.N)
 			add(rt, fmt.Sprintf("RSS after - RSS before <= N x retain cap + 8 MiB (%d x %s + 8 MiB)", sc.N, formatSize(retain)),
 				mRSSGrowth, float64(sc.N)*mib(int64(retain))+slack)
@@ -257,6 +262,10 @@ func printTable(w io.Writer, rep *report) {
 	fmt.Fprintf(w, "\nlmigo load test (%s): target %s, %s, %d CPUs, %s, %s, %d repetition(s), %s\n\n",
 		rep.Kind, rep.Config.Target, rep.Host.CPUModel, rep.Host.CPUs, rep.Host.Arch, rep.Host.GoVersion, rep.Config.Reps, time.Duration(rep.Elapsed).Round(time.Second))
 	writeAligned(w, rows(rep), 2)
+	if bs := belowSatRows(rep); len(bs) > 1 {
+		fmt.Fprintf(w, "\n%s\n\n", belowSatTitle)
+		writeAligned(w, bs, 2)
+	}
 	fmt.Fprintln(w)
 	for _, l := range summaryLines(rep) {
 		fmt.Fprintln(w, "- "+l)
@@ -365,14 +374,11 @@ func markdown(rep *report) []byte {
 			b.WriteString("\n")
 		}
 	}
-	rs := rows(rep)
-	for i, row := range rs {
-		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
-		if i == 0 {
-			b.WriteString("|---|---|" + strings.Repeat("---:|", len(row)-2) + "\n")
-		}
+	mdTable(&b, rows(rep))
+	if bs := belowSatRows(rep); len(bs) > 1 {
+		fmt.Fprintf(&b, "## %s\n\n", belowSatTitle)
+		mdTable(&b, bs)
 	}
-	b.WriteString("\n")
 	for _, l := range summaryLines(rep) {
 		b.WriteString("- " + l + "\n")
 	}
@@ -398,6 +404,21 @@ func markdown(rep *report) []byte {
 	}
 	return b.Bytes()
 }
+
+// mdTable writes rows as a Markdown table, the first two columns to the
+// left, the others to the right, and a blank line.
+func mdTable(b *bytes.Buffer, rows [][]string) {
+	for i, row := range rows {
+		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+		if i == 0 {
+			b.WriteString("|---|---|" + strings.Repeat("---:|", len(row)-2) + "\n")
+		}
+	}
+	b.WriteString("\n")
+}
+
+// belowSatTitle heads the table of belowSatRows.
+const belowSatTitle = "Below saturation: medians; vs floor is the ratio to the floor's CPU, the difference to its peak RSS and p99; targets are lmigo's (see the lines below)"
 
 // writeReports writes name.json, name.md and the plots into cfg.Out and
 // lists them on stdout.
@@ -472,7 +493,7 @@ func writePlots(dir, name string, rep *report) ([]string, error) {
 		} else if !errors.Is(err, plot.ErrEmpty) {
 			errs = append(errs, err)
 		}
-		if sr.Scenario.w.grow || rep.Kind == "run" {
+		if sr.Scenario.w.waved() || rep.Kind == "run" {
 			p := filepath.Join(dir, fmt.Sprintf("%s-rss-%s.png", name, sc.Name))
 			if err := plot.RSSPNG(p, "RSS over the run: "+title, rss); err == nil {
 				files = append(files, p)
@@ -631,7 +652,7 @@ func throttleMeaning(sc scenario, n int64) string {
 		return fmt.Sprintf("at %.0f/s every invoke found a slot polling; a throttle here would mean overload", sc.Rate)
 	case sc.Model == modelOpen:
 		return fmt.Sprintf("each found all N slots busy: at %.0f/s the runtime fell behind (overload, or a stalled machine)", sc.Rate)
-	case sc.Model == "waves":
+	case sc.Model == modelWaves:
 		return "waves of N are sent at once, before every slot has polled again: that race, not overload"
 	case sc.Callers > sc.N:
 		return fmt.Sprintf("%d closed-loop callers for N=%d slots: more offered than N serve", sc.Callers, sc.N)

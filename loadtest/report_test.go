@@ -14,7 +14,7 @@ func runReport(t *testing.T, model string) *report {
 	t.Helper()
 	cfg := defaultConfig()
 	cfg.Model, cfg.Rate, cfg.OnThrottle = model, 1000, throttleRetry
-	sc, err := newScenario(cfg, "mix-panic", 8, 2000)
+	sc, err := newScenario(cfg, row{workload: "mix-panic", n: 8, count: 2000})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,9 +35,9 @@ func runMain(ctx context.Context, args []string) error {
 	cfg.Model, cfg.Rate = modelOpen, demoRate
 	fs := flag.NewFlagSet("loadtest run", flag.ContinueOnError)
 	cfg.register(fs)
-	fs.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "the runtime: lmigo (builds ./cmd/bootstrap), lmigo-raw (./loadtest/rawbootstrap) aws-lambda-go (./loadtest/refbootstrap) or floor (./loadtest/floorbootstrap: tiny and size:S only); for event:NAME, ./loadtest/events/lmigo or ./loadtest/events/awslambdago")
+	fs.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "the runtime: lmigo (builds ./cmd/bootstrap), lmigo-raw (./loadtest/rawbootstrap) aws-lambda-go (./loadtest/refbootstrap) or floor (./loadtest/floorbootstrap: tiny, size:S and wait:D only); for event:NAME, ./loadtest/events/lmigo or ./loadtest/events/awslambdago")
 	fs.StringVar(&cfg.Bootstrap, "bootstrap", "", "a prebuilt bootstrap binary of -runtime instead")
-	fs.StringVar(&cfg.Workload, "workload", "", "tiny, size:S, mix, mix-panic, grow or event:NAME (default: mix-panic for lmigo, mix otherwise)")
+	fs.StringVar(&cfg.Workload, "workload", "", "tiny, size:S, wait:D, mix, mix-panic, grow, stack:S or event:NAME (default: mix-panic for lmigo, mix otherwise)")
 	fs.IntVar(&cfg.N, "n", cfg.N, "AWS_LAMBDA_MAX_CONCURRENCY")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: loadtest run [flags]\n\nOne runtime under one load, then a report. Without flags: lmigo's reference bootstrap, mix-panic, N=8, open loop at %d/s, a few seconds.\n", demoRate)
@@ -46,9 +46,7 @@ func runMain(ctx context.Context, args []string) error {
 	if err := cfg.parse(fs, args); err != nil {
 		return err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if cfg.Model == modelClosed && !set["count"] {
+	if cfg.Model == modelClosed && !cfg.given["count"] {
 		// Closed-loop callers go flat out: 2 s hold more than demoCount.
 		cfg.Count = demoClosedCount
 		cfg.Flags["count"] = fmt.Sprint(cfg.Count)
@@ -65,7 +63,7 @@ func runMain(ctx context.Context, args []string) error {
 			cfg.Workload = "mix-panic"
 		}
 	}
-	sc, err := newScenario(cfg, cfg.Workload, max(cfg.N, 1), 0)
+	sc, err := newScenario(cfg, row{workload: cfg.Workload, n: max(cfg.N, 1)})
 	if err != nil {
 		return err
 	}
@@ -111,8 +109,8 @@ func runTitle(rep *report) string {
 	load := fmt.Sprintf("%d closed-loop callers", sc.Callers)
 	switch sc.Model {
 	case modelOpen:
-		load = fmt.Sprintf("open loop at %.0f/s (at most %d in flight)", sc.Rate, sc.Outstanding)
-	case "waves":
+		load = fmt.Sprintf("open loop at %.0f/s", sc.Rate)
+	case modelWaves:
 		load = fmt.Sprintf("waves of %d, %d rounds, then %s idle", sc.N, sc.Rounds, time.Duration(sc.Idle))
 	}
 	return fmt.Sprintf("%s: %s at N=%d, %s, target %s, at most %d invocations or %s",

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,41 +25,63 @@ func (d dur) MarshalText() ([]byte, error) { //nolint:unparam // encoding.TextMa
 
 // scenario is one load on one runtime configuration.
 type scenario struct {
-	Name        string  `json:"name"`
-	Workload    string  `json:"workload"`
-	N           int     `json:"n"`
-	Model       string  `json:"model"`
-	Callers     int     `json:"callers,omitempty"`     // closed
-	Rate        float64 `json:"rate,omitempty"`        // open, invocations/s
-	Outstanding int     `json:"outstanding,omitempty"` // open
-	Count       int     `json:"count"`
-	Window      dur     `json:"window"`
-	Warmup      int     `json:"warmup,omitempty"`
-	Rounds      int     `json:"rounds,omitempty"` // grow
-	Idle        dur     `json:"idle,omitempty"`   // wait after the load before RSS is read again
-	Settle      dur     `json:"settle,omitempty"` // grow: wait after the warm-up before RSS is read first
-	PinCPU      int     `json:"pinCPU"`           // -1: not pinned
+	Name     string  `json:"name"`
+	Workload string  `json:"workload"`
+	N        int     `json:"n"`
+	Model    string  `json:"model"`
+	Callers  int     `json:"callers,omitempty"` // closed
+	Rate     float64 `json:"rate,omitempty"`    // open, invocations/s
+	Count    int     `json:"count"`
+	Window   dur     `json:"window"`
+	Warmup   int     `json:"warmup,omitempty"`
+	Rounds   int     `json:"rounds,omitempty"` // grow
+	Idle     dur     `json:"idle,omitempty"`   // wait after the load before RSS is read again
+	Settle   dur     `json:"settle,omitempty"` // grow: wait after the warm-up before RSS is read first
+	PinCPU   int     `json:"pinCPU"`           // -1: not pinned
 
 	w workload
 }
 
-// newScenario builds a scenario of workload wl at N = n from cfg; count 0
-// takes the workload's default.
-func newScenario(cfg *config, wl string, n, count int) (scenario, error) {
-	w, err := parseWorkload(wl)
+// row is one scenario of a set: a workload at an N, in the closed model
+// or, with a rate, in the open model at that many invocations per second.
+type row struct {
+	workload string
+	n        int
+	rate     float64 // open model; 0: the closed one (or -model open -rate)
+	count    int     // before -count; 0: the workload's default
+}
+
+// name is WORKLOAD-nN, and -rR for the open model at R/s (tiny-n64-r1000).
+func (r row) name() string {
+	name := strings.ReplaceAll(r.workload, ":", "-") + "-n" + strconv.Itoa(r.n)
+	if r.rate > 0 {
+		name += "-r" + strconv.FormatFloat(r.rate, 'f', -1, 64)
+	}
+	return name
+}
+
+// newScenario builds the scenario of r from cfg; count 0 takes the
+// workload's default. Without a rate of its own, the row takes -model and
+// -rate.
+func newScenario(cfg *config, r row) (scenario, error) {
+	w, err := parseWorkload(r.workload)
 	if err != nil {
 		return scenario{}, err
 	}
+	n := r.n
 	sc := scenario{
-		Name:     scenarioName(wl, n),
-		Workload: wl,
+		Workload: r.workload,
 		N:        n,
 		Model:    cfg.Model,
-		Count:    count,
+		Rate:     cfg.Rate,
+		Count:    r.count,
 		Window:   dur(cfg.Duration),
 		Warmup:   cfg.Warmup,
 		PinCPU:   -1,
 		w:        w,
+	}
+	if r.rate > 0 {
+		sc.Model, sc.Rate = modelOpen, r.rate
 	}
 	if cfg.Count > 0 {
 		sc.Count = cfg.Count
@@ -70,62 +94,90 @@ func newScenario(cfg *config, wl string, n, count int) (scenario, error) {
 	// of 6 MiB would take longer than the run.
 	sc.Warmup = min(max(sc.Warmup, 2*n), max(sc.Count/10, 1))
 	switch {
-	case w.grow:
-		// The warm-up is one invocation of each size (growWarmup).
-		sc.Model, sc.Warmup = "waves", len(growSizes)
+	case w.waved():
+		sc.Model, sc.Warmup, sc.Rate = modelWaves, len(w.warm), 0
 		sc.Rounds = cfg.Rounds
-		sc.Count = cfg.Rounds * len(growSizes) * n
+		sc.Count = cfg.Rounds * len(w.waves(n)) * n
 		sc.Idle = dur(cfg.Idle)
 		sc.Settle = dur(cfg.Settle)
 		sc.Window = dur(cfg.GrowWindow)
 	case sc.Model == modelOpen:
-		sc.Rate = cfg.Rate
-		sc.Outstanding = cfg.Outstanding
-		if sc.Outstanding <= 0 {
-			// Like LMI's router, which sends an environment no more than
-			// N at once; more would only be throttled.
-			sc.Outstanding = n
+		// The window is the schedule and a grace in which an invocation
+		// throttled near its end is still retried, unless -duration says.
+		if !cfg.given["duration"] {
+			sc.Window = dur(time.Duration(float64(sc.Count)/sc.Rate*float64(time.Second)) + openGrace)
 		}
 	default:
+		sc.Rate = 0
 		sc.Callers = cfg.Callers
 		if sc.Callers <= 0 {
 			sc.Callers = n
 		}
 	}
+	sc.Name = row{workload: r.workload, n: n, rate: sc.Rate}.name()
 	if cfg.pinFor(n) {
 		sc.PinCPU = cfg.CPU
 	}
 	return sc, nil
 }
 
-func scenarioName(wl string, n int) string {
-	return strings.ReplaceAll(wl, ":", "-") + "-n" + strconv.Itoa(n)
-}
+// openGrace is how long after its schedule an open-model run still
+// retries a throttled invocation, when -duration does not say.
+const openGrace = 2 * time.Second
 
-// The standard comparison: what `make loadtest` runs.
-var standardSet = []struct {
-	workload string
-	n        int
-	count    int // before -count
-}{
-	{"tiny", 1, 10000},
-	{"tiny", 8, 10000},
-	{"tiny", 64, 10000},
+// Sets of scenarios (-set); the standard set, `make loadtest`, is both.
+const (
+	setStandard   = "standard"
+	setSaturation = "saturation"
+	setBelowSat   = "belowsat"
+)
+
+// saturationSet is the closed model: callers flat out.
+var saturationSet = []row{
+	{workload: "tiny", n: 1, count: 10000},
+	{workload: "tiny", n: 8, count: 10000},
+	{workload: "tiny", n: 64, count: 10000},
 	// LMI's N goes up to 1600. 30000 invocations fill the 2 s window
 	// there: with 10000, about 6 per slot, the ramp and the tail of 1600
 	// callers moved inv/s by a fifth between runs.
-	{"tiny", 512, 30000},
-	{"tiny", 1600, 30000},
-	{"size:1KiB", 1, 10000},
+	{workload: "tiny", n: 512, count: 30000},
+	{workload: "tiny", n: 1600, count: 30000},
+	{workload: "size:1KiB", n: 1, count: 10000},
 	// About 1 GiB each, so that CPU per invocation is read to a few per
 	// cent (parseScenarioName).
-	{"size:1MiB", 1, 1024},
-	{"size:6MiB", 1, 170},
-	{"grow", 1, 0},
-	{"grow", 8, 0},
-	{"grow", 16, 0},
-	{"grow", 32, 0},
-	{"grow", 64, 0},
+	{workload: "size:1MiB", n: 1, count: 1024},
+	{workload: "size:6MiB", n: 1, count: 170},
+	{workload: "grow", n: 1},
+	{workload: "grow", n: 8},
+	{workload: "grow", n: 16},
+	{workload: "grow", n: 32},
+	{workload: "grow", n: 64},
+}
+
+// belowSatSet is where an LMI environment spends its life: the open model
+// at rates the slots serve with room to spare, tiny and I/O-bound
+// handlers, 10 s each (CPU time comes in 10 ms ticks), and a burst of
+// grown stacks at N=1600. belowSatTargets checks them.
+var belowSatSet = []row{
+	{workload: "tiny", n: 64, rate: 1000, count: 10000},
+	{workload: "tiny", n: 512, rate: 1000, count: 10000},
+	{workload: "wait:20ms", n: 64, rate: 1000, count: 10000},
+	{workload: "wait:50ms", n: 512, rate: 1500, count: 15000},
+	{workload: "wait:100ms", n: 1600, rate: 1500, count: 15000},
+	{workload: "stack:32KiB", n: 1600},
+}
+
+// setRows are the rows of the set named so.
+func setRows(name string) ([]row, error) {
+	switch name {
+	case setStandard:
+		return slices.Concat(saturationSet, belowSatSet), nil
+	case setSaturation:
+		return saturationSet, nil
+	case setBelowSat:
+		return belowSatSet, nil
+	}
+	return nil, fmt.Errorf("-set %q: want %s, %s or %s", name, setStandard, setSaturation, setBelowSat)
 }
 
 // Metric keys of runResult.Metrics. A metric a target cannot measure is
@@ -165,6 +217,9 @@ type runResult struct {
 	API      *rapitest.Stats    `json:"api,omitempty"` // fake target only
 	RSS      []measure.Sample   `json:"rssSamples,omitempty"`
 	Problems []string           `json:"problems,omitempty"`
+	// Profiled runs give the profile's figures only (profileMetric); their
+	// others are left out of the medians.
+	Profiled bool `json:"profiled,omitempty"`
 	// Warnings do not fail the run but make its figures doubtful.
 	Warnings []string `json:"warnings,omitempty"`
 
@@ -194,17 +249,19 @@ type liveRun struct {
 }
 
 // beginRun starts rt, waits for its init, sends the warm-up and the
-// measured load, and takes the measurements of the load. Failures are
-// recorded as problems of the result, never returned.
-func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, rep int) *liveRun {
-	l := &liveRun{sc: sc, res: runResult{Scenario: sc.Name, Runtime: rt.Name, Rep: rep, Metrics: map[string]float64{}}}
+// measured load, and takes the measurements of the load; with profile set,
+// perf records the runtime meanwhile (see profiled). Failures are recorded
+// as problems of the result, never returned; a profile that fails is a
+// warning.
+func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, rep int, profile bool) *liveRun {
+	l := &liveRun{sc: sc, res: runResult{Scenario: sc.Name, Runtime: rt.Name, Rep: rep, Profiled: profile, Metrics: map[string]float64{}}}
 	m := l.res.Metrics
 	if sc.w.panics && !rt.SurvivesPanic {
 		l.res.problem("%s exits on a panic: workload %s refused for it", rt.Name, sc.Workload)
 		return l
 	}
 	if !rt.serves(sc.w) {
-		l.res.problem("%s serves tiny and size:S only: workload %s refused for it", rt.Name, sc.Workload)
+		l.res.problem("%s serves tiny, size:S and wait:D only: workload %s refused for it", rt.Name, sc.Workload)
 		return l
 	}
 	in, err := start(ctx, cfg, rt, sc.N, sc.PinCPU)
@@ -233,13 +290,13 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 	lctx, cancel := context.WithTimeout(ctx, time.Duration(sc.Window)+cfg.Timeout+30*time.Second)
 	defer cancel()
 	spec := loadSpec{
-		model: sc.Model, callers: sc.Callers, rate: sc.Rate, outstanding: sc.Outstanding,
+		model: sc.Model, callers: sc.Callers, rate: sc.Rate,
 		count: sc.Warmup, window: time.Duration(sc.Window), items: sc.w.items, pause: cfg.Pause,
 		next: cfg.OnThrottle == throttleNext,
 	}
 	switch {
-	case sc.w.grow:
-		l.total.add(growWarmup(lctx, in.inv, cfg.Pause))
+	case sc.w.waved():
+		l.total.add(warmUp(lctx, in.inv, sc.w.warm, cfg.Pause))
 		// RSS before the burst: after the warm-up (the handler's body
 		// cache exists, as it will after the burst) and a pause longer
 		// than lmigo's idle free, read the same way for every runtime.
@@ -253,6 +310,12 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 		l.total.add(runLoad(lctx, in.inv, spec))
 	}
 
+	var prof *perfRecording
+	if profile && in.pid > 0 {
+		if prof, err = startPerf(in.pid); err != nil {
+			l.res.Warnings = append(l.res.Warnings, "profile: "+err.Error())
+		}
+	}
 	cpu0, _ := readCPU(in.pid)
 	self0, _ := readCPU(os.Getpid())
 	gc0 := gcCount(in)
@@ -261,13 +324,17 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 		conns0 = in.api.Stats().NewConns
 	}
 	var st loadStats
-	if sc.w.grow {
-		st = growLoad(lctx, in.inv, sc.N, sc.Rounds, time.Duration(sc.Window), cfg.Pause)
+	if sc.w.waved() {
+		st = wavesLoad(lctx, in.inv, sc.w.waves(sc.N), sc.N, sc.Rounds, time.Duration(sc.Window), cfg.Pause)
 	} else {
 		spec.count = sc.Count
 		st = runLoad(lctx, in.inv, spec)
 	}
 	l.loadEnd = time.Now()
+	var profErr error
+	if prof != nil {
+		profErr = prof.control("disable") // the profile is the load's
+	}
 	l.total.add(st)
 	l.res.hist = st.Hist
 
@@ -304,6 +371,13 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 			l.res.CPUs = s.CPUs
 		} else {
 			l.res.problem("read memory of the runtime at the end of the load: %v", err)
+		}
+	}
+	if prof != nil {
+		if share, err := prof.finish(ctx); profErr != nil || err != nil {
+			l.res.Warnings = append(l.res.Warnings, "profile: "+errors.Join(profErr, err).Error())
+		} else {
+			m[mStartm], m[mStopm], m[mSched], m[mPerfN] = share.Startm, share.Stopm, share.Sched, float64(share.Samples)
 		}
 	}
 	if sc.PinCPU >= 0 && in.pid > 0 && l.res.CPUs != strconv.Itoa(sc.PinCPU) {

@@ -78,8 +78,8 @@ type runtimeSpec struct {
 	SurvivesPanic bool `json:"survivesPanic"`
 }
 
-// serves says whether rt answers workload w: the floor serves tiny and
-// size:S only, and exits on anything else.
+// serves says whether rt answers workload w: the floor serves tiny,
+// size:S and wait:D only, and exits on anything else.
 func (rt runtimeSpec) serves(w workload) bool { return rt.Name != rtFloor || w.floor }
 
 // instance is one runtime started on a target, ready for load.
@@ -265,8 +265,10 @@ func startLambda(ctx context.Context, cfg *config, rt runtimeSpec) (*instance, e
 }
 
 // buildFlags are lmigo's release flags (see the Makefile's build target),
-// used for both runtimes so that they differ only in their code.
-var buildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-buildvcs=false"}
+// used for every runtime so that they differ only in their code, except
+// that the symbol table is kept (no -s): perf names functions by it
+// (-profile), and it is not loaded when the binary runs.
+var buildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags=-w", "-buildvcs=false"}
 
 // moduleRoot finds the lmigo module from the working directory: builds
 // need its source.

@@ -24,6 +24,8 @@ type item struct {
 //
 //	tiny         {} and its small JSON answer
 //	size:S       a response of exactly S bytes (S: 1KiB, 1MiB, 6MiB, 300, ...; 2 B to 6 MiB)
+//	wait:D       an I/O-bound handler: it waits D (whole ms, as on a downstream
+//	             call), then gives tiny's answer
 //	mix          tiny x3, 1 KiB, 64 KiB, sleep 5 ms, 1 ms of CPU, a function error; cycled
 //	mix-panic    mix and a panic. aws-lambda-go exits after a panic (and so would
 //	             the run), so mix never panics and mix-panic is refused for it
@@ -32,16 +34,28 @@ type item struct {
 //	             invocations (all N held at once by the demo's gather barrier
 //	             when N > 1), one wave per size from 64 KiB up to 6 MiB,
 //	             -rounds times; then -idle and RSS is read again ("after")
+//	stack:S      as grow, with one wave a round: N invocations that each grow
+//	             their goroutine's stack to S (16KiB, 32KiB, ...: a power of
+//	             two) and are held at once by the gather barrier
 //	event:NAME   a realistic event of package events (apigw, sqs, s3, github)
 //	             to its typed handler, served by the events bootstraps
 //	             (loadtest/events/lmigo, loadtest/events/awslambdago)
 type workload struct {
-	name   string
-	items  []item // cycled; nil for grow
-	grow   bool
+	name  string
+	items []item // cycled; nil for waves
+	// waves are a round of a waves workload (grow, stack:S): each item is
+	// sent n times at once and held by the demo's gather until all n are
+	// in; nil for the others.
+	waves func(n int) []item
+	// warm is the warm-up of a waves workload, one invocation each, before
+	// RSS is read the first time.
+	warm   []item
 	panics bool
-	floor  bool // served by the floor (floorbootstrap): tiny and size:S
+	floor  bool // served by the floor (floorbootstrap): tiny, size:S and wait:D
 }
+
+// waved says whether w is sent in waves, with RSS read before and after.
+func (w workload) waved() bool { return w.waves != nil }
 
 // eventPrefix starts the workloads of realistic events.
 const eventPrefix = "event:"
@@ -49,16 +63,14 @@ const eventPrefix = "event:"
 // growSizes are the response sizes of a grow round, smallest first.
 var growSizes = []int{64 << 10, 256 << 10, 1 << 20, 2 << 20, 4 << 20, 6 << 20}
 
-// growWarmup sends one invocation of each grow size, one after the other,
-// so that the handler's body cache holds every body before RSS is read the
-// first time: the cache is the handler's memory, and it is there after
-// the burst too.
-func growWarmup(ctx context.Context, inv invoker, pause time.Duration) loadStats {
+// warmUp sends items one after the other, each retried until it is
+// answered: the waves workloads' warm-up, after which RSS is read the
+// first time.
+func warmUp(ctx context.Context, inv invoker, items []item, pause time.Duration) loadStats {
 	rec := newRecorder()
 	start := time.Now()
-	for _, size := range growSizes {
-		it := sizeItem(size)
-		rec.do(ctx, inv, &it, pause, false, time.Time{}, time.Time{}) // retried: the cache must fill
+	for i := range items {
+		rec.do(ctx, inv, &items[i], pause, false, time.Time{}, time.Time{})
 	}
 	return rec.stats(time.Since(start))
 }
@@ -75,7 +87,23 @@ func parseWorkload(s string) (workload, error) {
 		}
 		return w, nil
 	case "grow":
-		return workload{name: s, grow: true}, nil
+		// The warm-up is one invocation of each size, so that the
+		// handler's body cache holds every body before RSS is read the
+		// first time: the cache is the handler's memory, and it is there
+		// after the burst too.
+		var warm []item
+		for _, size := range growSizes {
+			warm = append(warm, sizeItem(size))
+		}
+		return workload{name: s, warm: warm, waves: func(n int) []item {
+			var wave []item
+			for _, size := range growSizes {
+				it := sizeItem(size)
+				it.payload = sizePayload(size, n)
+				wave = append(wave, it)
+			}
+			return wave
+		}}, nil
 	}
 	if name, ok := strings.CutPrefix(s, eventPrefix); ok {
 		ev, err := events.Get(name)
@@ -85,6 +113,22 @@ func parseWorkload(s string) (workload, error) {
 		return workload{name: s, items: []item{{s, ev.Payload, func(o outcome) bool {
 			return o.FunctionError == "" && json.Valid(o.Body)
 		}}}}, nil
+	}
+	if v, ok := strings.CutPrefix(s, "wait:"); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Millisecond || d%time.Millisecond != 0 || d > time.Minute {
+			return workload{}, fmt.Errorf("workload %s: want a wait of whole milliseconds, 1ms to 1m (wait:20ms)", s)
+		}
+		return workload{name: s, items: []item{waitItem(d)}, floor: true}, nil
+	}
+	if v, ok := strings.CutPrefix(s, "stack:"); ok {
+		n, err := parseSize(v)
+		if err != nil || n < 16<<10 || n > 1<<20 || n&(n-1) != 0 {
+			return workload{}, fmt.Errorf("workload %s: want a stack of a power of two, 16KiB to 1MiB (stack:32KiB)", s)
+		}
+		return workload{name: s, warm: []item{stackItem(n, 0)}, waves: func(gather int) []item {
+			return []item{stackItem(n, gather)}
+		}}, nil
 	}
 	if v, ok := strings.CutPrefix(s, "size:"); ok {
 		n, err := parseSize(v)
@@ -96,13 +140,31 @@ func parseWorkload(s string) (workload, error) {
 		}
 		return workload{name: s, items: []item{sizeItem(n)}, floor: true}, nil
 	}
-	return workload{}, fmt.Errorf("unknown workload %q (tiny, size:S, mix, mix-panic, grow, event:NAME)", s)
+	return workload{}, fmt.Errorf("unknown workload %q (tiny, size:S, wait:D, mix, mix-panic, grow, stack:S, event:NAME)", s)
 }
 
 func tinyItem() item {
 	return item{"tiny", []byte(`{}`), func(o outcome) bool {
 		return o.FunctionError == "" && bytes.HasPrefix(o.Body, []byte(`{"ok":true`))
 	}}
+}
+
+// waitItem waits d in the handler, then answers as tiny.
+func waitItem(d time.Duration) item {
+	it := tinyItem()
+	it.name, it.payload = "wait"+d.String(), fmt.Appendf(nil, `{"sleep_ms":%d}`, d.Milliseconds())
+	return it
+}
+
+// stackItem grows the handler's stack to n bytes; gather > 1 holds the
+// invocation until gather of them are in the handler at once.
+func stackItem(n, gather int) item {
+	it := tinyItem()
+	it.name, it.payload = "stack"+formatSize(n), fmt.Appendf(nil, `{"stack_kib":%d}`, n>>10)
+	if gather > 1 {
+		it.payload = fmt.Appendf(nil, `{"stack_kib":%d,"gather":%d}`, n>>10, gather)
+	}
+	return it
 }
 
 func sizeItem(n int) item {

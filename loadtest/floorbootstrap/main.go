@@ -3,12 +3,15 @@
 // report can show how far each runtime is from it. The load test runs it as
 // the runtime "floor".
 //
-// It serves two workloads, byte for byte as the demo answers them: tiny
-// (the payload {} answered {"ok":true,"requestId":"ID"}) and size:S (the
+// It serves three workloads, byte for byte as the demo answers them: tiny
+// (the payload {} answered {"ok":true,"requestId":"ID"}), size:S (the
 // payload {"size":N} answered with N bytes of JSON string, built once per
-// size and shared). Any other payload (mix, grow's gather, events) is
-// refused: the process exits with a message naming it, so that a figure of
-// the floor is never one of a workload it does not do.
+// size and shared) and wait:D (the payload {"sleep_ms":M}: time.Sleep in
+// the slot's goroutine, the least a wait costs, then tiny's answer, as a
+// handler waiting on a downstream call). Any other payload (mix, grow's
+// gather, stack, events) is refused: the process exits with a message
+// naming it, so that a figure of the floor is never one of a workload it
+// does not do.
 //
 // Each of the AWS_LAMBDA_MAX_CONCURRENCY slots is one goroutine on one
 // keep-alive connection, speaking HTTP/1.1 by hand: GET /next, read the
@@ -20,6 +23,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,12 +33,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 const (
-	maxConcurrency = 1600    // LMI's largest AWS_LAMBDA_MAX_CONCURRENCY
-	maxPayload     = 1 << 20 // the floor's payloads are a few bytes
-	maxSize        = 6 << 20 // the demo's largest body: Lambda's buffered limit
+	maxConcurrency = 1600           // LMI's largest AWS_LAMBDA_MAX_CONCURRENCY
+	maxPayload     = 1 << 20        // the floor's payloads are a few bytes
+	maxSize        = 6 << 20        // the demo's largest body: Lambda's buffered limit
+	maxSleepMS     = 15 * 60 * 1000 // Lambda's longest timeout
 	// readBuf bounds a header line; the Runtime API's lines are well
 	// under it, and 1600 slots keep it small.
 	readBuf = 1 << 10
@@ -173,7 +179,7 @@ func (s *slot) invoke() error {
 		exit(1, "GET /next answered %d", status)
 	}
 	if n < 0 || n > maxPayload {
-		exit(2, "payload of %d bytes: the floor serves tiny ({}) and size:S ({\"size\":N}) only", n)
+		exit(2, "payload of %d bytes: %s", n, serves)
 	}
 	if cap(s.payload) < n {
 		s.payload = make([]byte, n)
@@ -206,17 +212,33 @@ func (s *slot) answer() []byte {
 		s.out = appendTiny(s.out[:0], s.reqID)
 		return s.out
 	}
-	v, ok := strings.CutPrefix(string(p), `{"size":`)
-	if v, ok2 := strings.CutSuffix(v, "}"); ok && ok2 {
-		if n, err := strconv.Atoi(v); err == nil && n >= 2 && n <= maxSize {
-			if n != s.size {
-				s.size, s.body = n, cachedBody(n)
-			}
-			return s.body
+	if n, ok := field(p, `{"size":`); ok && n >= 2 && n <= maxSize {
+		if n != s.size {
+			s.size, s.body = n, cachedBody(n)
 		}
+		return s.body
 	}
-	exit(2, "payload %.80q: the floor serves tiny ({}) and size:S ({\"size\":N}, 2 B to 6 MiB) only", p)
+	if ms, ok := field(p, `{"sleep_ms":`); ok && ms >= 0 && ms <= maxSleepMS {
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+		s.out = appendTiny(s.out[:0], s.reqID)
+		return s.out
+	}
+	exit(2, "payload %.80q: %s", p, serves)
 	return nil
+}
+
+// serves says what the floor serves, for its refusals.
+const serves = `the floor serves tiny ({}), size:S ({"size":N}, 2 B to 6 MiB) and wait:D ({"sleep_ms":M}) only`
+
+// field reads p as {"name":N} (prefix is `{"name":`), the one field the
+// demo's payload has.
+func field(p []byte, prefix string) (int, bool) {
+	v, ok := bytes.CutPrefix(p, []byte(prefix))
+	if v, ok2 := bytes.CutSuffix(v, []byte("}")); ok && ok2 {
+		n, err := strconv.Atoi(string(v))
+		return n, err == nil
+	}
+	return 0, false
 }
 
 // appendTiny appends the demo's small answer, {"ok":true,"requestId":ID},

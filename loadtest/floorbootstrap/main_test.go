@@ -59,6 +59,7 @@ func TestAnswersAsTheDemo(t *testing.T) {
 		{"size 1KiB", `{"size":1024}`, demo.Event{Size: 1 << 10}},
 		{"size 1MiB", `{"size":1048576}`, demo.Event{Size: 1 << 20}},
 		{"size 6MiB", `{"size":6291456}`, demo.Event{Size: 6 << 20}},
+		{"wait 5ms", `{"sleep_ms":5}`, demo.Event{SleepMS: 5}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,6 +75,9 @@ func TestAnswersAsTheDemo(t *testing.T) {
 				}
 				if string(r.Body) != string(want) {
 					t.Fatalf("answer %.80q (%d bytes), the demo's %.80q (%d bytes)", r.Body, len(r.Body), want, len(want))
+				}
+				if wait := time.Duration(tt.ev.SleepMS) * time.Millisecond; r.Latency < wait {
+					t.Fatalf("answered after %v, before its wait of %v", r.Latency, wait)
 				}
 			}
 		})
@@ -95,7 +99,7 @@ func TestTinyEscapesTheRequestID(t *testing.T) {
 }
 
 func TestRefusesOtherWorkloads(t *testing.T) {
-	tests := []string{`{"sleep_ms":5}`, `{"size":64,"gather":2}`, `{"size":1}`, `{"fail":"x"}`}
+	tests := []string{`{"stack_kib":32}`, `{"sleep_ms":5,"size":64}`, `{"sleep_ms":-1}`, `{"size":64,"gather":2}`, `{"size":1}`, `{"fail":"x"}`}
 	for _, payload := range tests {
 		t.Run(payload, func(t *testing.T) {
 			api, refused := startFloor(t, 1)

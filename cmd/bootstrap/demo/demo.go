@@ -7,6 +7,7 @@
 //	{"size":N}          respond with exactly N bytes of valid JSON (a JSON string, N >= 2)
 //	{"sleep_ms":M}      sleep M milliseconds (cut short by the deadline)
 //	{"cpu_ms":C}        burn C milliseconds of CPU
+//	{"stack_kib":K}     grow the goroutine's stack to K KiB (a power of two, 16 or more), as deep recursion does
 //	{"fail":"msg"}      return an error with that message
 //	{"panic":true}      panic
 //	{"gather":K}        wait until K invocations are inside gather at once (proves overlap)
@@ -40,13 +41,14 @@ const MaxSize = 6 << 20
 
 // Event is the demo request.
 type Event struct {
-	Size    int             `json:"size"`
-	SleepMS int             `json:"sleep_ms"`
-	CPUMS   int             `json:"cpu_ms"`
-	Fail    string          `json:"fail"`
-	Panic   bool            `json:"panic"`
-	Gather  int             `json:"gather"`
-	ID      json.RawMessage `json:"id"`
+	Size     int             `json:"size"`
+	SleepMS  int             `json:"sleep_ms"`
+	CPUMS    int             `json:"cpu_ms"`
+	StackKiB int             `json:"stack_kib"`
+	Fail     string          `json:"fail"`
+	Panic    bool            `json:"panic"`
+	Gather   int             `json:"gather"`
+	ID       json.RawMessage `json:"id"`
 }
 
 // Reply is the small default response.
@@ -74,6 +76,9 @@ func Handle(ctx context.Context, ev Event) (json.RawMessage, error) {
 	}
 	if ev.CPUMS > 0 {
 		burn(time.Duration(ev.CPUMS) * time.Millisecond)
+	}
+	if ev.StackKiB > 0 {
+		growStack(ev.StackKiB)
 	}
 	if ev.Panic {
 		panic("demo: panic requested")
@@ -108,6 +113,25 @@ func burn(d time.Duration) {
 		}
 	}
 	runtime.KeepAlive(x)
+}
+
+// growStack grows the calling goroutine's stack to kib KiB: it recurses
+// through just over half of that in frames of 1 KiB, and Go doubles a
+// stack that overflows, to the next power of two.
+func growStack(kib int) {
+	runtime.KeepAlive(deep(kib/2 + 1))
+}
+
+// deep uses n frames of 1 KiB of stack.
+//
+//go:noinline
+func deep(n int) byte {
+	var frame [1 << 10]byte
+	frame[n%len(frame)] = byte(n)
+	if n <= 1 {
+		return frame[1]
+	}
+	return deep(n-1) + frame[n%len(frame)]
 }
 
 var bodies struct {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +22,7 @@ func TestHandle(t *testing.T) {
 		wantErr string
 	}{
 		{name: "default", ev: Event{ID: json.RawMessage(`7`)}, want: `{"ok":true,"id":7,"requestId":""}`},
+		{name: "stack", ev: Event{StackKiB: 32}, want: `{"ok":true,"requestId":""}`},
 		{name: "size 2", ev: Event{Size: 2}, want: `""`},
 		{name: "size 5", ev: Event{Size: 5}, want: `"xxx"`},
 		{name: "fail", ev: Event{Fail: "boom"}, wantErr: "boom"},
@@ -103,7 +106,7 @@ func TestGatherTimesOutAlone(t *testing.T) {
 // event of the contract byte for byte as Handle does, and fail where it
 // fails.
 func TestHandleRawMatchesHandle(t *testing.T) {
-	for _, payload := range []string{`{"id":7}`, `{"size":5}`, `{"size":65536}`, `{"fail":"boom"}`, `{"size":-1,"fail":""}`, `[`} {
+	for _, payload := range []string{`{"id":7}`, `{"stack_kib":32}`, `{"size":5}`, `{"size":65536}`, `{"fail":"boom"}`, `{"size":-1,"fail":""}`, `[`} {
 		var out bytebufferpool.ByteBuffer
 		rawErr := HandleRaw(context.Background(), []byte(payload), &out)
 		inv, invErr := Invoker{}.Invoke(context.Background(), []byte(payload))
@@ -126,4 +129,40 @@ func abbrev(b []byte) string {
 		return string(b[:40]) + "..."
 	}
 	return string(b)
+}
+
+// TestStackGrows: {"stack_kib":32} leaves the goroutine that served it a
+// stack of 32 KiB (it starts at 8): 64 such goroutines, parked, hold about
+// 64 x 32 KiB of stack more than before, and {"stack_kib":0} adds about
+// nothing. No GC runs meanwhile, which would shrink the stacks.
+func TestStackGrows(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	const g = 64
+	grown := func(kib int) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		release := make(chan struct{})
+		var served, done sync.WaitGroup
+		for range g {
+			served.Add(1)
+			done.Go(func() {
+				if _, err := Handle(context.Background(), Event{StackKiB: kib}); err != nil {
+					t.Error(err)
+				}
+				served.Done()
+				<-release
+			})
+		}
+		served.Wait()
+		runtime.ReadMemStats(&after)
+		close(release)
+		done.Wait()
+		return (after.StackInuse - before.StackInuse) / g
+	}
+	if per := grown(32); per < 24<<10 || per > 48<<10 {
+		t.Errorf("stack_kib 32: %d KiB of stack per goroutine, want about 32", per>>10)
+	}
+	if per := grown(0); per > 12<<10 {
+		t.Errorf("stack_kib 0: %d KiB of stack per goroutine, want the starting 8", per>>10)
+	}
 }

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestBelowSatTable: the table of the below-saturation rows, from made-up
+// medians: each runtime's figures, lmigo's and aws-lambda-go's against the
+// floor's, and lmigo's targets met or missed; the closed model is not in
+// it, and the floor does not run stack:S.
+func TestBelowSatTable(t *testing.T) {
+	rep := floorReport(t, map[string]map[string]map[string]float64{
+		"tiny-n64": {
+			rtLmigo: {mCPU: 12},
+			rtFloor: {mCPU: 10},
+		},
+		"tiny-n64-r1000": {
+			rtLmigo: {mCPU: 150, mPeakRSS: 20, mP99: 400, mSched: 15.2},
+			rtRef:   {mCPU: 300, mPeakRSS: 25, mP99: 900},
+			rtFloor: {mCPU: 140, mPeakRSS: 12, mP99: 350, mSched: 0.8},
+		},
+		"wait-20ms-n64-r1000": {
+			rtLmigo: {mCPU: 154, mPeakRSS: 28, mP99: 21500},
+			rtRef:   {mCPU: 420, mPeakRSS: 30, mP99: 20900},
+			rtFloor: {mCPU: 140, mPeakRSS: 12, mP99: 20400},
+		},
+		"stack-32KiB-n1600": {
+			rtLmigo: {mPeakRSS: 90, mRSSBefore: 20, mRSSAfter: 45, mRSSGrowth: 25},
+			rtRef:   {mPeakRSS: 80, mRSSBefore: 18, mRSSAfter: 30, mRSSGrowth: 12},
+		},
+	})
+	rep.Runtimes = []runtimeSpec{{Name: rtLmigo}, {Name: rtRef}, {Name: rtFloor}}
+	cfg := defaultConfig()
+	for i := range rep.Scenarios {
+		rep.Scenarios[i].Targets = checkTargets(cfg, rep.Scenarios[i])
+	}
+	rep.FloorTargets = floorTargets(rep)
+	want := [][]string{
+		{"scenario", "runtime", "CPU/inv", "vs floor", "peak RSS", "vs floor", "p99", "vs floor", "RSS before", "RSS after", "after-before", "startm+stopm", "targets"},
+		{"stack:32KiB N=1600", "lmigo", "-", "-", "90.0 MiB", "-", "-", "-", "20.0 MiB", "45.0 MiB", "+25.0 MiB", "-", "missed: RSS after - RSS before"},
+		{"", "aws-lambda-go", "-", "-", "80.0 MiB", "-", "-", "-", "18.0 MiB", "30.0 MiB", "+12.0 MiB", "-", "-"},
+		{"tiny N=64 at 1000/s", "lmigo", "150µs", "1.07x", "20.0 MiB", "+8.0 MiB", "400µs", "+50µs", "-", "-", "-", "15.2%", "met"},
+		{"", "aws-lambda-go", "300µs", "2.14x", "25.0 MiB", "+13.0 MiB", "900µs", "+550µs", "-", "-", "-", "-", "-"},
+		{"", "floor", "140µs", "-", "12.0 MiB", "-", "350µs", "-", "-", "-", "-", "0.8%", "-"},
+		{"wait:20ms N=64 at 1000/s", "lmigo", "154µs", "1.10x", "28.0 MiB", "+16.0 MiB", "21.5ms", "+1.10ms", "-", "-", "-", "-", "missed: p99"},
+		{"", "aws-lambda-go", "420µs", "3.00x", "30.0 MiB", "+18.0 MiB", "20.9ms", "+500µs", "-", "-", "-", "-", "-"},
+		{"", "floor", "140µs", "-", "12.0 MiB", "-", "20.4ms", "-", "-", "-", "-", "-", "-"},
+	}
+	got := belowSatRows(rep)
+	if !slices.EqualFunc(got, want, slices.Equal) {
+		var b strings.Builder
+		writeAligned(&b, got, 2)
+		t.Errorf("table:\n%s", b.String())
+		for i := range min(len(got), len(want)) {
+			if !slices.Equal(got[i], want[i]) {
+				t.Errorf("row %d: %q\nwant    %q", i, got[i], want[i])
+			}
+		}
+	}
+	var out bytes.Buffer
+	rep.Config = cfg
+	printTable(&out, rep)
+	if !strings.Contains(out.String(), belowSatTitle) || !bytes.Contains(markdown(rep), []byte("| wait:20ms N=64 at 1000/s | lmigo | 154µs | 1.10x |")) {
+		t.Errorf("the table is not in the reports:\n%s", out.String())
+	}
+	closed := slices.IndexFunc(rep.Scenarios, func(sr scenarioReport) bool { return sr.Scenario.Name == "tiny-n64" })
+	if rows := belowSatRows(&report{Runtimes: rep.Runtimes, Scenarios: rep.Scenarios[closed : closed+1]}); len(rows) != 1 {
+		t.Errorf("closed model only: %d rows, want the header alone", len(rows))
+	}
+}
