@@ -7,10 +7,14 @@
 //	concurrent.Start(lambdahttp.Handler(mux))          // buffered: API Gateway, Function URL BUFFERED
 //	concurrent.Start(lambdahttp.StreamingHandler(mux)) // Function URL RESPONSE_STREAM
 //
+// StreamingHandler returns a concurrent.StreamInvoker: the runtime calls
+// its InvokeStream, which decodes the event from the payload.
+//
 // # Requests
 //
-// The event is decoded as events.APIGatewayV2HTTPRequest (a Function URL
-// event has the same shape, fields and names) and [Request] returns it
+// A payload 2.0 event is decoded as events.APIGatewayV2HTTPRequest (a
+// Function URL event has the same shape, fields and names; one without a
+// method is answered 400) and [Request] returns it
 // from the request's context, with its requestContext. r.Context() is the
 // invocation's context: its deadline, request ID (concurrent.RequestID),
 // lambdacontext and trace ID. The URL is https://{domainName}{rawPath}?
@@ -78,6 +82,12 @@
 // the other, and could not be sent once a stream has begun). After the
 // first byte of a stream the status is out: the stream ends with the
 // runtime's error trailers carrying the *concurrent.PanicError.
-// A payload that is not an HTTP event fails the invocation with
-// [ErrEvent].
+// A payload that is not the event of an HTTP front door (an SQS batch,
+// {}, {"foo":1}, an authorizer's or a WebSocket API's event) fails the
+// invocation with an [*EventError] (errors.Is ErrEvent; the error type the
+// caller reads is "EventError"), and never reaches the http.Handler. An
+// HTTP front door's event is told by its shape: requestContext.elb (a load
+// balancer), version "2.0" or requestContext.http.method (payload 2.0),
+// httpMethod (payload 1.0: an HTTP API's when version is "1.0", else a
+// REST API's).
 package lambdahttp

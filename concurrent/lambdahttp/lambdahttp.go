@@ -2,7 +2,6 @@ package lambdahttp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -85,54 +84,60 @@ func newOptions(opts []Option) options {
 	return o
 }
 
-// Handler serves h for buffered invocations from API Gateway HTTP APIs
-// and Lambda Function URLs (payload format 2.0). The returned
-// concurrent.RawHandler decodes the event from the payload and writes the
-// JSON answer into the runtime's buffer itself.
+// Handler serves h for buffered invocations from every HTTP front door:
+// API Gateway REST APIs and HTTP APIs (payload 1.0 and 2.0), Function
+// URLs and Application Load Balancers, told apart by the shape of the
+// event. The returned concurrent.RawHandler decodes the event from the
+// payload and writes the answer, in the shape that door reads, into the
+// runtime's buffer itself. A payload that is not an HTTP event fails the
+// invocation with an *EventError.
 func Handler(h http.Handler, opts ...Option) concurrent.RawHandler {
 	o := newOptions(opts)
 	return func(ctx context.Context, payload []byte, out *concurrent.Buffer) error {
-		ev := new(events.APIGatewayV2HTTPRequest)
-		if err := json.Unmarshal(payload, ev); err != nil {
-			return fmt.Errorf("%w: %w", ErrEvent, err)
-		}
-		w := getBuffered(&o)
-		defer putBuffered(w)
-		r, err := newRequest(ctx, ev)
+		ev, err := decodeEvent(payload)
 		if err != nil {
-			w.fail(http.StatusBadRequest, err.Error())
-		} else {
-			w.serve(ctx, h, r)
+			return err
 		}
-		w.encode(ctx, out)
+		serveBuffered(ctx, &o, h, ev, out)
 		return nil
 	}
 }
 
-// StreamingHandler serves h for Lambda Function URLs in RESPONSE_STREAM
-// mode. The reader it returns writes the answer when the runtime streams
-// it: h runs inside its WriteTo, on the runtime's worker, and each chunk
-// goes out as h writes it (writes under 4 KiB are gathered up to 16 KiB or
-// the next Flush).
-func StreamingHandler(h http.Handler, opts ...Option) func(context.Context, *events.APIGatewayV2HTTPRequest) (io.Reader, error) {
-	o := newOptions(opts)
-	return func(ctx context.Context, ev *events.APIGatewayV2HTTPRequest) (io.Reader, error) {
-		if ev == nil {
-			ev = new(events.APIGatewayV2HTTPRequest)
-		}
-		r, err := newRequest(ctx, ev)
-		return &stream{opts: &o, h: h, ctx: ctx, req: r, reqErr: err}, nil
+// serveBuffered serves ev through h and writes the answer into out.
+func serveBuffered(ctx context.Context, o *options, h http.Handler, ev *event, out *concurrent.Buffer) {
+	w := getBuffered(o)
+	defer putBuffered(w)
+	r, err := newRequest(ctx, ev)
+	if err != nil {
+		w.fail(http.StatusBadRequest, err.Error())
+	} else {
+		w.serve(ctx, h, r)
 	}
+	w.encode(ctx, out)
+}
+
+// StreamingHandler serves h for the front doors that stream: Function
+// URLs in RESPONSE_STREAM mode and REST APIs whose integration streams
+// (response transfer mode STREAM). The handler it returns is a
+// concurrent.StreamInvoker: the reader it answers with writes the answer
+// when the runtime streams it, h running inside its WriteTo on the
+// runtime's worker, each chunk going out as h writes it (writes under
+// 4 KiB are gathered up to 16 KiB or the next Flush). The doors that do
+// not stream (HTTP APIs, load balancers) get their buffered answer.
+func StreamingHandler(h http.Handler, opts ...Option) concurrent.StreamInvoker {
+	return &streamer{opts: newOptions(opts), h: h}
 }
 
 type requestKey struct{}
 
-// Request returns the event of the invocation whose context (or the
-// context of its *http.Request) ctx is, or nil. The handler may read it;
-// it must not keep it after returning.
+// Request returns the payload 2.0 event (HTTP API 2.0, Function URL) of
+// the invocation whose context (or the context of its *http.Request) ctx
+// is, or nil. The handler may read it; it must not keep it after returning.
 func Request(ctx context.Context) *events.APIGatewayV2HTTPRequest {
-	ev, _ := ctx.Value(requestKey{}).(*events.APIGatewayV2HTTPRequest)
-	return ev
+	if ev, _ := ctx.Value(requestKey{}).(*event); ev != nil && ev.door.v2() {
+		return &ev.APIGatewayV2HTTPRequest
+	}
+	return nil
 }
 
 // panicMessage is the body of the 500 answered for a panic.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,9 +18,13 @@ import (
 // read it: its context is ctx (the invocation's) carrying ev for Request.
 // The error, for a body that is not the base64 it claims or a path that
 // does not parse, is answered 400.
-func newRequest(ctx context.Context, ev *events.APIGatewayV2HTTPRequest) (*http.Request, error) {
-	ctx = context.WithValue(ctx, requestKey{}, ev)
+func newRequest(ctx context.Context, e *event) (*http.Request, error) {
+	ctx = context.WithValue(ctx, requestKey{}, e)
+	ev := &e.APIGatewayV2HTTPRequest
 	rc := &ev.RequestContext
+	if rc.HTTP.Method == "" {
+		return nil, errNoMethod
+	}
 	path := ev.RawPath
 	if path == "" {
 		path = "/"
@@ -45,9 +50,6 @@ func newRequest(ctx context.Context, ev *events.APIGatewayV2HTTPRequest) (*http.
 		RemoteAddr: rc.HTTP.SourceIP,
 		RequestURI: uri,
 	}
-	if r.Method == "" {
-		r.Method = http.MethodGet
-	}
 	if p := rc.HTTP.Protocol; p != "" {
 		if major, minor, ok := http.ParseHTTPVersion(p); ok {
 			r.Proto, r.ProtoMajor, r.ProtoMinor = p, major, minor
@@ -71,6 +73,10 @@ func newRequest(ctx context.Context, ev *events.APIGatewayV2HTTPRequest) (*http.
 	r.ContentLength, r.Body = int64(n), body
 	return r.WithContext(ctx), nil
 }
+
+// errNoMethod: an HTTP event without its method (a hand-made one, or one
+// missing its requestContext).
+var errNoMethod = errors.New("lambdahttp: the event has no HTTP method")
 
 // requestBody is the body of an event and its length, decoded from
 // base64 when flagged. A text body is read from the event's string, not

@@ -25,6 +25,42 @@ const (
 // preludeEnd separates the JSON head from the body of a streamed answer.
 var preludeEnd = [8]byte{}
 
+// streamer is the concurrent.StreamInvoker StreamingHandler returns.
+type streamer struct {
+	opts options
+	h    http.Handler
+}
+
+// InvokeStream decodes the event of payload (which it does not keep) and
+// returns the stream that serves it, or, for a door that does not stream,
+// the buffered answer.
+func (s *streamer) InvokeStream(ctx context.Context, payload []byte) (contentType string, out []byte, body io.Reader, err error) {
+	ev, err := decodeEvent(payload)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if !ev.streamed() {
+		var b concurrent.Buffer
+		serveBuffered(ctx, &s.opts, s.h, ev, &b)
+		return jsonContentType, b.B, nil, nil
+	}
+	r, err := newRequest(ctx, ev)
+	return StreamContentType, nil, &stream{opts: &s.opts, h: s.h, ctx: ctx, req: r, reqErr: err}, nil
+}
+
+// Invoke is InvokeStream with the stream read whole, through Read: at most
+// WithMaxResponseBytes of it.
+func (s *streamer) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	_, out, body, err := s.InvokeStream(ctx, payload)
+	if err != nil || body == nil {
+		return out, err
+	}
+	return io.ReadAll(struct{ io.Reader }{body}) // Read, not WriteTo
+}
+
+// jsonContentType is the content type of a buffered answer.
+const jsonContentType = "application/json"
+
 // stream is the reader a StreamingHandler returns. The runtime streams
 // it through WriteTo, which runs the http.Handler on the runtime's worker,
 // within the invocation. Read, for a caller that only reads, runs it into

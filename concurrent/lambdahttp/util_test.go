@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -72,7 +73,7 @@ func serveBuffered(t testing.TB, h http.Handler, ev *events.APIGatewayV2HTTPRequ
 // and the error that ended it, through WriteTo as the runtime reads it.
 func serveStream(t testing.TB, h http.Handler, ev *events.APIGatewayV2HTTPRequest, opts ...lambdahttp.Option) ([]byte, error) {
 	t.Helper()
-	r, err := lambdahttp.StreamingHandler(h, opts...)(context.Background(), ev)
+	r, err := streamBody(h, payload(t, ev), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,5 +96,22 @@ func splitStream(t testing.TB, b []byte) (head map[string]any, body []byte) {
 }
 
 func lambdahttpStream(h http.Handler, ev *events.APIGatewayV2HTTPRequest) (io.Reader, error) {
-	return lambdahttp.StreamingHandler(h)(context.Background(), ev)
+	p, err := json.Marshal(ev)
+	if err != nil {
+		return nil, err
+	}
+	return streamBody(h, p)
+}
+
+// streamBody runs StreamingHandler(h) on payload as the runtime does and
+// returns the stream, unread; an error if it answered buffered.
+func streamBody(h http.Handler, payload []byte, opts ...lambdahttp.Option) (io.Reader, error) {
+	ct, _, body, err := lambdahttp.StreamingHandler(h, opts...).InvokeStream(context.Background(), payload)
+	if err != nil {
+		return nil, err
+	}
+	if body == nil || ct != lambdahttp.StreamContentType {
+		return nil, fmt.Errorf("answered buffered (%q), not streamed", ct)
+	}
+	return body, nil
 }
