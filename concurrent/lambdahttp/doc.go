@@ -12,16 +12,37 @@
 //
 // # Requests
 //
-// A payload 2.0 event is decoded as events.APIGatewayV2HTTPRequest (a
-// Function URL event has the same shape, fields and names; one without a
-// method is answered 400) and [Request] returns it
-// from the request's context, with its requestContext. r.Context() is the
-// invocation's context: its deadline, request ID (concurrent.RequestID),
-// lambdacontext and trace ID. The URL is https://{domainName}{rawPath}?
-// {rawQueryString}; headers arrive as the platform sends them (several
-// values joined by commas); the cookies array becomes the Cookie header; a
-// body flagged isBase64Encoded is decoded (400 when it is not base64);
-// RemoteAddr is sourceIp.
+// The handler gets the request net/http.Server would have read for the
+// request the door passes on, each door by its own encoding rules
+// (docs/http-doors.md cites AWS's documentation for each):
+//
+//	door           path                     query                              headers
+//	REST API       path, encoded            multiValueQueryStringParameters,   multiValueHeaders
+//	                                        decoded by the door: re-encoded
+//	HTTP API 1.0   path, decoded            as REST                            multiValueHeaders
+//	HTTP API 2.0   rawPath, decoded         rawQueryString, as sent            headers (repeats joined by
+//	                                                                           commas), cookies as Cookie
+//	Function URL   rawPath, encoded         rawQueryString, as sent            as HTTP API 2.0
+//	ALB            path, encoded            (multiValue)QueryStringParameters, headers, or multiValueHeaders
+//	                                        as sent: not decoded by the door   in multi-value mode
+//
+// An encoded path is parsed as a request line is (URL.Path decoded,
+// URL.RawPath kept); a decoded one is URL.Path itself, so an HTTP API path
+// with a literal % (/discount/100%) is served, not refused. Query keys
+// come in sorted order where the door passes a map; each key's values in
+// the order sent. Header names are canonical, Host becomes r.Host (the
+// door's domainName without one) and leaves r.Header, as net/http.Server
+// does. RemoteAddr is the source IP: requestContext.identity.sourceIp
+// (payload 1.0), requestContext.http.sourceIp (2.0), the last address of
+// X-Forwarded-For, which the load balancer appends (ALB). The scheme is
+// https, or X-Forwarded-Proto's http behind a load balancer. A body
+// flagged isBase64Encoded is decoded (400 when it is not base64). Proto is
+// the one the door names, else HTTP/1.1.
+//
+// r.Context() is the invocation's context: its deadline, request ID
+// (concurrent.RequestID), lambdacontext and trace ID. [Request] (payload
+// 2.0), [ProxyRequest] (payload 1.0) and [ALBRequest] return the event
+// itself, with its requestContext.
 //
 // # Buffered answers
 //

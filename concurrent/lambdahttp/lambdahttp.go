@@ -140,6 +140,26 @@ func Request(ctx context.Context) *events.APIGatewayV2HTTPRequest {
 	return nil
 }
 
+// ProxyRequest returns the payload 1.0 event (REST API, HTTP API 1.0) of
+// the invocation whose context (or the context of its *http.Request) ctx
+// is, or nil. The handler may read it; it must not keep it after returning.
+func ProxyRequest(ctx context.Context) *events.APIGatewayProxyRequest {
+	if ev, _ := ctx.Value(requestKey{}).(*event); ev != nil && ev.door.v1() {
+		return &ev.proxy
+	}
+	return nil
+}
+
+// ALBRequest returns the load balancer's event of the invocation whose
+// context (or the context of its *http.Request) ctx is, or nil. The
+// handler may read it; it must not keep it after returning.
+func ALBRequest(ctx context.Context) *events.ALBTargetGroupRequest {
+	if ev, _ := ctx.Value(requestKey{}).(*event); ev != nil && ev.door.alb() {
+		return &ev.alb
+	}
+	return nil
+}
+
 // panicMessage is the body of the 500 answered for a panic.
 const panicMessage = "Internal Server Error"
 
