@@ -13,14 +13,18 @@ import (
 // TestAllocsBuffered gates what one buffered invocation allocates, from
 // payload to answer, per door: the event's decoding (its maps and
 // strings), the *http.Request, the handler's own writes. The 2.0 path is
-// the one BenchmarkServe measures beside lambdaurl.
+// the one BenchmarkServe measures beside lambdaurl; a payload 1.0 event
+// carries each header and query parameter twice (single and multi-value).
 func TestAllocsBuffered(t *testing.T) {
 	tests := []struct {
 		name      string
 		payload   []byte
 		maxAllocs float64
 	}{
-		{"2.0", payload(t, event("POST", "/bench?x=1", `{"hello":"world"}`, map[string]string{"content-type": "application/json"})), 46},
+		{"2.0", benchEvent(t, "2.0"), 46},
+		{"REST", benchEvent(t, "REST"), 74},
+		{"ALB", benchEvent(t, "ALB"), 52},
+		{"ALB multi", benchEvent(t, "ALB multi"), 57},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

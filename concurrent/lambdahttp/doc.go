@@ -46,18 +46,37 @@
 //
 // # Buffered answers
 //
-// Handler's answer is a format 2.0 response document written straight
-// into the runtime's buffer: statusCode, headers (values of a header
-// joined by commas), cookies (the Set-Cookie values), body and
-// isBase64Encoded. The head is what the header map holds when the handler
-// returns. A missing Content-Type is sniffed from the body
-// (http.DetectContentType), as net/http does. The body is sent as text when
-// its Content-Type is textual (text/*, JSON, XML, YAML, JavaScript,
-// form-encoded, +json/+xml/+yaml), it has no Content-Encoding and it is
-// valid UTF-8; otherwise in base64, so that binary bodies arrive intact.
+// Handler's answer is written straight into the runtime's buffer, in the
+// shape the door reads, with no member it does not document:
+//
+//	payload 1.0 (REST, HTTP API 1.0)  statusCode, headers (a header of one value),
+//	                                  multiValueHeaders (Set-Cookie, headers of several values),
+//	                                  body, isBase64Encoded
+//	payload 2.0 (HTTP API, URL)       statusCode, headers (values joined by commas),
+//	                                  cookies (the Set-Cookie values), body, isBase64Encoded
+//	ALB                               statusCode, statusDescription ("201 Created"), isBase64Encoded,
+//	                                  and headers or, in multi-value mode, multiValueHeaders
+//
+// A load balancer in single-value mode reads one value a header: a
+// header's values are joined by commas, as HTTP allows, except
+// Set-Cookie's, of which only the first goes (enable multi-value headers
+// on the target group to send several cookies). The head is what the
+// header map holds when the handler returns. A missing Content-Type is
+// sniffed from the body (http.DetectContentType), as net/http does. A
+// handler that writes nothing answers 200 with no body.
+//
+// Text or binary: the body goes as a JSON string when [WithText]'s rule
+// (by default [IsText]: text/*, JSON, XML, YAML, JavaScript, form types,
+// +json/+xml/+yaml, no Content-Encoding) says its Content-Type is text and
+// it is valid UTF-8; otherwise in base64 with isBase64Encoded, so that
+// binary bodies arrive intact. A REST API decodes it for the client only
+// when the request's Accept header matches one of the API's binary media
+// types; otherwise the client gets the base64 text: list the types (or
+// */*) there, or have WithText call such bodies text.
 //
 // The whole document is bounded by [WithMaxResponseBytes] (6 MiB, the
-// platform's and LMIGO_MAX_RESPONSE_BYTES's default): Write fails with
+// platform's and LMIGO_MAX_RESPONSE_BYTES's default; 1 MiB for a load
+// balancer, whose bound is 1 MB, unless the option is given): Write fails with
 // [ErrResponseTooLarge] once the body cannot fit, and the client gets a
 // 500 whose plain-text body says so (logged at ERROR), rather than an
 // answer the platform would refuse. The head is bounded by

@@ -3,6 +3,7 @@ package lambdahttp_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"go/build"
 	"io"
 	"net/http"
@@ -248,4 +249,32 @@ func indented(v any) string {
 	enc.SetIndent("", " ")
 	_ = enc.Encode(v)
 	return b.String()
+}
+
+// TestServeMuxRoutes: a ServeMux routes each door's request by method and
+// path, wildcards taking the decoded segment.
+func TestServeMuxRoutes(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /hello/{who}", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello "+r.PathValue("who")) })
+	mux.HandleFunc("PUT /files/{name...}", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "file "+r.PathValue("name")) })
+	mux.HandleFunc("GET /discount/{pct}", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "discount "+r.PathValue("pct")) })
+	mux.HandleFunc("GET /my/{rest...}", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "my "+r.PathValue("rest")) })
+	mux.HandleFunc("POST /search/{term}", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "search "+r.PathValue("term")) })
+	mux.HandleFunc("DELETE /items/{id}", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "delete "+r.PathValue("id")) })
+	want := map[string]string{
+		"REST": "hello world", "REST encoded": "file a/b/café au lait", "HTTP API 1.0": "my path with space/100%",
+		"HTTP API 2.0 literal %": "discount 100%", "ALB encoded query": "search café", "ALB multi-value repeated": "delete 7",
+	}
+	for _, tc := range doorCases() {
+		w, ok := want[tc.name]
+		if !ok {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			status, _, body := clientReads(t, mux, tc.payload(t))
+			if status != http.StatusOK || body != w {
+				t.Errorf("%d %q, want 200 %q", status, body, w)
+			}
+		})
+	}
 }

@@ -20,6 +20,9 @@ const (
 	// DefaultMaxHeaderBytes bounds the JSON head (status, headers,
 	// cookies) the adapter builds.
 	DefaultMaxHeaderBytes = 64 << 10
+	// DefaultMaxALBResponseBytes bounds an answer to a load balancer,
+	// whose response JSON may not exceed 1 MB.
+	DefaultMaxALBResponseBytes = 1 << 20
 )
 
 // StreamContentType is the content type of a streamed answer: the JSON
@@ -30,20 +33,46 @@ const StreamContentType = "application/vnd.awslambda.http-integration-response"
 type Option func(*options)
 
 type options struct {
-	maxResponse int
-	maxHeader   int
+	maxResponse    int
+	maxResponseSet bool // by WithMaxResponseBytes: for every door
+	maxHeader      int
+	text           func(contentType, contentEncoding string) bool
+}
+
+// maxAnswer is the bound of a buffered answer to door d.
+func (o *options) maxAnswer(d door) int {
+	if d.alb() && !o.maxResponseSet {
+		return DefaultMaxALBResponseBytes
+	}
+	return o.maxResponse
 }
 
 // WithMaxResponseBytes bounds a buffered answer, the whole JSON document
-// as posted (body after base64 or JSON escaping included); n <= 0 keeps the
-// default. Set it to LMIGO_MAX_RESPONSE_BYTES when that is lowered, so that
-// the client gets this package's 500 rather than the runtime's error. It
-// bounds as well what a streamed answer's Read gathers (prelude and body);
-// lmigo streams it through WriteTo, which it does not bound.
+// as posted (body after base64 or JSON escaping included), at every door;
+// n <= 0 keeps the defaults: DefaultMaxResponseBytes, and
+// DefaultMaxALBResponseBytes for a load balancer. Set it to
+// LMIGO_MAX_RESPONSE_BYTES when that is lowered, so that the client gets
+// this package's 500 rather than the runtime's error. It bounds as well
+// what a streamed answer's Read gathers (prelude and body); lmigo streams
+// it through WriteTo, which it does not bound.
 func WithMaxResponseBytes(n int) Option {
 	return func(o *options) {
 		if n > 0 {
-			o.maxResponse = n
+			o.maxResponse, o.maxResponseSet = n, true
+		}
+	}
+}
+
+// WithText sets the rule that tells a text answer body, sent as a JSON
+// string, from a binary one, sent in base64 with isBase64Encoded: text
+// reports whether a body of that Content-Type and Content-Encoding is
+// text. A body that is not valid UTF-8 goes in base64 whatever the rule
+// says. nil keeps the default, [IsText]. Streamed answers are bytes and
+// need no rule.
+func WithText(text func(contentType, contentEncoding string) bool) Option {
+	return func(o *options) {
+		if text != nil {
+			o.text = text
 		}
 	}
 }
@@ -77,7 +106,7 @@ func WithMaxHeaderBytes(n int) Option {
 }
 
 func newOptions(opts []Option) options {
-	o := options{maxResponse: DefaultMaxResponseBytes, maxHeader: DefaultMaxHeaderBytes}
+	o := options{maxResponse: DefaultMaxResponseBytes, maxHeader: DefaultMaxHeaderBytes, text: IsText}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -105,7 +134,7 @@ func Handler(h http.Handler, opts ...Option) concurrent.RawHandler {
 
 // serveBuffered serves ev through h and writes the answer into out.
 func serveBuffered(ctx context.Context, o *options, h http.Handler, ev *event, out *concurrent.Buffer) {
-	w := getBuffered(o)
+	w := getBuffered(o, ev.door)
 	defer putBuffered(w)
 	r, err := newRequest(ctx, ev)
 	if err != nil {
