@@ -84,13 +84,22 @@
 //
 // # Streamed answers
 //
-// StreamingHandler's reader writes the application/vnd.awslambda.http-integration-response
-// stream: the JSON head (statusCode, headers, cookies; sorted and escaped
-// as encoding/json does), eight NUL bytes, then the body, byte for byte
-// what aws-lambda-go's lambdaurl sends for the same handler (it does not
-// sniff a Content-Type either). No goroutine is started: the handler runs
-// inside the reader's WriteTo, which the runtime calls on its worker while
-// the invocation is live. The head goes with the first body bytes, the
+// StreamingHandler streams where the door streams: a Function URL in
+// RESPONSE_STREAM mode and a REST API whose integration streams (response
+// transfer mode STREAM, a payload 1.0 event in). Its reader writes the
+// application/vnd.awslambda.http-integration-response stream: the JSON
+// head, eight NUL bytes, then the body. A Function URL's head (statusCode,
+// headers, cookies) is byte for byte what aws-lambda-go's lambdaurl sends
+// for the same handler; a REST API's (statusCode, headers,
+// multiValueHeaders, cookies: a header of one value in headers, of several
+// in multiValueHeaders, Set-Cookie's in cookies) what
+// events.APIGatewayProxyStreamingResponse writes. Neither sniffs a
+// Content-Type. The doors that do not stream (HTTP APIs, told by an
+// execute-api domain, and load balancers) get the buffered answer in their
+// shape; an HTTP API on a custom domain cannot be told from a Function URL
+// by its 2.0 event and is streamed: serve it with Handler. No goroutine is
+// started: the handler runs inside the reader's WriteTo, which the runtime
+// calls on its worker while the invocation is live. The head goes with the first body bytes, the
 // first Flush or the end of the handler, as net/http sends its header;
 // writes under 4 KiB are gathered into 16 KiB chunks until a Flush
 // (http.Flusher and http.ResponseController work), larger ones go out as

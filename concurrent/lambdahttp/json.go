@@ -19,7 +19,7 @@ func appendHead(dst []byte, status int, h http.Header) []byte {
 	dst = appendStatus(dst, status)
 	var keysArr [32]string
 	var cookies []string
-	n := 0
+	n := 0 // headers so far
 	for _, k := range sortedKeys(h, keysArr[:0]) {
 		if isSetCookie(k) {
 			cookies = h[k]
@@ -42,8 +42,11 @@ func appendHead(dst []byte, status int, h http.Header) []byte {
 // appendHeadV1 appends the members statusCode, headers and
 // multiValueHeaders of a payload 1.0 answer (REST APIs, HTTP API 1.0):
 // a header of one value in headers, Set-Cookie and a header of several
-// values in multiValueHeaders, each value its own.
-func appendHeadV1(dst []byte, status int, h http.Header) []byte {
+// values in multiValueHeaders, each value its own. With cookies (a REST
+// API's streamed prelude, which has the member), Set-Cookie's values go
+// in cookies instead, as in aws-lambda-go's
+// APIGatewayProxyStreamingResponse.
+func appendHeadV1(dst []byte, status int, h http.Header, cookies bool) []byte {
 	dst = appendStatus(dst, status)
 	var keysArr [32]string
 	keys := sortedKeys(h, keysArr[:0])
@@ -59,7 +62,12 @@ func appendHeadV1(dst []byte, status int, h http.Header) []byte {
 		dst = append(dst, '}')
 	}
 	n = 0
+	var setCookie []string
 	for _, k := range keys {
+		if cookies && isSetCookie(k) {
+			setCookie = h[k]
+			continue
+		}
 		if len(h[k]) > 1 || len(h[k]) == 1 && isSetCookie(k) {
 			dst = appendMember(dst, "multiValueHeaders", n)
 			n++
@@ -70,6 +78,10 @@ func appendHeadV1(dst []byte, status int, h http.Header) []byte {
 	}
 	if n > 0 {
 		dst = append(dst, '}')
+	}
+	if len(setCookie) > 0 {
+		dst = append(dst, `,"cookies":`...)
+		dst = appendStrings(dst, setCookie)
 	}
 	return dst
 }

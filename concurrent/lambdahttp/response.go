@@ -112,7 +112,7 @@ func (w *buffered) encode(ctx context.Context, out *concurrent.Buffer) {
 	out.B = append(out.B, '{')
 	switch {
 	case w.door.v1():
-		out.B = appendHeadV1(out.B, w.status, w.header)
+		out.B = appendHeadV1(out.B, w.status, w.header, false)
 	case w.door.alb():
 		out.B = appendHeadALB(out.B, w.status, w.header, w.door == doorALBMulti)
 	default:

@@ -45,7 +45,7 @@ func (s *streamer) InvokeStream(ctx context.Context, payload []byte) (contentTyp
 		return jsonContentType, b.B, nil, nil
 	}
 	r, err := newRequest(ctx, ev)
-	return StreamContentType, nil, &stream{opts: &s.opts, h: s.h, ctx: ctx, req: r, reqErr: err}, nil
+	return StreamContentType, nil, &stream{opts: &s.opts, h: s.h, ctx: ctx, door: ev.door, req: r, reqErr: err}, nil
 }
 
 // Invoke is InvokeStream with the stream read whole, through Read: at most
@@ -67,6 +67,7 @@ const jsonContentType = "application/json"
 // a buffer of at most maxResponse bytes on the first call. It is used once.
 type stream struct {
 	opts   *options
+	door   door // the prelude's format: REST (1.0) or else 2.0
 	h      http.Handler
 	ctx    context.Context
 	req    *http.Request
@@ -110,7 +111,7 @@ func (s *stream) WriteTo(dst io.Writer) (n int64, err error) {
 		return 0, errors.New("lambdahttp: the stream was already read")
 	}
 	s.ran = true
-	w := getStreamWriter(s.opts, dst)
+	w := getStreamWriter(s.opts, s.door, dst)
 	defer putStreamWriter(w)
 	if s.reqErr != nil {
 		w.fail(http.StatusBadRequest, s.reqErr.Error())
@@ -150,6 +151,7 @@ func newPanicError(v any) *concurrent.PanicError {
 // handler's responseWriter.
 type streamWriter struct {
 	opts    *options
+	door    door
 	dst     io.Writer
 	header  http.Header
 	status  int
@@ -162,9 +164,9 @@ type streamWriter struct {
 
 var streamPool = sync.Pool{New: func() any { return &streamWriter{buf: make([]byte, 0, gatherBytes)} }}
 
-func getStreamWriter(o *options, dst io.Writer) *streamWriter {
+func getStreamWriter(o *options, d door, dst io.Writer) *streamWriter {
 	w := streamPool.Get().(*streamWriter)
-	w.opts, w.dst, w.header = o, dst, make(http.Header)
+	w.opts, w.door, w.dst, w.header = o, d, dst, make(http.Header)
 	return w
 }
 
@@ -233,15 +235,26 @@ func (w *streamWriter) head() {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	w.buf = append(w.buf[:0], '{')
-	w.buf = appendHead(w.buf, w.status, w.header)
+	w.buf = w.appendPrelude(w.buf[:0], w.status, w.header)
 	if len(w.buf) > w.opts.maxHeader {
 		w.headErr = fmt.Errorf("%w of %d bytes", ErrHeaderTooLarge, w.opts.maxHeader)
 		w.writeFail(http.StatusInternalServerError, w.headErr.Error())
 		return
 	}
-	w.buf = append(w.buf, '}')
 	w.buf = append(w.buf, preludeEnd[:]...)
+}
+
+// appendPrelude appends the JSON head of the door's stream: a REST API's
+// (as events.APIGatewayProxyStreamingResponse writes it) or a Function
+// URL's (as lambdaurl does).
+func (w *streamWriter) appendPrelude(dst []byte, status int, h http.Header) []byte {
+	dst = append(dst, '{')
+	if w.door == doorREST {
+		dst = appendHeadV1(dst, status, h, true)
+	} else {
+		dst = appendHead(dst, status, h)
+	}
+	return append(dst, '}')
 }
 
 // fail answers status with msg as plain text instead of what the handler
@@ -252,9 +265,7 @@ func (w *streamWriter) fail(status int, msg string) {
 }
 
 func (w *streamWriter) writeFail(status int, msg string) {
-	w.buf = append(w.buf[:0], '{')
-	w.buf = appendHead(w.buf, status, http.Header{"Content-Type": {"text/plain; charset=utf-8"}})
-	w.buf = append(w.buf, '}')
+	w.buf = w.appendPrelude(w.buf[:0], status, http.Header{"Content-Type": {"text/plain; charset=utf-8"}})
 	w.buf = append(w.buf, preludeEnd[:]...)
 	w.buf = append(w.buf, msg...)
 }

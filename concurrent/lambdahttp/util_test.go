@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -146,4 +147,16 @@ func benchEvent(t testing.TB, door string) []byte {
 		t.Fatalf("no door %q", door)
 	}
 	return []byte(s)
+}
+
+// encodeSorted encodes q as url.Values does, keys sorted.
+func encodeSorted(q map[string][]string) string { return url.Values(q).Encode() }
+
+func decodeB64(t testing.TB, s string) string {
+	t.Helper()
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
