@@ -39,6 +39,17 @@
 // flagged isBase64Encoded is decoded (400 when it is not base64). Proto is
 // the one the door names, else HTTP/1.1.
 //
+// Limits: the doors bound what they pass on (API Gateway's headers at
+// 10 KiB, a load balancer's at 64 KiB and its body at 1 MB), and the
+// runtime refuses a payload over LMIGO_MAX_REQUEST_BYTES (6 MiB, the
+// platform's bound) with Runtime.RequestTooLarge before this package sees
+// it. An event made by hand past the doors' bounds gets an answer still:
+// a request line and headers over 1 MiB (net/http.Server's default
+// MaxHeaderBytes) 431, a path that does not parse, does not begin with /,
+// or an event without a method (no requestContext in a 2.0 event) 400.
+// Query parameters past net/url's bound (10,000) are dropped by
+// URL.Query, as behind net/http.Server.
+//
 // r.Context() is the invocation's context: its deadline, request ID
 // (concurrent.RequestID), lambdacontext and trace ID. [Request] (payload
 // 2.0), [ProxyRequest] (payload 1.0) and [ALBRequest] return the event

@@ -138,7 +138,7 @@ func serveBuffered(ctx context.Context, o *options, h http.Handler, ev *event, o
 	defer putBuffered(w)
 	r, err := newRequest(ctx, ev)
 	if err != nil {
-		w.fail(http.StatusBadRequest, err.Error())
+		w.fail(requestStatus(err), err.Error())
 	} else {
 		w.serve(ctx, h, r)
 	}

@@ -13,9 +13,29 @@ import (
 	"strings"
 )
 
-// errNoMethod: an HTTP event without its method (a hand-made one, or one
-// missing its requestContext).
-var errNoMethod = errors.New("lambdahttp: the event has no HTTP method")
+var (
+	// errNoMethod: an HTTP event without its method (a hand-made one, or
+	// one missing its requestContext).
+	errNoMethod = errors.New("lambdahttp: the event has no HTTP method")
+	// errHeaderFields: the request line and headers exceed
+	// maxRequestHeaderBytes; answered 431, as net/http.Server answers.
+	errHeaderFields = fmt.Errorf("lambdahttp: request headers over %d bytes", maxRequestHeaderBytes)
+)
+
+// maxRequestHeaderBytes bounds a request's line and headers, as
+// net/http.Server's default MaxHeaderBytes does. The doors' own bounds
+// are far lower (10 KiB for API Gateway, 64 KiB for a load balancer);
+// only an event made by hand goes past them.
+const maxRequestHeaderBytes = http.DefaultMaxHeaderBytes
+
+// requestStatus is the status a request that could not be built is
+// answered with.
+func requestStatus(err error) int {
+	if errors.Is(err, errHeaderFields) {
+		return http.StatusRequestHeaderFieldsTooLarge
+	}
+	return http.StatusBadRequest
+}
 
 // newRequest builds the *http.Request of an event, as net/http.Server
 // would have read the request the door passes on: its context is ctx
@@ -54,6 +74,9 @@ func newRequest(ctx context.Context, e *event) (*http.Request, error) {
 	if r.Method == "" {
 		return nil, errNoMethod
 	}
+	if headerBytes(r.Header, len(r.Method)+len(path)+len(rawQuery)) > maxRequestHeaderBytes {
+		return nil, errHeaderFields
+	}
 	if proto != "" {
 		if major, minor, ok := http.ParseHTTPVersion(proto); ok {
 			r.Proto, r.ProtoMajor, r.ProtoMinor = proto, major, minor
@@ -82,6 +105,17 @@ func newRequest(ctx context.Context, e *event) (*http.Request, error) {
 	}
 	r.ContentLength, r.Body = int64(n), body
 	return r.WithContext(context.WithValue(ctx, requestKey{}, e)), nil
+}
+
+// headerBytes is the size of h's lines on the wire ("Name: value\r\n"),
+// plus n.
+func headerBytes(h http.Header, n int) int {
+	for k, vs := range h {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n
 }
 
 // requestURL is the URL of a request path. A door that passes it encoded

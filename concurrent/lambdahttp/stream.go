@@ -114,7 +114,7 @@ func (s *stream) WriteTo(dst io.Writer) (n int64, err error) {
 	w := getStreamWriter(s.opts, s.door, dst)
 	defer putStreamWriter(w)
 	if s.reqErr != nil {
-		w.fail(http.StatusBadRequest, s.reqErr.Error())
+		w.fail(requestStatus(s.reqErr), s.reqErr.Error())
 		return w.finish()
 	}
 	defer func() {
