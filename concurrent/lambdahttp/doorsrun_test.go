@@ -73,14 +73,7 @@ func TestPanicN8Doors(t *testing.T) {
 			}
 			api := serve(t, 8, handler)
 			for round, door := range doors {
-				ps := make([][]byte, 8)
-				for i := range ps {
-					path := fmt.Sprintf("/ok/%d", i)
-					if i == round {
-						path = "/panic"
-					}
-					ps[i] = doorEvent(t, door, "GET", path, fmt.Sprint(i), "", false)
-				}
+				ps := panicRound(t, door, round)
 				for i, r := range invokePayloads(t, api, ps, 8) {
 					if r.Err != nil {
 						t.Fatalf("%s invocation %d: %v", door, i, r.Err)

@@ -64,14 +64,7 @@ func invokeEmulator(t *testing.T, e *rie.Emulator, what string, ps [][]byte, par
 func TestPanicN8Emulator(t *testing.T) {
 	e := emulated(t, 8)
 	for round, door := range doors {
-		ps := make([][]byte, 8)
-		for i := range ps {
-			path := fmt.Sprintf("/ok/%d", i)
-			if i == round {
-				path = "/panic"
-			}
-			ps[i] = doorEvent(t, door, "GET", path, fmt.Sprint(i), "", false)
-		}
+		ps := panicRound(t, door, round)
 		invokeEmulator(t, e, door, ps, 8, map[int]bool{round: true})
 	}
 }

@@ -244,3 +244,17 @@ func readAnswer(t testing.TB, payload []byte, r rapitest.Result) (int, http.Head
 	code, _ := head["statusCode"].(float64)
 	return int(code), h, string(body)
 }
+
+// panicRound is eight GET events of door, /ok/{i} but the one at round,
+// /panic.
+func panicRound(t testing.TB, door string, round int) [][]byte {
+	ps := make([][]byte, 8)
+	for i := range ps {
+		path := fmt.Sprintf("/ok/%d", i)
+		if i == round {
+			path = "/panic"
+		}
+		ps[i] = doorEvent(t, door, "GET", path, fmt.Sprint(i), "", false)
+	}
+	return ps
+}
