@@ -119,35 +119,21 @@ func streamBody(h http.Handler, payload []byte, opts ...lambdahttp.Option) (io.R
 }
 
 // benchEvent is the small POST of the benchmarks as door sends it: "2.0",
-// "REST", "ALB" or "ALB multi".
+// "REST", "ALB" or "ALB multi" (testdata/events/bench-*.json).
 func benchEvent(t testing.TB, door string) []byte {
 	t.Helper()
-	var s string
 	switch door {
 	case "2.0":
 		return payload(t, event("POST", "/bench?x=1", `{"hello":"world"}`, map[string]string{"content-type": "application/json"}))
 	case "REST":
-		s = `{"resource":"/{proxy+}","path":"/bench","httpMethod":"POST",` +
-			`"headers":{"Content-Type":"application/json","Host":"id.execute-api.us-east-1.amazonaws.com"},` +
-			`"multiValueHeaders":{"Content-Type":["application/json"],"Host":["id.execute-api.us-east-1.amazonaws.com"]},` +
-			`"queryStringParameters":{"x":"1"},"multiValueQueryStringParameters":{"x":["1"]},"pathParameters":{"proxy":"bench"},` +
-			`"requestContext":{"accountId":"123456789012","resourceId":"r1","stage":"prod","domainName":"id.execute-api.us-east-1.amazonaws.com",` +
-			`"requestId":"rc-1","protocol":"HTTP/1.1","identity":{"sourceIp":"192.0.2.1"},"resourcePath":"/{proxy+}","httpMethod":"POST","apiId":"id"},` +
-			`"body":"{\"hello\":\"world\"}","isBase64Encoded":false}`
+		return ownEvent(t, "bench-rest.json")
 	case "ALB":
-		s = `{"requestContext":{"elb":{"targetGroupArn":"arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/t/1"}},` +
-			`"httpMethod":"POST","path":"/bench","queryStringParameters":{"x":"1"},` +
-			`"headers":{"content-type":"application/json","host":"alb.example.com","x-forwarded-for":"192.0.2.1","x-forwarded-proto":"https"},` +
-			`"body":"{\"hello\":\"world\"}","isBase64Encoded":false}`
+		return ownEvent(t, "bench-alb.json")
 	case "ALB multi":
-		s = `{"requestContext":{"elb":{"targetGroupArn":"arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/t/1"}},` +
-			`"httpMethod":"POST","path":"/bench","multiValueQueryStringParameters":{"x":["1"]},` +
-			`"multiValueHeaders":{"content-type":["application/json"],"host":["alb.example.com"],"x-forwarded-for":["192.0.2.1"],"x-forwarded-proto":["https"]},` +
-			`"body":"{\"hello\":\"world\"}","isBase64Encoded":false}`
-	default:
-		t.Fatalf("no door %q", door)
+		return ownEvent(t, "bench-alb-multi.json")
 	}
-	return []byte(s)
+	t.Fatalf("no door %q", door)
+	return nil
 }
 
 // encodeSorted encodes q as url.Values does, keys sorted.
