@@ -116,41 +116,20 @@ func BenchmarkServe(b *testing.B) {
 func apiProxyServe(b *testing.B, door string, h http.Handler) func([]byte) error {
 	switch door {
 	case "REST":
-		a := httpadapter.New(h)
-		return func(p []byte) error {
-			var ev events.APIGatewayProxyRequest
-			if err := json.Unmarshal(p, &ev); err != nil {
-				return err
-			}
-			resp, err := a.ProxyWithContext(context.Background(), ev)
-			if err != nil {
-				return err
-			}
-			_, err = json.Marshal(resp)
-			return err
-		}
+		return proxyServe(httpadapter.New(h).ProxyWithContext)
 	case "ALB":
-		a := httpadapter.NewALB(h)
-		return func(p []byte) error {
-			var ev events.ALBTargetGroupRequest
-			if err := json.Unmarshal(p, &ev); err != nil {
-				return err
-			}
-			resp, err := a.ProxyWithContext(context.Background(), ev)
-			if err != nil {
-				return err
-			}
-			_, err = json.Marshal(resp)
-			return err
-		}
+		return proxyServe(httpadapter.NewALB(h).ProxyWithContext)
 	}
-	a := httpadapter.NewV2(h)
+	return proxyServe(httpadapter.NewV2(h).ProxyWithContext)
+}
+
+func proxyServe[E, R any](proxy func(context.Context, E) (R, error)) func([]byte) error {
 	return func(p []byte) error {
-		var ev events.APIGatewayV2HTTPRequest
+		var ev E
 		if err := json.Unmarshal(p, &ev); err != nil {
 			return err
 		}
-		resp, err := a.ProxyWithContext(context.Background(), ev)
+		resp, err := proxy(context.Background(), ev)
 		if err != nil {
 			return err
 		}
