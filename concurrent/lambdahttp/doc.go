@@ -1,11 +1,14 @@
-// Package lambdahttp serves an http.Handler for API Gateway HTTP APIs and
-// Lambda Function URLs (payload format 2.0) through lmigo, buffered or
-// streamed, at any concurrency: each invocation gets its own
-// *http.Request and http.ResponseWriter, and nothing is shared between
-// invocations but h.
+// Package lambdahttp serves an http.Handler (a ServeMux, a chi or gin
+// router...) through lmigo behind every HTTP front door of Lambda: API
+// Gateway REST APIs (payload 1.0), HTTP APIs (payload 1.0 and 2.0),
+// Function URLs and Application Load Balancers (single-value and
+// multi-value headers), buffered or streamed, at any concurrency: each
+// invocation gets its own *http.Request and http.ResponseWriter, and
+// nothing is shared between invocations but h. The door is told by the
+// event's shape; one handler serves them all.
 //
-//	concurrent.Start(lambdahttp.Handler(mux))          // buffered: API Gateway, Function URL BUFFERED
-//	concurrent.Start(lambdahttp.StreamingHandler(mux)) // Function URL RESPONSE_STREAM
+//	concurrent.Start(lambdahttp.Handler(mux))          // buffered: every door
+//	concurrent.Start(lambdahttp.StreamingHandler(mux)) // Function URL RESPONSE_STREAM, REST API STREAM
 //
 // StreamingHandler returns a concurrent.StreamInvoker: the runtime calls
 // its InvokeStream, which decodes the event from the payload.
