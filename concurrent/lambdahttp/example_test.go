@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/lmigo/lmigo/concurrent"
 	"github.com/lmigo/lmigo/concurrent/lambdahttp"
 )
@@ -33,8 +32,8 @@ func Example() {
 
 	// Streamed, for a Function URL in RESPONSE_STREAM mode.
 	s := lambdahttp.StreamingHandler(mux)
-	r, _ := s(context.Background(), &events.APIGatewayV2HTTPRequest{RawPath: "/hello/bo",
-		RequestContext: events.APIGatewayV2HTTPRequestContext{DomainName: "example", HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "GET"}}})
+	_, _, r, _ := s.InvokeStream(context.Background(), []byte(`{"version":"2.0","rawPath":"/hello/bo",
+		"requestContext":{"domainName":"example","http":{"method":"GET"}}}`))
 	b, _ := io.ReadAll(r)
 	fmt.Printf("%q\n", b)
 	// Output:

@@ -94,11 +94,11 @@ func TestStreamReadBounded(t *testing.T) {
 			}
 		}
 	})
-	r, err := lambdahttp.StreamingHandler(h, lambdahttp.WithMaxResponseBytes(limit))(t.Context(), nil)
+	r, err := streamBody(h, payload(t, event("GET", "/", "", nil)), lambdahttp.WithMaxResponseBytes(limit))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := io.ReadAll(r)
+	got, err := io.ReadAll(struct{ io.Reader }{r}) // Read, not WriteTo
 	if accepted > limit+chunk || len(got) > limit {
 		t.Errorf("the handler wrote %d bytes, Read gave %d; want at most the limit %d (and a write)", accepted, len(got), limit)
 	}

@@ -23,6 +23,8 @@ const retainBytes = 2 << 20
 // map as it is when the handler returns.
 type buffered struct {
 	opts   *options
+	door   door
+	limit  int // of the answer to door
 	header http.Header
 	status int
 	body   []byte
@@ -32,9 +34,9 @@ type buffered struct {
 
 var bufferedPool = sync.Pool{New: func() any { return new(buffered) }}
 
-func getBuffered(o *options) *buffered {
+func getBuffered(o *options, d door) *buffered {
 	w := bufferedPool.Get().(*buffered)
-	w.opts, w.header = o, make(http.Header)
+	w.opts, w.door, w.limit, w.header = o, d, o.maxAnswer(d), make(http.Header)
 	return w
 }
 
@@ -62,9 +64,9 @@ func (w *buffered) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	if w.over || len(w.body)+len(p) > w.opts.maxResponse {
+	if w.over || len(w.body)+len(p) > w.limit {
 		w.over = true
-		return 0, fmt.Errorf("%w of %d bytes", ErrResponseTooLarge, w.opts.maxResponse)
+		return 0, fmt.Errorf("%w of %d bytes", ErrResponseTooLarge, w.limit)
 	}
 	w.body = append(w.body, p...)
 	return len(p), nil
@@ -94,11 +96,11 @@ func (w *buffered) fail(status int, msg string) {
 	w.status, w.body, w.over, w.failed = status, append(w.body[:0], msg...), false, true
 }
 
-// encode writes the answer, a format 2.0 response document, into out,
-// or a 500 when it would exceed the limits.
+// encode writes the answer, in the shape the door reads, into out, or a
+// 500 when it would exceed the limits.
 func (w *buffered) encode(ctx context.Context, out *concurrent.Buffer) {
 	if w.over {
-		w.tooLarge(ctx, fmt.Sprintf("body over %d bytes", w.opts.maxResponse))
+		w.tooLarge(ctx, fmt.Sprintf("body over %d bytes", w.limit))
 	}
 	if w.status == 0 {
 		w.status = http.StatusOK
@@ -108,7 +110,14 @@ func (w *buffered) encode(ctx context.Context, out *concurrent.Buffer) {
 	}
 	start := len(out.B)
 	out.B = append(out.B, '{')
-	out.B = appendHead(out.B, w.status, w.header)
+	switch {
+	case w.door.v1():
+		out.B = appendHeadV1(out.B, w.status, w.header, false)
+	case w.door.alb():
+		out.B = appendHeadALB(out.B, w.status, w.header, w.door == doorALBMulti)
+	default:
+		out.B = appendHead(out.B, w.status, w.header)
+	}
 	if len(out.B)-start > w.opts.maxHeader && !w.failed { // a failure's own head is always sent
 		n := len(out.B) - start
 		out.B = out.B[:start]
@@ -118,21 +127,24 @@ func (w *buffered) encode(ctx context.Context, out *concurrent.Buffer) {
 		w.encode(ctx, out)
 		return
 	}
+	b64 := false
 	if len(w.body) > 0 {
-		text := textual(w.header.Get("Content-Type"), w.header.Get("Content-Encoding")) && utf8.Valid(w.body)
 		out.B = append(out.B, `,"body":"`...)
-		if text {
+		if w.opts.text(w.header.Get("Content-Type"), w.header.Get("Content-Encoding")) && utf8.Valid(w.body) {
 			out.B = slices.Grow(out.B, len(w.body)+len(w.body)/16+32)
 			out.B = appendStringBody(out.B, w.body, false)
-			out.B = append(out.B, `"}`...)
+			out.B = append(out.B, '"')
 		} else {
 			out.B = base64.StdEncoding.AppendEncode(out.B, w.body)
-			out.B = append(out.B, `","isBase64Encoded":true}`...)
+			out.B = append(out.B, `","isBase64Encoded":true`...)
+			b64 = true
 		}
-	} else {
-		out.B = append(out.B, '}')
 	}
-	if len(out.B)-start > w.opts.maxResponse && !w.failed {
+	if !b64 && w.door.alb() { // the load balancer requires the member
+		out.B = append(out.B, `,"isBase64Encoded":false`...)
+	}
+	out.B = append(out.B, '}')
+	if len(out.B)-start > w.limit && !w.failed {
 		n := len(out.B) - start
 		out.B = out.B[:start]
 		w.tooLarge(ctx, "answer of "+strconv.Itoa(n)+" bytes once encoded")
@@ -144,7 +156,7 @@ func (w *buffered) encode(ctx context.Context, out *concurrent.Buffer) {
 // why, and logs it.
 func (w *buffered) tooLarge(ctx context.Context, what string) {
 	msg := fmt.Sprintf("%v: %s, the limit is %d bytes; stream large bodies (lambdahttp.StreamingHandler)",
-		ErrResponseTooLarge, what, w.opts.maxResponse)
+		ErrResponseTooLarge, what, w.limit)
 	concurrent.Logger(ctx).Error(msg)
 	w.fail(http.StatusInternalServerError, msg)
 }

@@ -72,13 +72,23 @@ func panicky() http.Handler {
 
 func invokeAll(t *testing.T, api *rapitest.Server, evs []*events.APIGatewayV2HTTPRequest, par int) []rapitest.Result {
 	t.Helper()
+	ps := make([][]byte, len(evs))
+	for i, ev := range evs {
+		ps[i] = payload(t, ev)
+	}
+	return invokePayloads(t, api, ps, par)
+}
+
+// invokePayloads invokes each payload, par at a time, and returns the
+// results in order.
+func invokePayloads(t *testing.T, api *rapitest.Server, ps [][]byte, par int) []rapitest.Result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	res := make([]rapitest.Result, len(evs))
+	res := make([]rapitest.Result, len(ps))
 	sem := make(chan struct{}, par)
 	var wg sync.WaitGroup
-	for i, ev := range evs {
-		p := payload(t, ev)
+	for i, p := range ps {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()

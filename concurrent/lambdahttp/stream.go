@@ -25,12 +25,49 @@ const (
 // preludeEnd separates the JSON head from the body of a streamed answer.
 var preludeEnd = [8]byte{}
 
+// streamer is the concurrent.StreamInvoker StreamingHandler returns.
+type streamer struct {
+	opts options
+	h    http.Handler
+}
+
+// InvokeStream decodes the event of payload (which it does not keep) and
+// returns the stream that serves it, or, for a door that does not stream,
+// the buffered answer.
+func (s *streamer) InvokeStream(ctx context.Context, payload []byte) (contentType string, out []byte, body io.Reader, err error) {
+	ev, err := decodeEvent(payload)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if !ev.streamed() {
+		var b concurrent.Buffer
+		serveBuffered(ctx, &s.opts, s.h, ev, &b)
+		return jsonContentType, b.B, nil, nil
+	}
+	r, err := newRequest(ctx, ev)
+	return StreamContentType, nil, &stream{opts: &s.opts, h: s.h, ctx: ctx, door: ev.door, req: r, reqErr: err}, nil
+}
+
+// Invoke is InvokeStream with the stream read whole, through Read: at most
+// WithMaxResponseBytes of it.
+func (s *streamer) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	_, out, body, err := s.InvokeStream(ctx, payload)
+	if err != nil || body == nil {
+		return out, err
+	}
+	return io.ReadAll(struct{ io.Reader }{body}) // Read, not WriteTo
+}
+
+// jsonContentType is the content type of a buffered answer.
+const jsonContentType = "application/json"
+
 // stream is the reader a StreamingHandler returns. The runtime streams
 // it through WriteTo, which runs the http.Handler on the runtime's worker,
 // within the invocation. Read, for a caller that only reads, runs it into
 // a buffer of at most maxResponse bytes on the first call. It is used once.
 type stream struct {
 	opts   *options
+	door   door // the prelude's format: REST (1.0) or else 2.0
 	h      http.Handler
 	ctx    context.Context
 	req    *http.Request
@@ -74,10 +111,10 @@ func (s *stream) WriteTo(dst io.Writer) (n int64, err error) {
 		return 0, errors.New("lambdahttp: the stream was already read")
 	}
 	s.ran = true
-	w := getStreamWriter(s.opts, dst)
+	w := getStreamWriter(s.opts, s.door, dst)
 	defer putStreamWriter(w)
 	if s.reqErr != nil {
-		w.fail(http.StatusBadRequest, s.reqErr.Error())
+		w.fail(requestStatus(s.reqErr), s.reqErr.Error())
 		return w.finish()
 	}
 	defer func() {
@@ -114,6 +151,7 @@ func newPanicError(v any) *concurrent.PanicError {
 // handler's responseWriter.
 type streamWriter struct {
 	opts    *options
+	door    door
 	dst     io.Writer
 	header  http.Header
 	status  int
@@ -126,9 +164,9 @@ type streamWriter struct {
 
 var streamPool = sync.Pool{New: func() any { return &streamWriter{buf: make([]byte, 0, gatherBytes)} }}
 
-func getStreamWriter(o *options, dst io.Writer) *streamWriter {
+func getStreamWriter(o *options, d door, dst io.Writer) *streamWriter {
 	w := streamPool.Get().(*streamWriter)
-	w.opts, w.dst, w.header = o, dst, make(http.Header)
+	w.opts, w.door, w.dst, w.header = o, d, dst, make(http.Header)
 	return w
 }
 
@@ -197,15 +235,26 @@ func (w *streamWriter) head() {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	w.buf = append(w.buf[:0], '{')
-	w.buf = appendHead(w.buf, w.status, w.header)
+	w.buf = w.appendPrelude(w.buf[:0], w.status, w.header)
 	if len(w.buf) > w.opts.maxHeader {
 		w.headErr = fmt.Errorf("%w of %d bytes", ErrHeaderTooLarge, w.opts.maxHeader)
 		w.writeFail(http.StatusInternalServerError, w.headErr.Error())
 		return
 	}
-	w.buf = append(w.buf, '}')
 	w.buf = append(w.buf, preludeEnd[:]...)
+}
+
+// appendPrelude appends the JSON head of the door's stream: a REST API's
+// (as events.APIGatewayProxyStreamingResponse writes it) or a Function
+// URL's (as lambdaurl does).
+func (w *streamWriter) appendPrelude(dst []byte, status int, h http.Header) []byte {
+	dst = append(dst, '{')
+	if w.door == doorREST {
+		dst = appendHeadV1(dst, status, h, true)
+	} else {
+		dst = appendHead(dst, status, h)
+	}
+	return append(dst, '}')
 }
 
 // fail answers status with msg as plain text instead of what the handler
@@ -216,9 +265,7 @@ func (w *streamWriter) fail(status int, msg string) {
 }
 
 func (w *streamWriter) writeFail(status int, msg string) {
-	w.buf = append(w.buf[:0], '{')
-	w.buf = appendHead(w.buf, status, http.Header{"Content-Type": {"text/plain; charset=utf-8"}})
-	w.buf = append(w.buf, '}')
+	w.buf = w.appendPrelude(w.buf[:0], status, http.Header{"Content-Type": {"text/plain; charset=utf-8"}})
 	w.buf = append(w.buf, preludeEnd[:]...)
 	w.buf = append(w.buf, msg...)
 }
