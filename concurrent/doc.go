@@ -180,7 +180,14 @@
 // # Failures
 //
 // A handler error or panic becomes an /error for that invocation only; the
-// process goes on. 400, 410 and 413 answers of the Runtime API end that
+// process goes on. Every /error carries
+// Lambda-Runtime-Function-XRay-Error-Cause, which Lambda adds to the trace
+// under active tracing: the working directory, the exception's type,
+// message and stack, the stack's distinct paths, byte for byte what
+// aws-lambda-go sends for the same error document, with a DEL byte
+// escaped (\u007f) so that the header stays valid; a cause of 1 MiB or
+// more, which aws-lambda-go leaves out, is cut to 64 KiB (what the Runtime
+// API keeps): the type, the start of the message, no stack (xraycause.go). 400, 410 and 413 answers of the Runtime API end that
 // invocation only: logged at WARN with its request ID (at INFO for a
 // second post, see Exactly once), its slot freed. A
 // handler that ignores its context (cancelled at the deadline) keeps its
