@@ -7,6 +7,10 @@
 //	lambda.Start(handler)      // before
 //	concurrent.Start(handler)  // after
 //
+// and so do its options, unchanged: lambda.StartWithOptions(handler,
+// opts...) becomes [StartWithOptions](handler, opts...) with the same
+// lambda.Option values, and lambda.StartHandlerFunc [StartHandlerFunc].
+//
 // Every handler form lambda.Start accepts is accepted here, plus [RawHandler],
 // which reads the payload bytes and writes its response into a worker-owned
 // buffer.
