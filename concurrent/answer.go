@@ -102,7 +102,7 @@ func (rt *Runtime) fail(s *slot, errorType string, err error) {
 // postError posts the error document in s.resp, with its X-Ray cause.
 func (rt *Runtime) postError(s *slot, errorType string) {
 	errorType = headerErrorType(errorType)
-	doc, cause := withXRayCause(s.resp) // xraycause.go
+	doc, cause := withXRayCause(s.resp, &s.inv) // xraycause.go
 	again, err := rt.send(func(ctx context.Context) error {
 		return s.conn.Fail(ctx, &s.inv, errorType, doc, cause)
 	})
@@ -111,7 +111,7 @@ func (rt *Runtime) postError(s *slot, errorType string) {
 		encodeErrorBody(s.resp, &messages.InvokeResponse_Error{
 			Message: "the error could not be sent: " + err.Error(), Type: errTypeUnsendable,
 		})
-		doc, cause = withXRayCause(s.resp)
+		doc, cause = withXRayCause(s.resp, &s.inv)
 		again, err = rt.send(func(ctx context.Context) error {
 			return s.conn.Fail(ctx, &s.inv, errTypeUnsendable, doc, cause)
 		})

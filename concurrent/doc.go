@@ -191,7 +191,9 @@
 // aws-lambda-go sends for the same error document, with a DEL byte
 // escaped (\u007f) so that the header stays valid; a cause of 1 MiB or
 // more, which aws-lambda-go leaves out, is cut to 64 KiB (what the Runtime
-// API keeps): the type, the start of the message, no stack (xraycause.go). 400, 410 and 413 answers of the Runtime API end that
+// API keeps): the type, the start of the message, no stack; so is one that
+// would not fit the answer's header beside request and invocation IDs of
+// kilobytes (xraycause.go). 400, 410 and 413 answers of the Runtime API end that
 // invocation only: logged at WARN with its request ID (at INFO for a
 // second post, see Exactly once), its slot freed. A
 // handler that ignores its context (cancelled at the deadline) keeps its

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+
+	"github.com/lmigo/lmigo/rapi"
 )
 
 // The X-Ray error cause: every /error carries
@@ -24,7 +26,9 @@ import (
 //     exits without reporting the error);
 //   - a cause of maxXRayCause or more, which aws-lambda-go leaves out, is
 //     sent cut to maxXRayCauseCut: the type, the start of the message,
-//     no stack, so that the trace still names the exception.
+//     no stack, so that the trace still names the exception; so is a
+//     shorter one that would not fit the answer's header beside long
+//     request and invocation IDs (xrayCauseLimit).
 //
 // Only an error is charged for it: the cause is appended behind the
 // document in the slot's response buffer.
@@ -49,17 +53,31 @@ type errorDocParts struct {
 }
 
 // withXRayCause appends to b, behind the error document it holds, the
-// X-Ray cause of that document, and returns both. cause is nil when the
-// document does not parse, which encodeErrorBody's never fails to.
-func withXRayCause(b *Buffer) (doc, cause []byte) {
+// X-Ray cause of that document for the answer to inv, and returns both.
+// cause is empty when the document does not parse, which encodeErrorBody's
+// never fails to.
+func withXRayCause(b *Buffer, inv *rapi.Invocation) (doc, cause []byte) {
 	n := len(b.B)
-	b.B = appendXRayCause(b.B, b.B[:n])
+	b.B = appendXRayCause(b.B, b.B[:n], xrayCauseLimit(inv))
 	return b.B[:n:n], b.B[n:]
 }
 
+// xrayCauseLimit bounds the cause of the answer to inv. The Runtime API
+// refuses a header over 1 MiB + 4 KiB whole (431), and the invocation is
+// left unanswered: the cause gets 1 MiB, less what long request and
+// invocation IDs take of the 4 KiB beyond it (TestXRayCauseLongIDs).
+func xrayCauseLimit(inv *rapi.Invocation) int {
+	// The rest of the header: request line, Host, User-Agent, the error
+	// type (at most maxErrorTypeHeader), Content-Type, Content-Length.
+	const rest = 1 << 10
+	over := len(inv.RequestID) + len(inv.InvocationID) + rest - 4<<10
+	return maxXRayCause - max(over, 0)
+}
+
 // appendXRayCause appends the X-Ray cause of the error document doc to
-// dst. doc may be a prefix of dst: it is read before dst grows past it.
-func appendXRayCause(dst, doc []byte) []byte {
+// dst, shorter than limit (at most maxXRayCause). doc may be a prefix of
+// dst: it is read before dst grows past it.
+func appendXRayCause(dst, doc []byte, limit int) []byte {
 	var parts errorDocParts
 	if json.Unmarshal(doc, &parts) != nil || parts.Message == nil || parts.Type == nil {
 		return dst
@@ -103,7 +121,7 @@ func appendXRayCause(dst, doc []byte) []byte {
 		dst = appendNoDEL(dst, f.Path)
 	}
 	dst = append(dst, "]}"...)
-	if len(dst)-start < maxXRayCause {
+	if len(dst)-start < limit {
 		return dst
 	}
 
@@ -115,7 +133,7 @@ func appendXRayCause(dst, doc []byte) []byte {
 	dst = append(dst, cutJSONToken(appendNoDEL(nil, parts.Type), maxDocErrorType)...)
 	dst = append(dst, `,"message":`...)
 	const tail = `,"stack":[]}],"paths":[]}`
-	room := maxXRayCauseCut - (len(dst) - start) - len(tail)
+	room := min(maxXRayCauseCut, limit-1) - (len(dst) - start) - len(tail)
 	dst = append(dst, cutJSONToken(appendNoDEL(nil, parts.Message), room)...)
 	return append(dst, tail...)
 }

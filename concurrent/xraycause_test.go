@@ -158,7 +158,7 @@ func TestXRayCauseBound(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var doc Buffer
 			encodeErrorBody(&doc, &tt.doc)
-			body, cause := withXRayCause(&doc)
+			body, cause := withXRayCause(&doc, &rapi.Invocation{RequestID: "id", InvocationID: "inv"})
 			if !bytes.Equal(body, doc.B[:len(body)]) || len(body)+len(cause) != len(doc.B) {
 				t.Fatal("the document moved")
 			}
@@ -186,5 +186,25 @@ func TestXRayCauseBound(t *testing.T) {
 				t.Fatalf("cut to %d bytes: more fits", len(cause))
 			}
 		})
+	}
+}
+
+// TestXRayCauseLongIDs checks that the cause leaves room in the answer's
+// header for long request and invocation IDs: the Runtime API (Go's HTTP
+// server, as the emulator's) reads at most 1 MiB + 4 KiB of header, and
+// an answer whose header is longer is refused whole (431), leaving its
+// invocation unanswered.
+func TestXRayCauseLongIDs(t *testing.T) {
+	// A cause of 1 MiB - 1: sent whole with IDs of the usual length.
+	long := strings.Repeat("a", maxXRayCause-1-len(wantXRayCause(t, messages.InvokeResponse_Error{Type: "errorString"})))
+	api := newAPI(t, rapitest.Options{Queue: true})
+	serve(t, api, env{}, func() error { return errors.New(long) })
+	r := invokeReq(t, api, rapitest.Request{Payload: []byte(`{}`), Timeout: 10 * time.Second,
+		Headers: map[string]string{"Lambda-Runtime-Invocation-Id": strings.Repeat("i", 16<<10)}})
+	if r.Err == nil || r.Err.Type != "errorString" {
+		t.Fatalf("the error was not taken: %+v", r.Err)
+	}
+	if len(r.Err.Cause) == 0 || len(r.Err.Cause) > maxXRayCauseCut {
+		t.Fatalf("cause of %d bytes, want one cut to fit", len(r.Err.Cause))
 	}
 }
