@@ -329,7 +329,7 @@ func awsCases() []awsCase {
 			return func(context.Context) (string, error) {
 				n++
 				if n%3 == 0 {
-					return "", errors.New("error time!")
+					return "", errors.New("error time!") //nolint:revive // aws-lambda-go's case as it is
 				}
 				return "Hello!", nil
 			}
@@ -337,7 +337,9 @@ func awsCases() []awsCase {
 	)
 	add("invoke_loop_test.go TestCustomErrorMarshaling",
 		awsCase{name: "loop/custom errors", reqs: acReqs(``, 3),
-			handler: acErrors(errors.New("boring"), acCustomError{errors.New("Something bad happened!")}, messages.InvokeResponse_Error{Type: "yolo", Message: "hello"}),
+			handler: acErrors(errors.New("boring"),
+				acCustomError{errors.New("Something bad happened!")}, //nolint:revive // aws-lambda-go's case as it is
+				messages.InvokeResponse_Error{Type: "yolo", Message: "hello"}),
 			want: []string{`error: {"errorMessage":"boring","errorType":"errorString"}`,
 				`error: {"errorMessage":"Something bad happened!","errorType":"acCustomError"}`,
 				`error: {"errorMessage":"hello","errorType":"yolo"}`}},
@@ -522,7 +524,7 @@ func awsCases() []awsCase {
 	add("panic_test.go",
 		awsCase{name: "panic/string", handler: acPanics("Panic time!"), want: []string{`error: "errorMessage":"Panic time!","errorType":"string"`}},
 		awsCase{name: "panic/int", handler: acPanics(1234), want: []string{`error: "errorMessage":"1234","errorType":"int"`}},
-		awsCase{name: "panic/custom error", handler: acPanics(&acCustomError{errors.New("oh noooooo!")}),
+		awsCase{name: "panic/custom error", handler: acPanics(&acCustomError{errors.New("oh noooooo!")}), //nolint:revive // aws-lambda-go's case as it is
 			want: []string{`error: "errorMessage":"oh noooooo!","errorType":"acCustomError"`}},
 		awsCase{name: "panic/*InvokeResponse_Error", handler: acPanics(&messages.InvokeResponse_Error{Message: "message", Type: "type"}),
 			want: []string{`error: "errorType":"InvokeResponse_Error"`}},
