@@ -99,19 +99,21 @@ func (rt *Runtime) fail(s *slot, errorType string, err error) {
 	rt.postError(s, errorType)
 }
 
-// postError posts the error document in s.resp.
+// postError posts the error document in s.resp, with its X-Ray cause.
 func (rt *Runtime) postError(s *slot, errorType string) {
 	errorType = headerErrorType(errorType)
+	doc, cause := withXRayCause(s.resp, &s.inv) // xraycause.go
 	again, err := rt.send(func(ctx context.Context) error {
-		return s.conn.Fail(ctx, &s.inv, errorType, s.resp.B, nil)
+		return s.conn.Fail(ctx, &s.inv, errorType, doc, cause)
 	})
 	if errors.Is(err, rapi.ErrInvalid) && errorType != errTypeUnsendable {
 		s.resp.Reset()
 		encodeErrorBody(s.resp, &messages.InvokeResponse_Error{
 			Message: "the error could not be sent: " + err.Error(), Type: errTypeUnsendable,
 		})
+		doc, cause = withXRayCause(s.resp, &s.inv)
 		again, err = rt.send(func(ctx context.Context) error {
-			return s.conn.Fail(ctx, &s.inv, errTypeUnsendable, s.resp.B, nil)
+			return s.conn.Fail(ctx, &s.inv, errTypeUnsendable, doc, cause)
 		})
 	}
 	rt.settle(s, err, again)

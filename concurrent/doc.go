@@ -7,6 +7,10 @@
 //	lambda.Start(handler)      // before
 //	concurrent.Start(handler)  // after
 //
+// and so do its options, unchanged: lambda.StartWithOptions(handler,
+// opts...) becomes [StartWithOptions](handler, opts...) with the same
+// lambda.Option values, and lambda.StartHandlerFunc [StartHandlerFunc].
+//
 // Every handler form lambda.Start accepts is accepted here, plus [RawHandler],
 // which reads the payload bytes and writes its response into a worker-owned
 // buffer.
@@ -181,7 +185,16 @@
 // # Failures
 //
 // A handler error or panic becomes an /error for that invocation only; the
-// process goes on. 400, 410 and 413 answers of the Runtime API end that
+// process goes on. Every /error carries
+// Lambda-Runtime-Function-XRay-Error-Cause, which Lambda adds to the trace
+// under active tracing: the working directory, the exception's type,
+// message and stack, the stack's distinct paths, byte for byte what
+// aws-lambda-go sends for the same error document, with a DEL byte
+// escaped (\u007f) so that the header stays valid; a cause of 1 MiB or
+// more, which aws-lambda-go leaves out, is cut to 64 KiB (what the Runtime
+// API keeps): the type, the start of the message, no stack; so is one that
+// would not fit the answer's header beside request and invocation IDs of
+// kilobytes (xraycause.go). 400, 410 and 413 answers of the Runtime API end that
 // invocation only: logged at WARN with its request ID (at INFO for a
 // second post, see Exactly once), its slot freed. A
 // handler that ignores its context (cancelled at the deadline) keeps its
@@ -238,4 +251,48 @@
 // during init. WithSIGTERM also takes cleanup functions, run once each, in
 // order, after the drain and within the budget (the last fifth of it is
 // theirs), as aws-lambda-go's lambda.WithEnableSIGTERM runs its own.
+//
+// # Differences from aws-lambda-go
+//
+// Handlers, events, JSON bytes, error documents, contexts and options are
+// aws-lambda-go v1.55.1's; TestAWSCompat runs its test cases through both
+// runtimes and fails on any difference but these (README.md, "What
+// differs", has what the caller sees of each):
+//
+//   - Every /error whose errorType is not empty carries it as
+//     Lambda-Runtime-Function-Error-Type (Function.InvalidErrorType when no header
+//     can carry it); aws-lambda-go sends no such header, which the Runtime
+//     API reads as Runtime.Unknown. The Runtime API keeps a type of the
+//     form Runtime.X or Function.X and reads any other as Runtime.Unknown
+//     (Function.Unknown for Function.Y): an errorString reads the same from
+//     both, a Function.MyError does not.
+//   - No invocation ends the process: after a panic, or an error returned
+//     as a messages.InvokeResponse_Error with ShouldExit, aws-lambda-go
+//     exits (status 1).
+//   - A panic's stack begins at the function that panicked; aws-lambda-go's
+//     begins with its own recover (lambdaPanicResponse, the deferred call,
+//     runtime.gopanic), and the frames below the handler are each runtime's.
+//   - An invalid handler fails init (Runtime.InvalidHandler, exit 1);
+//     aws-lambda-go starts and fails every invocation with the validation
+//     error, as errorString.
+//   - An invocation whose deadline, client context or Cognito identity does
+//     not parse fails as Runtime.InvalidDeadline,
+//     Runtime.InvalidClientContext or Runtime.InvalidCognitoIdentity;
+//     aws-lambda-go sends errorString and the parser's message.
+//   - A reader result is streamed with Lambda-Runtime-Function-Response-Mode:
+//     streaming (see Streaming); aws-lambda-go posts the same bytes without
+//     the header.
+//   - A lambda.Handler's ContentType() is its response's content type;
+//     aws-lambda-go sends application/octet-stream for any lambda.Handler
+//     but lambda.NewHandler's own value.
+//   - SIGTERM drains the invocations in flight, runs the WithEnableSIGTERM
+//     (WithSIGTERM) callbacks and exits 0, and the internal extension is
+//     named lmigo; aws-lambda-go runs the callbacks at once and serves on
+//     until SIGKILL, is killed by SIGTERM without callbacks, and names its
+//     extension GoLangEnableSIGTERM.
+//   - The X-Ray error cause escapes a DEL byte and cuts one of 1 MiB or
+//     more (see Failures); with either, aws-lambda-go sends none (a DEL
+//     fails its post, and its process exits).
+//   - An error document over 1 MiB is cut to fit (answer.go);
+//     aws-lambda-go's is refused with 413, and its process exits.
 package concurrent

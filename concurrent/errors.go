@@ -10,6 +10,8 @@ var (
 	ErrInvalidHandler = errors.New("concurrent: invalid handler")
 	// ErrConfig is returned by New when the environment does not hold a
 	// valid configuration; the wrapped errors name every bad variable.
+	// StartWithOptions fails init with it for a lambda.Option it cannot
+	// read.
 	ErrConfig = errors.New("concurrent: invalid configuration")
 	// ErrRuntimeAPI is returned by Run when the Runtime API reports that the
 	// environment is broken (a 5xx answer): the process should exit.

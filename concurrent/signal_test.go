@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -34,6 +35,25 @@ func TestStartHelper(t *testing.T) {
 		time.Sleep(time.Duration(ev.SleepMS) * time.Millisecond)
 		return "finished", nil
 	})
+}
+
+// startChild starts cmd, this test binary re-executed, with its stdout
+// piped and its stderr kept; the test is skipped where the binary cannot
+// run directly (built for another architecture, without rie.ExecEnv).
+func startChild(t *testing.T, cmd *exec.Cmd) (stdout io.ReadCloser, stderr *syncBuffer) {
+	t.Helper()
+	stderr = new(syncBuffer)
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); errors.Is(err, syscall.ENOEXEC) {
+		t.Skipf("cannot run this test binary directly (set %s): %v", rie.ExecEnv, err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return stdout, stderr
 }
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader.
@@ -89,17 +109,7 @@ func TestStartShutsDownOnSignal(t *testing.T) {
 				"AWS_LAMBDA_LOG_FORMAT=JSON", "LMIGO_SIGTERM=1", "LMIGO_SHUTDOWN_TIMEOUT=500ms",
 				// The race detector otherwise sleeps 1 s at exit.
 				"GORACE=atexit_sleep_ms=0")
-			var stderr syncBuffer
-			cmd.Stderr = &stderr
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); errors.Is(err, syscall.ENOEXEC) {
-				t.Skipf("cannot run this test binary directly (set %s): %v", rie.ExecEnv, err)
-			} else if err != nil {
-				t.Fatal(err)
-			}
+			stdout, stderr := startChild(t, cmd)
 			exited := make(chan error, 1)
 			started := make(chan struct{}, 1)
 			go func() {
