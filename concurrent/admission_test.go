@@ -124,7 +124,7 @@ func TestAdmissionHoldsBackWhileHeapHigh(t *testing.T) {
 	}
 	heldFor := time.Since(heldFrom)
 	live.Store(500) // below 70 %
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := testContext(t)
 	defer cancel()
 	if err := api.WaitPolls(ctx, n); err != nil {
 		t.Fatalf("polls did not resume: %v", err)
@@ -226,7 +226,7 @@ func TestAdmissionPollsWhenNothingInFlight(t *testing.T) {
 	}
 
 	live.Store(500) // below 70 %: every slot polls
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := testContext(t)
 	defer cancel()
 	if err := api.WaitPolls(ctx, n); err != nil {
 		t.Fatalf("polls did not resume: %v", err)
@@ -289,7 +289,7 @@ func TestAdmissionOffWithoutLimit(t *testing.T) {
 			t.Fatal(r.Err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := testContext(t)
 	defer cancel()
 	if err := api.WaitPolls(ctx, 2); err != nil {
 		t.Fatal(err)
@@ -378,7 +378,7 @@ func TestAdmissionKeepsHeapUnderLimit(t *testing.T) {
 	if r := invoke(t, api, `"drop"`); r.Err != nil {
 		t.Fatal(r.Err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := testContext(t)
 	defer cancel()
 	if err := api.WaitPolls(ctx, n); err != nil {
 		t.Fatalf("polls did not resume after the cache was dropped: %v", err)

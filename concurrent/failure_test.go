@@ -87,7 +87,7 @@ func checkAnswered(st rapitest.Stats, unanswered int64) error {
 func TestAnsweredOnceFailsOnSilentRuntime(t *testing.T) {
 	const n = 3
 	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := testContext(t)
 	tr := &http.Transport{}
 	var wg sync.WaitGroup
 	t.Cleanup(func() { cancel(); wg.Wait(); tr.CloseIdleConnections() })
@@ -166,7 +166,7 @@ func TestRefusedAnswersStayLocal(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := testContext(t)
 			defer cancel()
 			ictx := ctx
 			if tt.giveUp > 0 {
@@ -212,7 +212,7 @@ func TestIgnoredDeadline(t *testing.T) {
 		ctxErr <- ctx.Err()
 		return "late", nil
 	}, WithLogger(log))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := testContext(t)
 	defer cancel()
 	res, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{"SleepMS":400}`), Timeout: 100 * time.Millisecond})
 	if err != nil || res.Err == nil || res.Err.Type != rapitest.ErrorTypeTimeout {
@@ -326,7 +326,7 @@ func TestRuntimeAPIRefusedRecovers(t *testing.T) {
 
 	api := newAPI(t, rapitest.Options{Addr: addr, MaxConcurrency: n, Queue: true})
 	up := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := testContext(t)
 	defer cancel()
 	if err := api.WaitPolls(ctx, n); err != nil {
 		t.Fatal(err)
@@ -374,7 +374,7 @@ func TestRuntimeAPIFaultsRecover(t *testing.T) {
 	faulted := api.Stats().Faults
 
 	down.Store(false)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := testContext(t)
 	defer cancel()
 	if err := api.WaitPolls(ctx, n); err != nil {
 		t.Fatal(err)
@@ -418,7 +418,7 @@ func TestRuntimeAPI500EndsRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			done, result := startRun(t, rt)
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := testContext(t)
 			defer cancel()
 			if err := api.WaitPolls(ctx, 2); err != nil {
 				t.Fatal(err)
@@ -504,7 +504,7 @@ func TestMalformedInvocations(t *testing.T) {
 	var timedOut int64 // only those whose request ID the runtime could not read
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := testContext(t)
 			defer cancel()
 			res, err := api.Invoke(ctx, tt.req)
 			if err != nil {
@@ -604,7 +604,7 @@ func TestRunLogsWhyItStopped(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- rt.Run(ctx) }()
-	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	wctx, wcancel := testContext(t)
 	defer wcancel()
 	if err := api.WaitPolls(wctx, 1); err != nil {
 		t.Fatal(err)

@@ -452,7 +452,7 @@ func TestRuntimeLinesCarryIDs(t *testing.T) {
 		{`{}`, "invocation failed", "Function.ResponseSizeTooLarge", "response too large", false},
 	}
 	for _, tt := range tests {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := testContext(t)
 		r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(tt.payload), TraceID: "Root=1-feed;Sampled=1", TenantID: "ten"})
 		cancel()
 		if err != nil || r.Err == nil {

@@ -294,7 +294,7 @@ func TestConcurrentStreamsInterleave(t *testing.T) {
 	results := make([]rapitest.Result, n)
 	for i := range n {
 		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := testContext(t)
 			defer cancel()
 			r, err := api.Invoke(ctx, rapitest.Request{Payload: fmt.Appendf(nil, `{"ID":%d}`, i), Timeout: 10 * time.Second})
 			if err != nil {

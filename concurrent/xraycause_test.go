@@ -2,7 +2,6 @@ package concurrent
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"github.com/lmigo/lmigo/rapi"
@@ -122,7 +121,7 @@ func TestXRayCause(t *testing.T) {
 
 func invokeReq(t *testing.T, api *rapitest.Server, req rapitest.Request) rapitest.Result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := testContext(t)
 	defer cancel()
 	r, err := api.Invoke(ctx, req)
 	if err != nil {
