@@ -3,6 +3,7 @@ package rapitest
 import (
 	"bytes"
 	"context"
+	"flag"
 	"io"
 	"net/http"
 	"net/url"
@@ -18,11 +19,16 @@ func TestMain(m *testing.M) {
 	// ants, which the runtime of Example_handler links, starts a default
 	// pool when it is imported.
 	ants.Release()
+	flag.Parse()
+	if d, err := time.ParseDuration(flag.Lookup("test.timeout").Value.String()); err == nil && d > 0 {
+		testTimeout = d * 9 / 10
+	}
 	goleak.VerifyTestMain(m)
 }
 
-// testTimeout bounds every wait of a test.
-const testTimeout = 10 * time.Second
+// testTimeout bounds every wait of a test: most of the test binary's own
+// -timeout, so that only a hung test, never a slow machine, meets it.
+var testTimeout = 10 * time.Minute
 
 // testRuntime is a minimal runtime written with net/http (keep-alive
 // connections) that drives the fake the way a real runtime would.
