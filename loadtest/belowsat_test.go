@@ -52,7 +52,7 @@ func TestBelowSatTable(t *testing.T) {
 	got := belowSatRows(rep)
 	if !slices.EqualFunc(got, want, slices.Equal) {
 		var b strings.Builder
-		writeAligned(&b, got, 2)
+		writeAligned(&b, got)
 		t.Errorf("table:\n%s", b.String())
 		for i := range min(len(got), len(want)) {
 			if !slices.Equal(got[i], want[i]) {

@@ -261,10 +261,10 @@ func summaryLines(rep *report) []string {
 func printTable(w io.Writer, rep *report) {
 	fmt.Fprintf(w, "\nlmigo load test (%s): target %s, %s, %d CPUs, %s, %s, %d repetition(s), %s\n\n",
 		rep.Kind, rep.Config.Target, rep.Host.CPUModel, rep.Host.CPUs, rep.Host.Arch, rep.Host.GoVersion, rep.Config.Reps, time.Duration(rep.Elapsed).Round(time.Second))
-	writeAligned(w, rows(rep), 2)
+	writeAligned(w, rows(rep))
 	if bs := belowSatRows(rep); len(bs) > 1 {
 		fmt.Fprintf(w, "\n%s\n\n", belowSatTitle)
-		writeAligned(w, bs, 2)
+		writeAligned(w, bs)
 	}
 	fmt.Fprintln(w)
 	for _, l := range summaryLines(rep) {
@@ -273,9 +273,12 @@ func printTable(w io.Writer, rep *report) {
 	printAccounting(w, rep)
 }
 
-// writeAligned writes rows as columns: the first left cols to the left,
-// the others (numbers) to the right.
-func writeAligned(w io.Writer, rows [][]string, left int) {
+// alignedLeft is how many columns writeAligned puts to the left: a row's
+// names; the others, numbers, go to the right.
+const alignedLeft = 2
+
+// writeAligned writes rows as columns, aligned (alignedLeft).
+func writeAligned(w io.Writer, rows [][]string) {
 	var width []int
 	for _, row := range rows {
 		for i, c := range row {
@@ -292,7 +295,7 @@ func writeAligned(w io.Writer, rows [][]string, left int) {
 			if i > 0 {
 				b.WriteString("  ")
 			}
-			if i < left {
+			if i < alignedLeft {
 				b.WriteString(c + pad)
 			} else {
 				b.WriteString(pad + c)

@@ -99,7 +99,7 @@ func printRun(w io.Writer, rep *report) {
 	lines := indent(glance)
 	lines = append(lines, []string{"details:"})
 	lines = append(lines, indent(details)...)
-	writeAligned(w, lines, 2)
+	writeAligned(w, lines)
 	printAccounting(w, rep)
 }
 
