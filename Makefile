@@ -55,15 +55,15 @@ build:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build $(BUILD_FLAGS) -o dist/arm64/bootstrap ./cmd/bootstrap
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build $(BUILD_FLAGS) -o dist/amd64/bootstrap ./cmd/bootstrap
 
-## package: dist/bootstrap-arm64.zip and dist/bootstrap-amd64.zip for provided.al2023, byte-for-byte reproducible (deploy/pack)
+## package: dist/bootstrap-arm64.zip and dist/bootstrap-amd64.zip for provided.al2023, byte-for-byte reproducible (cmd/lmigo-pack, which packs a function of yours too: docs/deploy.md)
 package:
-	$(GO) -C deploy run ./pack -o ../dist
+	$(GO) run ./cmd/lmigo-pack -o dist ./cmd/bootstrap
 
 # test-arm64 runs these for linux/arm64: what goes into a bootstrap, the
 # reference bootstrap under the emulator, the examples and the codecs. The rest
-# (deploy, the load driver and its plots) is host-side tooling.
+# (lmigo-pack, deploy, the load driver and its plots) is host-side tooling.
 QEMU_ARM64 ?= qemu-aarch64-static
-ARM64_PKGS ?= ./limits/... ./rapi/... ./pool/... ./concurrent/... ./cmd/...
+ARM64_PKGS ?= ./limits/... ./rapi/... ./pool/... ./concurrent/... ./cmd/bootstrap/...
 
 ## test-arm64: the runtime's tests built for linux/arm64 and run under qemu-user, the emulator's bootstrap too (no -race)
 test-arm64: rie
