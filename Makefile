@@ -17,7 +17,7 @@ CODECS    := $(addprefix concurrent/codec/,sonic goccy segmentio jsonv2)
 CODECTEST := concurrent/codec/codectest
 MODULES   := . loadtest deploy examples $(CODECS) $(CODECTEST) concurrent/oteltrace concurrent/lambdahttp/compare
 
-.PHONY: run test build bench bench-all lint tools rie fmt vet loadtest clean
+.PHONY: run test build bench bench-all lint tools rie fmt vet loadtest clean docs-check
 .PHONY: package test-arm64
 .PHONY: fuzz soak download subjects
 
@@ -38,6 +38,10 @@ test: rie vet
 	@# The allocation and copy gates skip under -race (it allocates): run them without.
 	$(GO) test -count=1 -run='Alloc|Copies|KeepsPayload|BufferReused' ./concurrent/... ./rapi/... ./pool/...
 	$(GO) -C $(CODECTEST) test -count=1 -run='Alloc' ./...
+
+## docs-check: every go and make command of the docs parses as written, and the README's function is moved, tested and packed in a new module as the README says (part of make test)
+docs-check:
+	$(GO) test -count=1 -run 'TestDocsCommands|TestDocCheckerRejects|TestNewUserModule' ./cmd/bootstrap/
 
 ## download: the Go modules every module of the repository needs, into the module cache
 download:
@@ -74,7 +78,7 @@ test-arm64: rie
 	@# The codecs' arm64 code differs (wantCodecDiffsArm64).
 	cd $(CODECTEST) && GOARCH=arm64 $(GO) test -exec $(QEMU_ARM64) -shuffle=on -timeout 10m ./...
 
-## fuzz: every Fuzz target of the module for FUZZTIME executions each (about a minute in all; CI runs it), seed corpora in testdata/fuzz
+## fuzz: every Fuzz target of the module for FUZZTIME executions each (several minutes in all; CI runs it), seed corpora in testdata/fuzz
 # A count of executions, not a time: a time limit that ends while the
 # baseline corpus is still being run fails with "context deadline exceeded".
 FUZZTIME ?= 20000x
