@@ -85,10 +85,11 @@ func encodeTime(t time.Time, enc zapcore.PrimitiveArrayEncoder) {
 	encodeTimeLayout(t.UTC(), enc)
 }
 
-// encodeDuration writes milliseconds, Lambda's unit, with the fraction:
-// a number that CloudWatch Logs Insights can compute with.
+// encodeDuration writes a duration with its unit, in Go's notation
+// ("1.5s", "312.5µs"), the one the duration variables are written in: a
+// bare number would leave the reader to guess the unit.
 func encodeDuration(d time.Duration, enc zapcore.PrimitiveArrayEncoder) {
-	enc.AppendFloat64(float64(d) / float64(time.Millisecond))
+	enc.AppendString(d.String())
 }
 
 func encoderConfig() zapcore.EncoderConfig {
@@ -131,10 +132,32 @@ var defaultLogger = sync.OnceValue(func() *zap.Logger {
 	c, err := limits.FromEnv(os.LookupEnv)
 	if err != nil {
 		// New reports the bad variables; lines are not lost meanwhile.
-		return newLogger(limits.FormatJSON, limits.LevelInfo, os.Stderr)
+		return newLogger(envLogFormat(os.LookupEnv), limits.LevelInfo, os.Stderr)
 	}
 	return newLogger(c.LogFormat, c.LogLevel, os.Stderr)
 })
+
+// envLogFormat is the log format the environment asks for, read on its
+// own, by limits' rules, so that another bad variable does not hide it
+// (the line that reports that variable is written in it). When the format
+// variable is itself bad, it is the default for the environment.
+func envLogFormat(lookup func(string) (string, bool)) limits.Format {
+	for _, keep := range []string{"AWS_LAMBDA_LOG_FORMAT", ""} {
+		c, err := limits.FromEnv(func(k string) (string, bool) {
+			switch k {
+			case "AWS_LAMBDA_RUNTIME_API":
+				return "127.0.0.1:9001", true // required, and not what is read here
+			case "AWS_LAMBDA_INITIALIZATION_TYPE", keep:
+				return lookup(k)
+			}
+			return "", false
+		})
+		if err == nil {
+			return c.LogFormat
+		}
+	}
+	return limits.FormatJSON
+}
 
 // Field names of an invocation's IDs in every line logged for it.
 const (

@@ -62,7 +62,7 @@ func TestSlogAttrs(t *testing.T) {
 			l.Info("m", "s", "str", "i", -3, "u", uint64(7), "f", 1.5, "b", true,
 				"d", 1500*time.Microsecond, "t", when, "v", logValuer{}, "e", errors.New("bad"),
 				"p", point{1, 2}, "nil", nil)
-		}, "map[b:true d:1.5 e:bad f:1.5 i:-3 nil:<nil> p:map[X:1 Y:2] s:str t:2025-03-04T04:06:07.000000008Z u:7 v:resolved]"},
+		}, "map[b:true d:1.5ms e:bad f:1.5 i:-3 nil:<nil> p:map[X:1 Y:2] s:str t:2025-03-04T04:06:07.000000008Z u:7 v:resolved]"},
 		{"group", func(l *slog.Logger) {
 			l.Info("m", slog.Group("g", "a", 1, slog.Group("h", "b", 2)), "c", 3)
 		}, "map[c:3 g:map[a:1 h:map[b:2]]]"},

@@ -57,7 +57,7 @@ func reportInitError(err error, opts []Option) {
 	o := newOptions(opts)
 	log := o.logger
 	if log == nil {
-		log = newLogger(limits.FormatJSON, limits.LevelInfo, o.stderr)
+		log = newLogger(envLogFormat(o.lookup), limits.LevelInfo, o.stderr)
 	}
 	errorType := initErrorType(err)
 	log.Error("init failed", zap.String("errorType", errorType), zap.Error(err))

@@ -13,6 +13,7 @@
 //
 // Each has a test that runs it in a concurrent.Runtime against the
 // project's fake Runtime API (rapi/rapitest) with realistic events from
-// its testdata. Build one for Lambda with
-// `go run ./deploy/pack -o dist ./examples/httpapi`.
+// its testdata. Zip one for Lambda, from the repository's root, with
+// `go -C examples run github.com/lmigo/lmigo/cmd/lmigo-pack -o ../dist ./httpapi`
+// (dist/httpapi-arm64.zip and dist/httpapi-amd64.zip).
 package examples

@@ -2,6 +2,7 @@ package limits
 
 import (
 	"errors"
+	"math/big"
 	"net"
 	"slices"
 	"strconv"
@@ -128,61 +129,84 @@ func (r *reader) workers(name string, n int, nOK bool) int {
 	return w
 }
 
-// size parses a byte count with an optional KiB, MiB, KB or MB suffix.
+// size parses a byte count: bytes, or a decimal number with a KiB, MiB,
+// GiB, KB, MB or GB suffix that comes to a whole number of bytes.
 func (r *reader) size(name string, def, lo, hi int) int {
 	raw, v := r.get(name)
 	if v == "" {
 		return def
 	}
-	rangeReason := "out of range (" + strconv.Itoa(lo) + ".." + strconv.Itoa(hi) + " bytes)"
+	bounds := strconv.Itoa(lo) + ".." + strconv.Itoa(hi) + " bytes"
 	neg := v[0] == '-'
 	if neg {
 		v = v[1:]
 	}
-	n, syntaxOK := parseSize(v, hi)
+	n, status := parseSize(v, hi)
 	switch {
-	case !syntaxOK:
-		r.fail(name, raw, "not a size (bytes, or a number with KiB, MiB, KB or MB; "+
-			strconv.Itoa(lo)+".."+strconv.Itoa(hi)+" bytes)")
-		return def
+	case status == sizeSyntax:
+		r.fail(name, raw, "not a size (bytes, or a decimal number with KiB, MiB, GiB, KB, MB or GB, e.g. 1.5MiB; "+bounds+")")
+	case status == sizeFraction:
+		r.fail(name, raw, "not a whole number of bytes ("+bounds+")")
 	case neg, n < lo, n > hi: // even "-0": sizes are written without a sign
-		r.fail(name, raw, rangeReason)
-		return def
+		r.fail(name, raw, "out of range ("+bounds+")")
+	default:
+		return n
 	}
-	return n
+	return def
 }
 
-// parseSize returns hi+1 for a well-formed size above hi, so that the
-// multiplication cannot overflow.
-func parseSize(s string, hi int) (n int, ok bool) {
-	i := 0
-	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
-		i++
+// What parseSize found wrong, if anything.
+const (
+	sizeOK = iota
+	sizeSyntax
+	sizeFraction
+)
+
+// sizeUnits are the suffixes a size may carry, in lower case.
+var sizeUnits = map[string]int64{
+	"": 1, "kib": kib, "mib": mib, "gib": 1 << 30, "kb": 1e3, "mb": 1e6, "gb": 1e9,
+}
+
+// parseSize reads digits, an optional fraction and an optional unit, and
+// computes the bytes exactly (math/big: no float rounds 1.1MiB, no digit
+// count overflows). A well-formed size above hi comes back as hi+1.
+func parseSize(s string, hi int) (n, status int) {
+	digits := func(s string) int {
+		i := 0
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i++
+		}
+		return i
 	}
-	if i == 0 {
-		return 0, false
+	whole := digits(s)
+	if whole == 0 {
+		return 0, sizeSyntax
 	}
-	digits, unit := s[:i], strings.TrimLeft(s[i:], " ")
-	var mult int
-	switch strings.ToLower(unit) {
-	case "":
-		mult = 1
-	case "kib":
-		mult = kib
-	case "mib":
-		mult = mib
-	case "kb":
-		mult = 1000
-	case "mb":
-		mult = 1000 * 1000
-	default:
-		return 0, false
+	num, rest := s[:whole], s[whole:]
+	frac := ""
+	if rest != "" && rest[0] == '.' {
+		k := digits(rest[1:])
+		if k == 0 {
+			return 0, sizeSyntax
+		}
+		frac, rest = strings.TrimRight(rest[1:1+k], "0"), rest[1+k:]
 	}
-	v, err := strconv.ParseUint(digits, 10, 63)
-	if err != nil || v > uint64(hi/mult) {
-		return hi + 1, true // digits only, so the only failure is range
+	mult, ok := sizeUnits[strings.ToLower(strings.TrimLeft(rest, " "))]
+	if !ok {
+		return 0, sizeSyntax
 	}
-	return int(v) * mult, true
+	// (num.frac × mult) = (numfrac × mult) / 10^len(frac)
+	v, _ := new(big.Int).SetString(num+frac, 10)
+	v.Mul(v, big.NewInt(mult))
+	den := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(len(frac))), nil)
+	v.QuoRem(v, den, den)
+	if den.Sign() != 0 {
+		return 0, sizeFraction
+	}
+	if !v.IsInt64() || v.Int64() > int64(hi) {
+		return hi + 1, sizeOK
+	}
+	return int(v.Int64()), sizeOK
 }
 
 func (r *reader) memoryMB(name string) int {

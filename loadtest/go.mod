@@ -11,7 +11,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/feature/ec2/imds v1.20.9
 	github.com/aws/aws-sdk-go-v2/service/lambda v1.114.4
 	github.com/aws/smithy-go v1.28.9
-	github.com/lmigo/lmigo v0.0.0
+	github.com/lmigo/lmigo v0.1.0
 	github.com/lmigo/lmigo/concurrent/codec/goccy v0.0.0
 	github.com/lmigo/lmigo/concurrent/codec/jsonv2 v0.0.0
 	github.com/lmigo/lmigo/concurrent/codec/segmentio v0.0.0

@@ -3,9 +3,10 @@
 // same workload) through the fake LMI Runtime API, the AWS emulator or a
 // deployed function, measures them from outside, and compares them.
 //
-//	go run ./loadtest run [flags]       one runtime, one scenario (make run: the demo)
-//	go run ./loadtest compare [flags]   lmigo and aws-lambda-go side by side (make loadtest)
-//	go run ./loadtest build [flags]     cross-build the load test and the bootstraps for EC2
+//	go -C loadtest run . run [flags]       one runtime, one scenario (make run: the demo)
+//	go -C loadtest run . compare [flags]   lmigo and aws-lambda-go side by side (make loadtest)
+//	go -C loadtest run . build [flags]     cross-build the load test and the bootstraps for EC2
+//	go -C loadtest run . soak [flags]      the soak (make soak)
 //
 // # How a run goes
 //

@@ -377,7 +377,9 @@ func markdown(rep *report) []byte {
 			b.WriteString("\n")
 		}
 	}
-	mdTable(&b, rows(rep))
+	if rep.Kind != "run" { // a run's figures are its glance and details
+		mdTable(&b, rows(rep))
+	}
 	if bs := belowSatRows(rep); len(bs) > 1 {
 		fmt.Fprintf(&b, "## %s\n\n", belowSatTitle)
 		mdTable(&b, bs)
@@ -432,10 +434,16 @@ func writeReports(cfg *config, rep *report, name string) error {
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return err
 	}
+	// The files are listed by their absolute path: the load test runs in
+	// loadtest/ (go -C loadtest), not where its caller is.
+	dir, err := filepath.Abs(cfg.Out)
+	if err != nil {
+		return err
+	}
 	var files []string
 	var errs []error
 	write := func(file string, data []byte) {
-		p := filepath.Join(cfg.Out, file)
+		p := filepath.Join(dir, file)
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			errs = append(errs, err)
 			return
@@ -448,7 +456,7 @@ func writeReports(cfg *config, rep *report, name string) error {
 	}
 	write(name+".json", append(js, '\n'))
 	write(name+".md", markdown(rep))
-	pngs, err := writePlots(cfg.Out, name, rep)
+	pngs, err := writePlots(dir, name, rep)
 	files = append(files, pngs...)
 	errs = append(errs, err)
 	fmt.Fprintf(cfg.stdout, "\nwritten: %s\n", strings.Join(files, " "))
@@ -673,19 +681,27 @@ func runLines(rep *report) (glance, details [][]string) {
 	get := func(key string, f func(float64) string) string { return cell(m, key, f) }
 	add := func(to *[][]string, k, v string) { *to = append(*to, []string{k, v}) }
 
-	tput, lat := get(mThroughput, fmtCount)+" invocations/s", strings.Join([]string{
+	lat := strings.Join([]string{
 		get(mP50, fmtLatency), get(mP90, fmtLatency), get(mP99, fmtLatency), get(mP999, fmtLatency), get(mMax, fmtLatency)}, " / ")
-	if sc.Model == modelOpen {
-		tput += " (the rate offered)"
+	// What was offered and what was answered are two figures: below
+	// capacity they agree, above it they part.
+	switch sc.Model {
+	case modelOpen:
+		add(&glance, "offered rate", fmt.Sprintf("%.0f invocations/s, open loop: each sent at its due time, never waiting for an answer", sc.Rate))
 		lat += " (from the intended send time)"
+	case "waves":
+		add(&glance, "offered load", fmt.Sprintf("waves of %d invocations at once", sc.N))
+	default:
+		add(&glance, "offered load", fmt.Sprintf("%d callers, each sending its next invocation the moment it has an answer (closed loop)", sc.Callers))
 	}
-	add(&glance, "throughput", tput)
+	add(&glance, "answered rate", get(mThroughput, fmtCount)+" invocations/s in the measured window")
 	add(&glance, "latency p50 / p90 / p99 / p99.9 / max", lat)
 	cpu := get(mCPU, fmtLatency)
 	if c, ok := m[mCPU]; ok && m[mThroughput] > 0 {
 		cpu += fmt.Sprintf(" (%.0f%% of a CPU at %s/s)", c*m[mThroughput]/1e4, fmtCount(m[mThroughput]))
 	}
 	add(&glance, "runtime CPU per invocation", cpu)
+	add(&glance, "  read as", cpuReading(sc))
 	add(&glance, "runtime peak RSS / RSS after", get(mPeakRSS, fmtMiB)+" / "+get(mRSSAfter, fmtMiB))
 
 	handled := "retried"

@@ -27,16 +27,18 @@ func runReport(t *testing.T, model string) *report {
 		Scenarios: []scenarioReport{{Scenario: sc, Runs: []runResult{run}, Medians: map[string]map[string]float64{rtLmigo: med}}}}
 }
 
-// TestRunReportLeads checks that the run report leads with throughput,
-// latency, CPU, memory and the exactly-once line, details after.
+// TestRunReportLeads checks that the run report leads with the rates
+// offered and answered, latency, CPU, memory and the exactly-once line,
+// details after.
 func TestRunReportLeads(t *testing.T) {
 	var b bytes.Buffer
 	printRun(&b, runReport(t, modelOpen))
 	out := b.String()
 	t.Log("\n" + out)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	want := []string{"lmigo: mix-panic at N=8, open loop at 1000/s", "  throughput ", "  latency p50 ", "  runtime CPU per invocation ",
-		"  runtime peak RSS / RSS after ", "  exactly once ", "details:", "  throttled attempts, retried "}
+	want := []string{"lmigo: mix-panic at N=8, open loop at 1000/s", "  offered rate ", "  answered rate ", "  latency p50 ",
+		"  runtime CPU per invocation ", "    read as ", "  runtime peak RSS / RSS after ", "  exactly once ", "details:",
+		"  throttled attempts, retried "}
 	if len(lines) < len(want) {
 		t.Fatalf("%d lines, want at least %d", len(lines), len(want))
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -79,6 +80,7 @@ func runMain(ctx context.Context, args []string) error {
 	}
 	rep, err := execute(ctx, cfg, "run", []scenario{sc}, rts)
 	if rep != nil && len(rep.Scenarios) == 1 {
+		rep.Notes = runNotes(cfg, sc)
 		printRun(cfg.stdout, rep)
 		if werr := writeReports(cfg, rep, "run"); werr != nil {
 			err = errors.Join(err, werr)
@@ -91,8 +93,8 @@ func runMain(ctx context.Context, args []string) error {
 }
 
 // printRun writes the report of a single runtime: what ran, the figures
-// at a glance (throughput, latency, CPU, memory, the exactly-once
-// accounting), then the details, one line per figure.
+// at a glance (the rates offered and answered, latency, CPU, memory, the
+// exactly-once accounting), then the details, one line per figure.
 func printRun(w io.Writer, rep *report) {
 	fmt.Fprintf(w, "\n%s\n", runTitle(rep))
 	glance, details := runLines(rep)
@@ -123,4 +125,70 @@ func indent(rows [][]string) [][]string {
 		out[i] = append([]string{"  " + r[0]}, r[1:]...)
 	}
 	return out
+}
+
+// cpuReading says why a run's CPU per invocation is not the README's
+// figure, which is tiny invocations at N=64 with the runtime saturated
+// (a closed loop: each caller re-sends the moment it is answered).
+func cpuReading(sc scenario) string {
+	var why []string
+	if sc.Model == modelOpen {
+		why = append(why, "below saturation, where each invocation wakes an idle runtime")
+	}
+	if sc.Workload != "tiny" {
+		why = append(why, fmt.Sprintf("%s (%s), more work than tiny invocations", sc.Workload, workloadWords(sc.Workload)))
+	}
+	if sc.N != 64 {
+		why = append(why, fmt.Sprintf("N=%d", sc.N))
+	}
+	const readme = "the README's CPU figure is tiny invocations at N=64, the runtime saturated (make loadtest)"
+	if len(why) == 0 {
+		return "as " + readme
+	}
+	return "this run: " + strings.Join(why, "; ") + "; " + readme
+}
+
+// workloadWords says what a workload sends, in a few words.
+func workloadWords(name string) string {
+	const mix = "answers up to 64 KiB, a sleep, CPU work, an error"
+	switch {
+	case name == "tiny":
+		return "an empty event, a small answer"
+	case name == "mix":
+		return mix
+	case name == "mix-panic":
+		return mix + ", a panic"
+	case name == "grow":
+		return "waves of answers up to 6 MiB"
+	case strings.HasPrefix(name, "size:"):
+		return "answers of " + strings.TrimPrefix(name, "size:")
+	case strings.HasPrefix(name, eventPrefix):
+		return "a realistic event, typed"
+	}
+	return name
+}
+
+// runNotes explain the figures of a run's report, and only those.
+func runNotes(cfg *config, sc scenario) []string {
+	var ns []string
+	switch cfg.Target {
+	case targetFake:
+		ns = append(ns, "The runtime runs against the fake LMI Runtime API, inside the load test. Runtime CPU per invocation is the runtime process's user+sys time (/proc/PID/stat) over the measured window, divided by the invocations answered in it; the load test's own CPU is not in it, though it shares the machine.")
+	case targetRIE:
+		ns = append(ns, "The runtime runs in the AWS emulator's LMI mode; CPU per invocation and memory are the runtime's process, the emulator excluded.")
+	case targetLambda:
+		ns = append(ns, "The runtime is a deployed function: only what a caller sees is measured; CPU per invocation, memory, GCs and connections are the platform's (-).")
+	}
+	if sc.Model == modelOpen {
+		ns = append(ns, "Latency runs from each invocation's intended send time, so a stall of the runtime counts in every invocation it delayed; percentiles from an HDR histogram.")
+	} else {
+		ns = append(ns, "Latency is the target's own measure (fake API: from hand-out on /next until the answer is read in full); percentiles from an HDR histogram.")
+	}
+	if cfg.Reps > 1 {
+		ns = append(ns, fmt.Sprintf("Each figure is the median of %d runs.", cfg.Reps))
+	}
+	ns = append(ns,
+		"Peak RSS is the runtime process's VmHWM; RSS after its VmRSS at the end of the load (grow: after the idle period). GCs count its gctrace lines (GODEBUG=gctrace=1); TCP connections are those it opened to the Runtime API.",
+		"Throttled attempts are invokes that found no /next pending (Runtime.Unavailable): "+throttleHandling(cfg)+".")
+	return ns
 }

@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/aws/aws-lambda-go v1.55.1
-	github.com/lmigo/lmigo v0.0.0-00010101000000-000000000000
+	github.com/lmigo/lmigo v0.1.0
 	github.com/panjf2000/ants/v2 v2.12.1
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0

@@ -7,6 +7,11 @@
 // plus invocations in flight within N). The runtime's own tests and the
 // load test use it too, so there is one fake.
 //
+// A test that runs a runtime waits for its Run to return before it ends,
+// so that nothing it started outlives it. Under goleak.VerifyTestMain,
+// pass goleak.IgnoreCurrent(): the goroutine pool lmigo uses (ants)
+// starts a default pool of its own when it is imported, before any test.
+//
 // # Model
 //
 // Every GET /2018-06-01/runtime/invocation/next is one free slot of the

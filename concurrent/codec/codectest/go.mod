@@ -4,7 +4,7 @@ go 1.26
 
 require (
 	github.com/aws/aws-lambda-go v1.55.1
-	github.com/lmigo/lmigo v0.0.0
+	github.com/lmigo/lmigo v0.1.0
 	github.com/lmigo/lmigo/concurrent/codec/goccy v0.0.0
 	github.com/lmigo/lmigo/concurrent/codec/jsonv2 v0.0.0
 	github.com/lmigo/lmigo/concurrent/codec/segmentio v0.0.0

@@ -4,7 +4,7 @@ go 1.26
 
 require (
 	github.com/goccy/go-json v0.12.0
-	github.com/lmigo/lmigo v0.0.0
+	github.com/lmigo/lmigo v0.1.0
 )
 
 replace github.com/lmigo/lmigo => ../../../

@@ -3,7 +3,7 @@ module github.com/lmigo/lmigo/concurrent/codec/segmentio
 go 1.26
 
 require (
-	github.com/lmigo/lmigo v0.0.0
+	github.com/lmigo/lmigo v0.1.0
 	github.com/segmentio/encoding v0.5.4
 )
 

@@ -4,7 +4,7 @@ go 1.26
 
 require (
 	github.com/bytedance/sonic v1.15.5
-	github.com/lmigo/lmigo v0.0.0
+	github.com/lmigo/lmigo v0.1.0
 )
 
 require (

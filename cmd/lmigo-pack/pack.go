@@ -11,11 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 )
-
-// DefaultPackage is the main package zipped when none is named.
-const DefaultPackage = "github.com/lmigo/lmigo/cmd/bootstrap"
 
 // EntryName is the one file in each zip: what provided.al2023 runs.
 const EntryName = "bootstrap"
@@ -32,16 +30,68 @@ var archLevel = map[string]string{
 	"amd64": "GOAMD64=v1",
 }
 
-var errArch = errors.New("unsupported GOARCH (want arm64 or amd64)")
+var (
+	errArch    = errors.New("unsupported GOARCH (want arm64 or amd64)")
+	errNotMain = errors.New("not a main package")
+	errName    = errors.New("not a file name")
+)
 
-// ZipName is the file name of the zip for goarch.
-func ZipName(goarch string) string { return "bootstrap-" + goarch + ".zip" }
+// ZipName is the file name of name's zip for goarch.
+func ZipName(name, goarch string) string { return name + "-" + goarch + ".zip" }
 
-// Package builds pkg for linux/goarch and writes dir/bootstrap-GOARCH.zip,
+// PackageName names the zips of the main package pkg: the last element of
+// its import path, skipping a major version suffix (example.com/fn/v2 is
+// fn), so that each function's zips have names of their own.
+func PackageName(ctx context.Context, pkg string) (string, error) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, goBin, "list", "-tags", "lambda.norpc", "-f", "{{.Name}} {{.ImportPath}}", pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOFLAGS=")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go list %s: %w\n%s", pkg, err, stderr.Bytes())
+	}
+	name, path, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
+	if strings.Contains(path, "\n") {
+		return "", fmt.Errorf("%s names more than one package: give one", pkg)
+	}
+	if name != "main" {
+		return "", fmt.Errorf("%s is package %s: %w", path, name, errNotMain)
+	}
+	elems := strings.Split(path, "/")
+	last := elems[len(elems)-1]
+	if len(elems) > 1 && majorSuffix(last) {
+		last = elems[len(elems)-2]
+	}
+	return last, nil
+}
+
+// majorSuffix reports whether s is a module path's major version suffix,
+// v2 and up.
+func majorSuffix(s string) bool {
+	if len(s) < 2 || s[0] != 'v' || s[1] == '0' || s == "v1" {
+		return false
+	}
+	for _, c := range s[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Package builds pkg for linux/goarch and writes dir/NAME-GOARCH.zip,
 // replacing it atomically. It returns the zip's path.
-func Package(ctx context.Context, pkg, goarch, dir string) (string, error) {
+func Package(ctx context.Context, pkg, name, goarch, dir string) (string, error) {
 	if _, ok := archLevel[goarch]; !ok {
 		return "", fmt.Errorf("%q: %w", goarch, errArch)
+	}
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
+		return "", fmt.Errorf("zip name %q: %w", name, errName)
 	}
 	tmp, err := os.MkdirTemp("", "lmigo-pack-")
 	if err != nil {
@@ -63,7 +113,7 @@ func Package(ctx context.Context, pkg, goarch, dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	out := filepath.Join(dir, ZipName(goarch))
+	out := filepath.Join(dir, ZipName(name, goarch))
 	part := out + ".part"
 	if err := os.WriteFile(part, zb.Bytes(), 0o644); err != nil {
 		return "", err

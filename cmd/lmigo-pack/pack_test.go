@@ -5,16 +5,21 @@ import (
 	"bytes"
 	"debug/buildinfo"
 	"debug/elf"
+	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
+// refPackage is the reference bootstrap, the main package the tests pack.
+const refPackage = "github.com/lmigo/lmigo/cmd/bootstrap"
+
 // TestPackage builds both zips the way `make package` does, twice, and
-// checks what Lambda relies on: the names, one executable entry called
+// checks what Lambda relies on: the names (the package's), one executable entry called
 // bootstrap, a static ELF for the right machine, the build flags, and the
 // same bytes both times.
 func TestPackage(t *testing.T) {
@@ -32,7 +37,7 @@ func TestPackage(t *testing.T) {
 			t.Parallel()
 			a := pack(t, tt.goarch, first)
 			b := pack(t, tt.goarch, second)
-			if filepath.Base(a) != "bootstrap-"+tt.goarch+".zip" {
+			if filepath.Base(a) != "bootstrap-"+tt.goarch+".zip" || filepath.Dir(a) != first {
 				t.Errorf("zip named %s", filepath.Base(a))
 			}
 			za, zb := readFile(t, a), readFile(t, b)
@@ -48,7 +53,11 @@ func TestPackage(t *testing.T) {
 
 func pack(t *testing.T, goarch, dir string) string {
 	t.Helper()
-	p, err := Package(t.Context(), DefaultPackage, goarch, dir)
+	name, err := PackageName(t.Context(), refPackage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Package(t.Context(), refPackage, name, goarch, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,8 +151,8 @@ func checkBuildInfo(t *testing.T, bin []byte, goarch string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bi.Path != DefaultPackage {
-		t.Errorf("main package %s, want %s", bi.Path, DefaultPackage)
+	if bi.Path != refPackage {
+		t.Errorf("main package %s, want %s", bi.Path, refPackage)
 	}
 	got := map[string]string{}
 	for _, s := range bi.Settings {
@@ -188,9 +197,69 @@ func TestWriteZipDeterministic(t *testing.T) {
 	}
 }
 
-func TestPackageRejectsArch(t *testing.T) {
+func TestPackageRejects(t *testing.T) {
 	t.Parallel()
-	if _, err := Package(t.Context(), DefaultPackage, "riscv64", t.TempDir()); err == nil {
-		t.Fatal("riscv64 accepted")
+	tests := []struct {
+		name, goarch string
+		want         error
+	}{
+		{"fn", "riscv64", errArch},
+		{"", "arm64", errName},
+		{"..", "arm64", errName},
+		{"a/b", "arm64", errName},
+	}
+	for _, tt := range tests {
+		if _, err := Package(t.Context(), refPackage, tt.name, tt.goarch, t.TempDir()); !errors.Is(err, tt.want) {
+			t.Errorf("Package(%q, %q): %v, want %v", tt.name, tt.goarch, err, tt.want)
+		}
+	}
+}
+
+// TestPackageName: the zips are named after the main package, a major
+// version suffix skipped; a package that is not main is refused.
+func TestPackageName(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		pkg, want string
+		err       error
+	}{
+		{refPackage, "bootstrap", nil},
+		{"../bootstrap", "bootstrap", nil},
+		{".", "lmigo-pack", nil},
+		{"github.com/lmigo/lmigo/concurrent", "", errNotMain},
+	}
+	for _, tt := range tests {
+		got, err := PackageName(t.Context(), tt.pkg)
+		if got != tt.want || !errors.Is(err, tt.err) {
+			t.Errorf("PackageName(%q) = %q, %v; want %q, %v", tt.pkg, got, err, tt.want, tt.err)
+		}
+	}
+	if _, err := PackageName(t.Context(), "./no-such-package"); err == nil {
+		t.Error("a missing package named")
+	}
+	for s, want := range map[string]bool{"v2": true, "v10": true, "v1": false, "v0": false, "v02": false, "v": false, "fn": false, "v2x": false} {
+		if majorSuffix(s) != want {
+			t.Errorf("majorSuffix(%q) = %v", s, !want)
+		}
+	}
+}
+
+// TestUsageFromRoot: the command as the docs write it, from the
+// repository's root, and its exit statuses.
+func TestUsageFromRoot(t *testing.T) {
+	t.Parallel()
+	cmd := exec.CommandContext(t.Context(), "go", "run", "./cmd/lmigo-pack", "-h")
+	cmd.Dir = "../.."
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "usage: lmigo-pack") {
+		t.Fatalf("go run ./cmd/lmigo-pack -h: %v\n%s", err, out)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(t.Context(), []string{"a", "b"}, &stdout, &stderr); code != 2 {
+		t.Errorf("two packages: status %d, want 2", code)
+	}
+	if code := run(t.Context(), []string{"-o", t.TempDir(), "github.com/lmigo/lmigo/concurrent"}, &stdout, &stderr); code != 1 ||
+		!strings.Contains(stderr.String(), "not a main package") {
+		t.Errorf("a library package: status %d, %s", code, stderr.String())
 	}
 }
