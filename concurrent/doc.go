@@ -199,7 +199,15 @@
 // whole runtime, with a count, then once more when polling works again. A
 // 5xx from the Runtime API means the environment is broken: Run returns an
 // error wrapping ErrRuntimeAPI after one ERROR line saying why, and Start
-// exits with status 1.
+// exits with status 1. So does a 4xx to /next. A poll sends nothing that a
+// retry could change (no body, no request ID): the Runtime API's
+// specification gives /next only 200, 403 and 500, and the emulator answers
+// 403 when the environment's state forbids the runtime to become ready
+// (rapi/handler/invocationnext.go: init was cancelled); a 404 or 405 says
+// that AWS_LAMBDA_RUNTIME_API does not serve the Runtime API. Neither
+// passes, and a runtime that polled on for ever would hold an environment
+// that Lambda counts alive and that serves nothing; exiting hands it back,
+// as aws-lambda-go does on any failed /next.
 //
 // # Logs and metrics
 //

@@ -318,6 +318,9 @@ func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 			// poll is read next, or sent again if the connection broke.
 			rt.lateReply(s.answered, err)
 			continue
+		case refusedPoll(err):
+			rt.stop(err)
+			return false
 		case s.inv.RequestID != "":
 			// Handed out but not servable (too large, or the answer broke
 			// off after its request ID, a shutdown's interruption
@@ -347,6 +350,14 @@ func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 		}
 		backoff = min(backoff*2, backoffMax)
 	}
+}
+
+// refusedPoll reports whether err is a 4xx answer to /next. A poll sends
+// nothing a retry could change: the environment's state (403) or the
+// address (404) forbids it for good, so the runtime ends (doc.go, Failures).
+func refusedPoll(err error) bool {
+	var se *rapi.StatusError
+	return errors.As(err, &se) && se.Op == "next" && se.Code/100 == 4
 }
 
 // serve runs one invocation on a worker and answers it exactly once
