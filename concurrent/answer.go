@@ -123,11 +123,11 @@ func (rt *Runtime) postError(s *slot, errorType string) {
 //
 // The slot's next /next goes out on the same connection right behind the
 // answer (rapi.Conn.QueueNext, asked at write time through mayQueue), so
-// the Runtime API has the poll the moment the caller has its response and
-// the slot's next poller only reads it. That closes the gap in which LMI
+// the Runtime API has the poll the moment the caller has its response, and
+// the slot, going round, only reads it. That closes the gap in which LMI
 // throttles an invoke arriving right after a response, and never holds
 // more polls than slots. The Runtime API's answer to the post is read by
-// that poller with the next invocation (rapi.Conn.LazyAnswer): waking up
+// that poll with the next invocation (rapi.Conn.LazyAnswer): waking up
 // for it here would take CPU from the Runtime API just when it registers
 // the poll. A refusal is logged from there (lateReply); a 5xx still stops
 // the runtime. rapi keeps the answer until then, and sends it again itself

@@ -8,8 +8,8 @@
 //	concurrent.Start(handler)  // after
 //
 // Every handler form lambda.Start accepts is accepted here, plus [RawHandler],
-// which reads the payload bytes and writes its response into a worker-owned
-// buffer.
+// which reads the payload bytes and writes its response into a buffer of
+// its slot.
 //
 // [NewHandler] is the drop-in for aws-lambda-go's lambda.NewHandler, for
 // tests and for code that invokes a handler itself: the same adapter as
@@ -71,11 +71,14 @@
 //
 // The runtime owns a fixed number of slots (limits.Config.Workers, at most
 // N). A slot is one keep-alive connection to the Runtime API plus the
-// request and response buffers of one invocation. A poller takes a free slot
-// before it calls /next and the slot stays taken until the answer for that
-// invocation has been posted, so outstanding polls plus invocations in
-// flight never exceed N, and an invocation that was handed out never waits
-// inside the process: the worker pool has exactly as many workers as slots.
+// request and response buffers of one invocation, and one goroutine: it
+// polls (or reads the poll queued behind its last answer), serves what it
+// polled, answers, and goes round again. A slot is one poll or one
+// invocation at a time, so outstanding polls plus invocations in flight
+// never exceed N, and an invocation never changes goroutine, nor waits
+// inside the process. The slots' goroutines run in a bounded pool
+// (package pool), which starts a slot again on a fresh goroutine when a
+// handler ends its own with runtime.Goexit.
 //
 // # Contexts
 //
@@ -194,7 +197,7 @@
 // Runtime.InvalidInvocation for headers over rapi's bounds or that do not
 // parse, Runtime.TruncatedInvocation for an answer cut off or stalled
 // midway). Transport errors and malformed answers on /next are retried
-// with capped, jittered exponential backoff (5 ms to 500 ms per poller),
+// with capped, jittered exponential backoff (5 ms to 500 ms per slot),
 // and the warning about them is written at most once a second for the
 // whole runtime, with a count, then once more when polling works again. A
 // 5xx from the Runtime API means the environment is broken: Run returns an
@@ -232,7 +235,7 @@
 //
 // # Shutdown
 //
-// Run returns when its context is cancelled: pollers stop, invocations in
+// Run returns when its context is cancelled: polls stop, invocations in
 // flight get up to limits.Config.ShutdownTimeout to finish (500 ms by
 // default, inside the ~600 ms Lambda allows before SIGKILL), one INFO line
 // "runtime stopped" gives the cause and what was left in flight, the log

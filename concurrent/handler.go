@@ -101,7 +101,7 @@ func (p handlerPath) String() string { return pathNames[p] }
 
 // handler adapts one user handler to the runtime. Everything that can be
 // worked out from the handler's type is worked out once, by newHandler; a
-// handler is immutable afterwards and shared by all workers.
+// handler is immutable afterwards and shared by all slots.
 type handler struct {
 	path handlerPath
 	cfg  handlerConfig
@@ -373,7 +373,7 @@ func (h *handler) call(ctx context.Context, payload []byte, out *Buffer) (conten
 // the handler's own bytes as direct, to be sent as they are and not
 // modified. On error out is left empty and body and direct are nil. A
 // panic in the handler is recovered and returned as a *PanicError; it
-// never reaches the worker. An event that does not decode is returned as
+// never reaches the slot's loop. An event that does not decode is returned as
 // an *eventError. out goes to a RawHandler, which may keep it: it must be
 // the invocation's own, never lent again (runLent).
 func (h *handler) run(ctx context.Context, payload []byte, out *Buffer) (contentType string, body io.Reader, direct []byte, err error) {

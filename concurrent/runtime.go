@@ -28,8 +28,13 @@ type Runtime struct {
 	log     *zap.Logger
 	client  *rapi.Client
 	slots   []*slot
-	free    chan *slot
+	// workers runs each slot as one long-lived task (runSlot): its size is
+	// the number of slot goroutines the runtime may have.
 	workers *pool.Workers[*slot]
+	// polling is the context the slots poll with, until Run stops polling.
+	polling context.Context
+	// exited receives each slot once its goroutine has left its loop.
+	exited  chan *slot
 	baseCtx context.Context
 	// setTraceEnv: _X_AMZN_TRACE_ID is process-wide, so it is only
 	// meaningful (and only set) when one invocation runs at a time.
@@ -55,9 +60,9 @@ type Runtime struct {
 }
 
 // slot is everything one invocation needs, reused from one invocation to
-// the next. It belongs to exactly one goroutine at a time: the poller from
-// taking it off the free list until the hand-off, then the worker until it
-// is put back.
+// the next. It belongs to its goroutine (runSlot), and to drain once that
+// goroutine has left; others only cut a stalled answer off its connection
+// (watchStalls) and read what its buffers keep (emitMetrics).
 type slot struct {
 	conn *rapi.Conn
 	inv  rapi.Invocation
@@ -106,7 +111,7 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 		h:           h,
 		log:         o.logger,
 		client:      client,
-		free:        make(chan *slot, cfg.Workers),
+		exited:      make(chan *slot, cfg.Workers),
 		baseCtx:     o.baseCtx,
 		setTraceEnv: cfg.MaxConcurrency == 1,
 		fatal:       make(chan error, 1),
@@ -122,13 +127,6 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	for _, v := range o.values {
 		rt.baseCtx = context.WithValue(rt.baseCtx, v.key, v.val)
 	}
-	// The slot goes back to the free list only after the worker has counted
-	// itself idle (WithDone), so a poller holding a slot never finds the
-	// pool full.
-	rt.workers, err = pool.NewWorkers(cfg.Workers, rt.serve, pool.WithDone(rt.release))
-	if err != nil {
-		return nil, fmt.Errorf("concurrent: worker pool: %w", err)
-	}
 	rt.slots = make([]*slot, cfg.Workers)
 	for i := range rt.slots {
 		s := &slot{conn: client.Conn(), bufs: pool.NewBuffers(cfg.BufferRetainBytes)}
@@ -136,7 +134,6 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 		s.conn.QueueNextIf(rt.mayQueue)
 		s.conn.LazyAnswer(true)
 		rt.slots[i] = s
-		rt.free <- s
 	}
 	for _, f := range o.tune {
 		f(rt)
@@ -168,11 +165,9 @@ func (rt *Runtime) Run(ctx context.Context) error {
 
 	pollCtx, stopPolling := context.WithCancel(ctx)
 	defer stopPolling()
+	rt.polling = pollCtx
 	rt.connect(pollCtx)
-	var pollers sync.WaitGroup
-	for range rt.slots {
-		pollers.Go(func() { rt.poll(pollCtx) })
-	}
+	rt.startSlots()
 
 	var err error
 	select {
@@ -191,13 +186,14 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	defer endShutdown()
 	rt.stopping.Store(true)
 	stopPolling()
-	pollers.Wait()
 	drainBy := deadline
 	if len(rt.opts.hooks) > 0 {
 		drainBy = deadline.Add(-rt.cfg.ShutdownTimeout / hookShare)
 	}
 	left := rt.drain(drainBy)
-	_ = rt.workers.Release(max(time.Until(drainBy), time.Millisecond))
+	if rt.workers != nil {
+		_ = rt.workers.Release(max(time.Until(drainBy), time.Millisecond))
+	}
 	stopMetrics() // the last document, after the last invocation
 	for _, s := range rt.slots {
 		_ = s.conn.Close()
@@ -212,9 +208,9 @@ func (rt *Runtime) Run(ctx context.Context) error {
 }
 
 // connect opens the slots' connections from a few goroutines before the
-// pollers start. A poller that dialed would keep the stack the dial grew
-// (16 KiB instead of 8) for as long as it polls. It stops at the first
-// error, which the pollers then meet and report as they would.
+// slots start, so that no slot goroutine grows its stack for a dial. It
+// stops at the first error, which the slots then meet and report as they
+// would.
 func (rt *Runtime) connect(ctx context.Context) {
 	var next atomic.Int64
 	var failed atomic.Bool
@@ -234,16 +230,50 @@ func (rt *Runtime) connect(ctx context.Context) {
 // connectors is how many goroutines connect opens connections from.
 const connectors = 4
 
-// drain waits for the invocations in flight to give their slots back, and
-// returns how many are still out at the deadline. It reads the reply to
-// each slot's last answer if the slot's poll did not (rapi.Conn.ReadAnswer):
-// an answer the Runtime API accepted is then not left unconfirmed.
+// startSlots starts each slot's goroutine in the pool. Its size is the
+// number of slot goroutines the runtime may have: the slots, and as many
+// spares (spareSlots).
+func (rt *Runtime) startSlots() {
+	workers, err := pool.NewWorkers(len(rt.slots)+spareSlots, rt.runSlot, pool.WithPanicHandler(rt.slotPanicked))
+	if err == nil {
+		rt.workers = workers
+	}
+	for _, s := range rt.slots {
+		if err == nil {
+			err = workers.Invoke(s)
+		}
+		if err != nil {
+			// Unreachable with the arguments above; a slot of its own
+			// keeps the capacity rather than losing it.
+			rt.log.Error("the slot pool refused a slot", zap.Error(err))
+			go rt.runSlot(s)
+		}
+	}
+}
+
+// spareSlots is how many slot goroutines the pool may run beyond the
+// slots: room for slots that replace one whose handler overran its
+// deadline.
+const spareSlots = 0
+
+// slotPanicked logs a panic that escaped a slot's loop: the handler
+// adapter recovers the handler's own, so this is the runtime's. The pool
+// starts the slot again (runSlot).
+func (rt *Runtime) slotPanicked(v any) {
+	rt.log.Error("a slot's goroutine panicked; the slot starts again", zap.Error(newPanicError(v)))
+}
+
+// drain waits for the slots' goroutines to leave their loops (the
+// invocations in flight to end), and returns how many are still out at the
+// deadline. It reads the reply to each slot's last answer if the slot's
+// poll did not (rapi.Conn.ReadAnswer): an answer the Runtime API accepted
+// is then not left unconfirmed.
 func (rt *Runtime) drain(deadline time.Time) int {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	for i := range rt.slots {
 		select {
-		case s := <-rt.free:
+		case s := <-rt.exited:
 			rt.lateReply(s.answered, s.conn.ReadAnswer(ctx))
 		case <-ctx.Done():
 			rt.log.Warn("shutdown timeout with invocations still in flight",
@@ -261,34 +291,33 @@ func (rt *Runtime) stop(err error) {
 	}
 }
 
-// poll takes a free slot, then fetches an invocation into it and hands it
-// to a worker. Taking the slot first is what keeps polls plus invocations
-// in flight at or below N.
-func (rt *Runtime) poll(ctx context.Context) {
+// runSlot is the life of slot s, on its goroutine of the pool: it polls
+// (or reads the poll queued behind its last answer), serves what it
+// polled, answers, and goes round again, until polling stops. No
+// invocation changes goroutine on its way. One slot is one poll or one
+// invocation at a time: polls plus invocations in flight never exceed N.
+func (rt *Runtime) runSlot(s *slot) {
+	// A goroutine that ended without returning (runtime.Goexit in the
+	// handler, a panic) may have left them: the pool starts the slot
+	// again here.
+	rt.putBuffers(s)
+	rt.passBack(s)
+	ctx := rt.polling
 	for {
-		var s *slot
-		select {
-		case s = <-rt.free:
-		case <-ctx.Done():
-			return
-		}
 		// Held back while memory is high, unless the poll is out already.
 		if !s.conn.Queued() && !rt.admit(ctx, s) {
-			rt.freeSlot(s)
-			return
+			break
 		}
 		if !rt.next(ctx, s) {
-			rt.freeSlot(s)
-			return
+			break
 		}
-		if err := rt.workers.Invoke(s); err != nil {
-			// Unreachable while workers == slots; serving here keeps the
-			// invocation rather than losing it.
-			logInvocation(rt.log, zap.ErrorLevel, &s.inv, "worker pool refused an invocation", zap.Error(err))
-			rt.serve(s)
-			rt.release(s)
-		}
+		rt.serve(s)
+		rt.putBuffers(s)
+		rt.passBack(s)
 	}
+	rt.putBuffers(s)
+	rt.passBack(s)
+	rt.exited <- s
 }
 
 const (
@@ -339,7 +368,7 @@ func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 			return false
 		}
 		rt.outage.failed(rt.log, err, backoff)
-		// Full jitter keeps N pollers from retrying in lockstep.
+		// Full jitter keeps N slots from retrying in lockstep.
 		wait := backoff/2 + rand.N(backoff/2+1)
 		t := time.NewTimer(wait)
 		select {
@@ -360,8 +389,7 @@ func refusedPoll(err error) bool {
 	return errors.As(err, &se) && se.Op == "next" && se.Code/100 == 4
 }
 
-// serve runs one invocation on a worker and answers it exactly once
-// (answer.go). The pool calls release afterwards.
+// serve runs the invocation in s and answers it exactly once (answer.go).
 func (rt *Runtime) serve(s *slot) {
 	inv := &s.inv
 	s.resp = s.bufs.Get()
@@ -371,7 +399,8 @@ func (rt *Runtime) serve(s *slot) {
 	rt.idle.begin()
 	defer func() { rt.idle.end(idleClock()) }()
 	// Panics are recovered by the handler adapter; runtime.Goexit cannot
-	// be, and leaves serve with the invocation unanswered.
+	// be, and ends the slot's goroutine (the pool starts another): it is
+	// answered here on its way out.
 	defer func() {
 		if !s.ended {
 			rt.fail(s, errTypeHandlerExited, errors.New("the handler called runtime.Goexit"))
@@ -446,18 +475,13 @@ func (rt *Runtime) serve(s *slot) {
 }
 
 // failUnserved answers, with an error, an invocation that next read but
-// does not hand to a worker, counts it as one in the metrics, and gives
-// the slot's buffers back.
+// that cannot be served, counts it as one in the metrics, and gives the
+// slot's buffers back.
 func (rt *Runtime) failUnserved(s *slot, errorType string, err error) {
 	rt.metrics.begin()
 	rt.fail(s, errorType, err)
 	rt.metrics.end()
 	rt.putBuffers(s)
-}
-
-func (rt *Runtime) release(s *slot) {
-	rt.putBuffers(s)
-	rt.freeSlot(s)
 }
 
 // putBuffers gives the slot's buffers back; one that grew past the retain
