@@ -122,12 +122,12 @@ func (rt *Runtime) postError(s *slot, errorType string) {
 // second gets a harmless 400).
 //
 // The slot's next /next goes out on the same connection right behind the
-// answer (rapi.Conn.QueueNext, asked at write time through mayQueue), so
+// answer (rapi.Options.Pipeline, asked at write time through mayQueue), so
 // the Runtime API has the poll the moment the caller has its response, and
 // the slot, going round, only reads it. That closes the gap in which LMI
 // throttles an invoke arriving right after a response, and never holds
 // more polls than slots. The Runtime API's answer to the post is read by
-// that poll with the next invocation (rapi.Conn.LazyAnswer): waking up
+// that poll with the next invocation (a lazy answer, rapi): waking up
 // for it here would take CPU from the Runtime API just when it registers
 // the poll. A refusal is logged from there (lateReply); a 5xx still stops
 // the runtime. rapi keeps the answer until then, and sends it again itself
@@ -157,9 +157,9 @@ func (rt *Runtime) settle(s *slot, err error, again bool) {
 }
 
 // lateReply reports what the slot's next poll, or the shutdown
-// (ReadAnswer), read of the reply to answer id (rapi.Conn.LazyAnswer).
-// A wait that the shutdown ended is not a refusal: the answer went out
-// whole, and most likely was accepted.
+// (rapi.Conn.ReadAnswer), read of the reply to answer id, which pipelining
+// left to them. A wait that the shutdown ended is not a refusal: the
+// answer went out whole, and most likely was accepted.
 func (rt *Runtime) lateReply(id string, err error) {
 	var ae *rapi.AnswerError
 	lvl, msg := zapcore.InfoLevel, msgUnconfirmed

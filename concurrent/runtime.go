@@ -73,16 +73,11 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 		}
 		return nil, err
 	}
-	client, err := rapi.New(cfg.RuntimeAPI, append([]rapi.Option{rapi.WithMaxRequestBytes(cfg.MaxRequestBytes)}, o.rapi...)...)
-	if err != nil {
-		return nil, fmt.Errorf("%w: AWS_LAMBDA_RUNTIME_API=%q: %w", ErrConfig, cfg.RuntimeAPI, err)
-	}
 	rt := &Runtime{
 		cfg:         cfg,
 		opts:        o,
 		h:           h,
 		log:         o.logger,
-		client:      client,
 		exited:      make(chan *slot, cfg.Workers),
 		baseCtx:     o.baseCtx,
 		setTraceEnv: cfg.MaxConcurrency == 1,
@@ -90,6 +85,14 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 		metrics:     newMetrics(cfg, o.stdout),
 
 		setMemoryLimit: debug.SetMemoryLimit,
+	}
+	// Each slot's next poll goes out behind its answer (see send).
+	rt.client, err = rapi.New(cfg.RuntimeAPI, append([]rapi.Option{
+		rapi.WithMaxRequestBytes(cfg.MaxRequestBytes),
+		rapi.WithPipeline(rt.mayQueue),
+	}, o.rapi...)...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: AWS_LAMBDA_RUNTIME_API=%q: %w", ErrConfig, cfg.RuntimeAPI, err)
 	}
 	rt.mem.init()
 	rt.idle.init()
@@ -101,11 +104,7 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	}
 	rt.slots = make([]*slot, cfg.Workers)
 	for i := range rt.slots {
-		s := &slot{conn: client.Conn(), bufs: pool.NewBuffers(cfg.BufferRetainBytes)}
-		s.conn.QueueNext(true) // see send
-		s.conn.QueueNextIf(rt.mayQueue)
-		s.conn.LazyAnswer(true)
-		rt.slots[i] = s
+		rt.slots[i] = &slot{conn: rt.client.Conn(), bufs: pool.NewBuffers(cfg.BufferRetainBytes)}
 	}
 	for _, f := range o.tune {
 		f(rt)

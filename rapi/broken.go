@@ -16,7 +16,7 @@ import "time"
 // beginAnswer records that the first byte of an answer has arrived.
 func (c *Conn) beginAnswer() {
 	now := time.Now()
-	c.polled = now
+	c.pipe.polled = now
 	c.watchAnswer(now)
 }
 
