@@ -95,12 +95,12 @@ func BenchmarkParseNext(b *testing.B) {
 		rd.Reset(raw)
 		br.Reset(rd)
 		inv.reset()
-		cn.sink.start(&inv, &cn.in)
-		h, err := readHead(br, &cn.spill, &defaultLimits, &cn.sink)
+		cn.hdrs.start(&inv, &cn.in)
+		h, err := readHead(br, &cn.spill, &defaultLimits, &cn.hdrs)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := cn.sink.finish(); err != nil {
+		if err := cn.hdrs.finish(); err != nil {
 			b.Fatal(err)
 		}
 		cn.body.init(br, &cn.spill, h, &defaultLimits)

@@ -68,7 +68,7 @@ type Conn struct {
 	sbuf  []byte // Stream's chunk buffer, made on the first Stream and kept
 	sw    streamWriter
 	body  body
-	sink  invSink
+	hdrs  nextHeaders
 	in    intern
 
 	// pipe is the pipelining of polls behind answers (pipeline.go),
@@ -175,8 +175,8 @@ func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 	// The answer has begun: the rest of it must not stall (see broken.go).
 	c.beginAnswer()
 	defer c.endAnswer()
-	c.sink.start(inv, &c.in)
-	h, err := readHead(c.br, &c.spill, &defaultLimits, &c.sink)
+	c.hdrs.start(inv, &c.in)
+	h, err := readHead(c.br, &c.spill, &defaultLimits, &c.hdrs)
 	if err != nil {
 		c.resetKeepingID(inv)
 		return c.fail(ctx, opNext, err)
@@ -186,7 +186,7 @@ func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 		inv.reset()
 		return c.status(opNext, h)
 	}
-	if err := c.sink.finish(); err != nil {
+	if err := c.hdrs.finish(); err != nil {
 		inv.reset() // nothing that can be answered
 		return c.skip(opNext, h, maxDiscardPayload, fmt.Errorf("rapi: %s: %w", opNext, err))
 	}

@@ -9,6 +9,10 @@ import (
 	"slices"
 )
 
+// HTTP/1.1 framing of what the Runtime API sends back: status line,
+// headers (handed to a headerSink), and bodies with a Content-Length,
+// chunked or up to EOF, all within bounds.
+
 // Bounds on what is read from the Runtime API, whatever it sends.
 const (
 	maxHeadBytes   = 64 << 10 // status line + headers (+ interim 1xx responses)
@@ -97,7 +101,7 @@ func trimEOL(b []byte) []byte {
 }
 
 // headerSink receives the headers of a 2xx response other than the
-// framing ones (Content-Length, Transfer-Encoding, Connection): *invSink for
+// framing ones (Content-Length, Transfer-Encoding, Connection): *nextHeaders for
 // /next, *extSink for the Extensions API. name and value are valid only
 // during the call.
 type headerSink interface {
