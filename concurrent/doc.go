@@ -69,7 +69,7 @@
 //
 // # Slots
 //
-// The runtime owns a fixed number of slots (limits.Config.Workers, at most
+// The runtime owns a fixed number of slots (limits.Config.Slots, at most
 // N). A slot is one keep-alive connection to the Runtime API plus the
 // request and response buffers of one invocation, and one goroutine: it
 // polls (or reads the poll queued behind its last answer), serves what it

@@ -77,7 +77,7 @@ func newMetrics(cfg limits.Config, out io.Writer) *runtimeMetrics {
 	}
 	now := time.Now()
 	return &runtimeMetrics{
-		slots:    int64(cfg.Workers),
+		slots:    int64(cfg.Slots),
 		epoch:    now,
 		out:      out,
 		interval: cfg.MetricsInterval,

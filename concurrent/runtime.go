@@ -78,7 +78,7 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 		opts:        o,
 		h:           h,
 		log:         o.logger,
-		exited:      make(chan *slot, cfg.Workers),
+		exited:      make(chan *slot, cfg.Slots),
 		baseCtx:     o.baseCtx,
 		setTraceEnv: cfg.MaxConcurrency == 1,
 		fatal:       make(chan error, 1),
@@ -102,7 +102,7 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	for _, v := range o.values {
 		rt.baseCtx = context.WithValue(rt.baseCtx, v.key, v.val)
 	}
-	rt.slots = make([]*slot, cfg.Workers)
+	rt.slots = make([]*slot, cfg.Slots)
 	for i := range rt.slots {
 		rt.slots[i] = &slot{conn: rt.client.Conn(), bufs: pool.NewBuffers(cfg.BufferRetainBytes)}
 	}
@@ -124,7 +124,7 @@ func (rt *Runtime) Run(ctx context.Context) error {
 		return errors.New("concurrent: Run called twice")
 	}
 	rt.log.Debug("runtime_worker_pool_initializing",
-		zap.Int("workerCount", rt.cfg.Workers),
+		zap.Int("workerCount", rt.cfg.Slots),
 		zap.Int("executionEnvironmentMaxConcurrency", rt.cfg.MaxConcurrency))
 	rt.applyMemoryLimit()
 	stopMetrics := rt.startMetrics()

@@ -52,8 +52,8 @@ func serve(t *testing.T, api *rapitest.Server, e env, handler any, opts ...Optio
 	ctx := runUntilCleanup(t, rt)
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer wcancel()
-	if err := api.WaitPolls(wctx, rt.cfg.Workers); err != nil {
-		t.Fatalf("runtime never polled %d times: %v", rt.cfg.Workers, err)
+	if err := api.WaitPolls(wctx, rt.cfg.Slots); err != nil {
+		t.Fatalf("runtime never polled %d times: %v", rt.cfg.Slots, err)
 	}
 	return rt
 }
@@ -182,8 +182,8 @@ func TestOneAtATimeWithoutMaxConcurrency(t *testing.T) {
 		time.Sleep(time.Millisecond)
 		return map[string]int{"got": ev["n"]}, nil
 	})
-	if rt.cfg.MaxConcurrency != 1 || rt.cfg.Workers != 1 {
-		t.Fatalf("MaxConcurrency %d, Workers %d; want 1, 1", rt.cfg.MaxConcurrency, rt.cfg.Workers)
+	if rt.cfg.MaxConcurrency != 1 || rt.cfg.Slots != 1 {
+		t.Fatalf("MaxConcurrency %d, Slots %d; want 1, 1", rt.cfg.MaxConcurrency, rt.cfg.Slots)
 	}
 	var wg sync.WaitGroup
 	for i := range 8 {

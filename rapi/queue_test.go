@@ -712,7 +712,7 @@ func TestQueuedPollFakeAPI(t *testing.T) {
 			for {
 				if err := cn.Next(ctx, &inv); err != nil {
 					if !errors.Is(err, ErrRuntimeAPI) { // Close answers pending polls with 500
-						t.Errorf("worker %d: %v", w, err)
+						t.Errorf("slot %d: %v", w, err)
 					}
 					return
 				}
@@ -723,7 +723,7 @@ func TestQueuedPollFakeAPI(t *testing.T) {
 					err = cn.Respond(ctx, &inv, inv.Payload, "application/json")
 				}
 				if err != nil {
-					t.Errorf("worker %d: %v", w, err)
+					t.Errorf("slot %d: %v", w, err)
 					return
 				}
 			}
