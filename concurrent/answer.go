@@ -14,10 +14,11 @@ import (
 // How an invocation ends. Every invocation the Runtime API hands out (its
 // request ID read from /next) is answered exactly once, and only through
 // this file: respond (a buffered response), fail and failWith (an error),
-// and Runtime.stream (stream.go), which ends through sent. Each marks the
-// slot ended; serve's guard answers an invocation that left serve unended
-// (runtime.Goexit in the handler). An answer that cannot be sent for a
-// reason on the runtime's side is replaced here, never dropped:
+// and Runtime.stream (stream.go), each ending in settle, which marks the
+// slot ended (a stream that runtime.Goexit cut after its first byte is
+// marked there); serve's guard answers an invocation that left serve
+// unended (runtime.Goexit in the handler). An answer that cannot be sent
+// for a reason on the runtime's side is replaced here, never dropped:
 //
 //   - an error type that no header can carry (a control byte, over
 //     maxErrorTypeHeader bytes) goes in Lambda-Runtime-Function-Error-Type

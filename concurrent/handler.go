@@ -51,6 +51,7 @@ type PanicError struct {
 	Stack []uintptr
 }
 
+// Error returns "panic: " and the value.
 func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
 
 // Unwrap returns the panic value when it is an error, so that errors.Is and

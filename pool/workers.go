@@ -59,9 +59,9 @@ func NewWorkers[T any](size int, fn func(T), opts ...Option) (*Workers[T], error
 }
 
 // Invoke starts fn(arg) on a parked goroutine of the pool, or a new one,
-// and returns without waiting for it. When size tasks are running it
-// returns errFull at once, and after Release errClosed; the task was then
-// not started.
+// and returns without waiting for it. When size tasks are running, and
+// after Release, it returns an error at once; the task was then not
+// started.
 func (w *Workers[T]) Invoke(arg T) error {
 	w.mu.Lock()
 	if w.closed {
@@ -110,7 +110,7 @@ func (w *Workers[T]) restart(arg T) {
 
 // Release closes the pool and waits up to timeout for running tasks and
 // the pool's goroutines to end. It returns nil once they have, or an error
-// wrapping errTimeout; tasks are never interrupted. Every call waits again,
+// saying how many still run; tasks are never interrupted. Every call waits again,
 // so a later call with a longer timeout can still see the pool stop.
 func (w *Workers[T]) Release(timeout time.Duration) error {
 	w.once.Do(func() {

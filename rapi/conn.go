@@ -252,7 +252,7 @@ func (c *Conn) Fail(ctx context.Context, inv *Invocation, errorType string, body
 }
 
 // Close closes the connection and ends the Conn: a blocked call returns an
-// error wrapping ErrClosed, and later calls fail the same way. Close is
+// error saying the connection is closed, and later calls fail the same way. Close is
 // idempotent and may be called from any goroutine.
 func (c *Conn) Close() error {
 	c.mu.Lock()

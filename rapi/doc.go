@@ -163,7 +163,7 @@
 // returns (the emulator fails init with Extension.ReadyFailed at the init
 // timeout otherwise). So register before the first Next, and keep
 // AwaitExtensionEvent running on a goroutine of its own for the life of the
-// process (see extension.go for the contract).
+// process (their docs give the contract).
 //
 // Shut down by closing each Conn; a Client holds no resources of its own.
 //

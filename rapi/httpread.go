@@ -110,7 +110,7 @@ type headerSink interface {
 
 // readHead reads the status line and headers of the final response, skipping
 // interim 1xx responses. Headers of a 2xx response go to sink when it is not
-// nil. Errors wrap ErrMalformed for bad framing; anything else comes from
+// nil. Errors wrap errMalformed for bad framing; anything else comes from
 // the reader (transport).
 func readHead(br *bufio.Reader, spill *[]byte, lim *limits, sink headerSink) (head, error) {
 	budget := lim.head

@@ -42,9 +42,10 @@ type Invocation struct {
 	Deadline time.Time
 	// DeadlineMs is Lambda-Runtime-Deadline-Ms (Unix epoch milliseconds), 0 if bad.
 	DeadlineMs int64
-	// DeadlineErr is nil when the deadline header was present and a positive
-	// integer whose nanoseconds fit in int64 (up to April 2262); otherwise it wraps ErrMalformed. Next does not fail for it: the
-	// caller decides what a missing deadline means.
+	// DeadlineErr is nil when the deadline header was present and a
+	// positive integer whose nanoseconds fit in int64 (up to April 2262);
+	// otherwise it says what is wrong with it. Next does not fail for it:
+	// the caller decides what a missing deadline means.
 	DeadlineErr error
 
 	ClientContext   string // raw JSON header, "" if absent
@@ -236,5 +237,5 @@ func (s *nextHeaders) finish() error {
 	return nil
 }
 
-// errInvalidID is wrapped with ErrInvalid or ErrMalformed by callers.
+// errInvalidID is wrapped with ErrInvalid or errMalformed by callers.
 var errInvalidID = errors.New("request ID not safe in a URL path")

@@ -60,6 +60,7 @@ type Reply struct {
 // Error is what {"fail":...} returns.
 type Error struct{ Message string }
 
+// Error returns the message.
 func (e *Error) Error() string { return e.Message }
 
 // Handle serves one demo event, typed the way users write handlers.
