@@ -91,7 +91,7 @@ soak:
 	$(GO) -C loadtest run . soak $(SOAK_FLAGS)
 
 ## bench: the hot path side by side, BENCH_COUNT runs each, then benchstat (about 5 min): rapi vs a net/http client (NextRespond), one whole invocation through the runtime against a peer that allocates nothing (Invocation), the handler adapter vs aws-lambda-go's (Call), the json.RawMessage check vs json.Valid and json.Compact in MB/s on string- and structure-heavy bodies (CompactJSON); raw results in bench.txt
-BENCH_HOT := ./rapi/ ./concurrent/
+BENCH_HOT := ./rapi/ ./concurrent/ ./internal/jsonscan/
 bench:
 	@test -x "$(GOBIN)/benchstat" || $(GO) install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VER)
 	$(GO) test -run='^$$' -bench='^Benchmark(NextRespond|ParseNext|Invocation|Call|CompactJSON)$$' -benchmem -count=$(BENCH_COUNT) $(BENCH_HOT) | tee bench.txt
