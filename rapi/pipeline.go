@@ -25,7 +25,7 @@ const (
 	// lazyWake bounds how long the answer may sit unread behind the
 	// receive low-water mark when no invocation follows it: only an
 	// answer shorter than a 202 waits that long (any other wakes the
-	// poller, a closed connection too). At 10 ms, every slot whose next
+	// slot, a closed connection too). At 10 ms, every slot whose next
 	// invocation came later woke once more per invocation to read its
 	// 202: at 2000 inv/s (open model, fake API, medians of 5) that cost
 	// 245 µs of CPU per invocation at N=64 and 262 at N=512, against 192
