@@ -20,8 +20,9 @@ type Workers[T any] struct {
 	p       *ants.PoolWithFuncGeneric[T]
 	fn      func(T)
 	onPanic func(any)
-	// stderr receives panics when no WithPanicHandler is set: os.Stderr,
-	// replaced by tests before the first Invoke.
+	// stderr receives panics when no WithPanicHandler is set; nil means
+	// os.Stderr, read when written to. Tests set it before the first
+	// Invoke.
 	stderr io.Writer
 
 	mu      sync.Mutex // orders Invoke with restart (which changes the capacity) and Release
@@ -43,7 +44,7 @@ func NewWorkers[T any](size int, fn func(T), opts ...Option) (*Workers[T], error
 	for _, opt := range opts {
 		opt(&o)
 	}
-	w := &Workers[T]{fn: fn, onPanic: o.onPanic, stderr: os.Stderr, stopped: make(chan struct{})}
+	w := &Workers[T]{fn: fn, onPanic: o.onPanic, stopped: make(chan struct{})}
 	p, err := ants.NewPoolWithFuncGeneric(size, w.run,
 		ants.WithNonblocking(true),
 		// Resident goroutines: a task that ends leaves its goroutine parked
@@ -104,7 +105,7 @@ func (w *Workers[T]) restart(arg T) {
 	err := w.p.Invoke(arg)
 	w.p.Tune(size)
 	if err != nil {
-		fmt.Fprintf(w.stderr, "pool: a task that ended without returning could not start again: %v\n", err)
+		fmt.Fprintf(w.errOut(), "pool: a task that ended without returning could not start again: %v\n", err)
 	}
 }
 
@@ -147,13 +148,21 @@ func (w *Workers[T]) Release(timeout time.Duration) error {
 // caught too: nothing that escapes a task may end the process.
 func (w *Workers[T]) reportPanic(v any) {
 	if w.onPanic == nil {
-		fmt.Fprintf(w.stderr, "pool: task panicked: %v\n%s", v, debug.Stack())
+		fmt.Fprintf(w.errOut(), "pool: task panicked: %v\n%s", v, debug.Stack())
 		return
 	}
 	defer func() {
 		if v2 := recover(); v2 != nil {
-			fmt.Fprintf(w.stderr, "pool: panic handler panicked: %v (task panic: %v)\n%s", v2, v, debug.Stack())
+			fmt.Fprintf(w.errOut(), "pool: panic handler panicked: %v (task panic: %v)\n%s", v2, v, debug.Stack())
 		}
 	}()
 	w.onPanic(v)
+}
+
+// errOut is where the pool writes what it cannot hand to anyone.
+func (w *Workers[T]) errOut() io.Writer {
+	if w.stderr != nil {
+		return w.stderr
+	}
+	return os.Stderr
 }
