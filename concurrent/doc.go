@@ -185,7 +185,7 @@
 // A handler error or panic becomes an /error for that invocation only; the
 // process goes on. 400, 410 and 413 answers of the Runtime API end that
 // invocation only: logged at WARN with its request ID (at INFO for a
-// second post, see Exactly once), its slot freed. A
+// second post, see Exactly once), and the slot goes round again. A
 // handler that ignores its context (cancelled at the deadline) keeps its
 // slot until it returns, as on LMI, and its late answer gets 410.
 //
