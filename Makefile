@@ -17,7 +17,7 @@ CODECS    := $(addprefix concurrent/codec/,sonic goccy segmentio jsonv2)
 CODECTEST := concurrent/codec/codectest
 MODULES   := . loadtest deploy examples $(CODECS) $(CODECTEST) concurrent/oteltrace concurrent/lambdahttp/compare
 
-.PHONY: run test build bench bench-all lint tools rie fmt vet loadtest loadtest-belowsat clean docs-check
+.PHONY: run test build bench bench-all lint tidy help tools rie fmt vet loadtest loadtest-belowsat clean docs-check
 .PHONY: package test-arm64
 .PHONY: fuzz soak download subjects
 
@@ -99,7 +99,7 @@ soak:
 	$(GO) -C loadtest run . soak $(SOAK_FLAGS)
 
 ## bench: the hot path side by side, BENCH_COUNT runs each, then benchstat (about 5 min): rapi vs a net/http client (NextRespond), one whole invocation through the runtime against a peer that allocates nothing (Invocation), the handler adapter vs aws-lambda-go's (Call), the json.RawMessage check vs json.Valid and json.Compact in MB/s on string- and structure-heavy bodies (CompactJSON); raw results in bench.txt
-BENCH_HOT := ./rapi/ ./concurrent/
+BENCH_HOT := ./rapi/ ./concurrent/ ./internal/jsonscan/
 bench:
 	@test -x "$(GOBIN)/benchstat" || $(GO) install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VER)
 	$(GO) test -run='^$$' -bench='^Benchmark(NextRespond|ParseNext|Invocation|Call|CompactJSON)$$' -benchmem -count=$(BENCH_COUNT) $(BENCH_HOT) | tee bench.txt
@@ -120,10 +120,20 @@ bench-all:
 # as it landed).
 SUBJECTS_SINCE := e4e71a3
 
-## lint: golangci-lint with the repository's .golangci.yml, and commit subjects of at most 72 characters
-lint: subjects
+## lint: golangci-lint with the repository's .golangci.yml, every module tidy (make tidy), and commit subjects of at most 72 characters
+lint: subjects tidy
 	@test -x "$(GOBIN)/golangci-lint" || $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(LINT_VER)
 	@set -e; for m in $(MODULES); do (cd $$m && $(GOBIN)/golangci-lint run --config $(CURDIR)/.golangci.yml ./...); done
+
+## tidy: check that go.mod and go.sum of every module are what go mod tidy leaves (go mod tidy -diff); changes nothing
+tidy:
+	@set -e; for m in $(MODULES); do \
+	  (cd $$m && $(GO) mod tidy -diff >/dev/null) || { echo "module $$m is not tidy: run go mod tidy in $$m"; exit 1; }; \
+	done
+
+## help: the targets and what each does, from these lines
+help:
+	@awk '/^## [a-z0-9-]+:/ { sub(/^## /, ""); i = index($$0, ": "); printf "  %-11s %s\n", substr($$0, 1, i - 1), substr($$0, i + 2) }' $(MAKEFILE_LIST)
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -15,7 +15,7 @@ import (
 
 // Memory-aware admission. When the live heap nears the Go runtime's memory
 // limit, the slots stop taking new invocations: a slot whose invocation has
-// ended does not queue its next /next, and a poller holding a free slot
+// ended does not queue its next /next, and a slot with no poll queued
 // waits before it polls. The Runtime API then has fewer polls, so Lambda
 // throttles the invokes it cannot place here and retries them elsewhere,
 // instead of this environment being killed for memory with every
@@ -25,8 +25,8 @@ import (
 // A hold lets one slot through whenever nothing is in flight: with nothing
 // running, waiting frees nothing, and a heap that settled between the two
 // marks would otherwise stop the environment for good. That slot polls,
-// serves and gives the pass back when its slot is free again; while it is
-// out, or any invocation runs, the others wait. So while memory stays high
+// serves and gives the pass back when its invocation has ended; while it
+// is out, or any invocation runs, the others wait. So while memory stays high
 // invocations are served one at a time, and every slot polls again once
 // the live heap is below the low mark.
 //
@@ -39,7 +39,7 @@ import (
 //
 // The live heap changes only when a GC ends, so a runtime holding back
 // with nothing to allocate would wait forever for a figure that cannot
-// move: while it holds back, one poller forces a GC when the hold begins
+// move: while it holds back, one waiting slot forces a GC when the hold begins
 // and whenever an invocation has ended since the last one (debug.FreeOSMemory
 // when nothing is in flight, also handing the memory back to the OS;
 // runtime.GC otherwise), then reads the figure again. While invocations
@@ -59,7 +59,7 @@ const (
 	// the hot path reads the metric; in between it uses the last verdict
 	// (an atomic load).
 	memCheckEvery = 2 * time.Millisecond
-	// memRecheckEvery is how often the poller that leads a hold re-reads
+	// memRecheckEvery is how often the slot that leads a hold re-reads
 	// it; memWaitEvery how often the others look whether to lead.
 	memRecheckEvery = 10 * time.Millisecond
 	memWaitEvery    = 100 * time.Millisecond
@@ -116,7 +116,7 @@ type memGuard struct {
 	last atomic.Int64 // memClock() of the last read, 0 to force one
 	// resume is closed when the hold in progress ends.
 	resume atomic.Pointer[chan struct{}]
-	leader atomic.Bool // a poller re-reads on recheckEvery
+	leader atomic.Bool // a waiting slot re-reads on recheckEvery
 	// through: a slot let through while held is out (slot.through).
 	through atomic.Bool
 
@@ -264,13 +264,12 @@ func (rt *Runtime) letThrough(s *slot) bool {
 	return true
 }
 
-// freeSlot puts s back on the free list, with the pass if it had it.
-func (rt *Runtime) freeSlot(s *slot) {
+// passBack gives the pass back if s had it: its invocation has ended.
+func (rt *Runtime) passBack(s *slot) {
 	if s.through {
 		s.through = false
 		rt.mem.through.Store(false)
 	}
-	rt.free <- s
 }
 
 // takeHeldTime returns the time held back since the last call, counting a

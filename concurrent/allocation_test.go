@@ -38,8 +38,8 @@ var tinyRaw = RawHandler(func(_ context.Context, _ []byte, out *Buffer) error {
 })
 
 // TestAllocsInvocation gates what one tiny invocation allocates through the
-// whole runtime: poll, hand-off to a worker, context, handler, answer with
-// the next poll queued, slot back on the free list. The runtime's own part
+// whole runtime: poll, context, handler, answer with the next poll queued,
+// buffers back, all on the slot's goroutine. The runtime's own part
 // is two allocations: the Invocation's strings (rapi) and the invocation's
 // context (newInvocation). At N=1, _X_AMZN_TRACE_ID is set for
 // aws-lambda-go's sake: os.Setenv allocates its "key=value" string (and,

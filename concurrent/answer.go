@@ -14,10 +14,11 @@ import (
 // How an invocation ends. Every invocation the Runtime API hands out (its
 // request ID read from /next) is answered exactly once, and only through
 // this file: respond (a buffered response), fail and failWith (an error),
-// and Runtime.stream (stream.go), which ends through sent. Each marks the
-// slot ended; serve's guard answers an invocation that left serve unended
-// (runtime.Goexit in the handler). An answer that cannot be sent for a
-// reason on the runtime's side is replaced here, never dropped:
+// and Runtime.stream (stream.go), each ending in settle, which marks the
+// slot ended (a stream that runtime.Goexit cut after its first byte is
+// marked there); serve's guard answers an invocation that left serve
+// unended (runtime.Goexit in the handler). An answer that cannot be sent
+// for a reason on the runtime's side is replaced here, never dropped:
 //
 //   - an error type that no header can carry (a control byte, over
 //     maxErrorTypeHeader bytes) goes in Lambda-Runtime-Function-Error-Type
@@ -124,12 +125,12 @@ func (rt *Runtime) postError(s *slot, errorType string) {
 // second gets a harmless 400).
 //
 // The slot's next /next goes out on the same connection right behind the
-// answer (rapi.Conn.QueueNext, asked at write time through mayQueue), so
-// the Runtime API has the poll the moment the caller has its response and
-// the slot's next poller only reads it. That closes the gap in which LMI
+// answer (rapi.Options.Pipeline, asked at write time through mayQueue), so
+// the Runtime API has the poll the moment the caller has its response, and
+// the slot, going round, only reads it. That closes the gap in which LMI
 // throttles an invoke arriving right after a response, and never holds
 // more polls than slots. The Runtime API's answer to the post is read by
-// that poller with the next invocation (rapi.Conn.LazyAnswer): waking up
+// that poll with the next invocation (a lazy answer, rapi): waking up
 // for it here would take CPU from the Runtime API just when it registers
 // the poll. A refusal is logged from there (lateReply); a 5xx still stops
 // the runtime. rapi keeps the answer until then, and sends it again itself
@@ -159,9 +160,9 @@ func (rt *Runtime) settle(s *slot, err error, again bool) {
 }
 
 // lateReply reports what the slot's next poll, or the shutdown
-// (ReadAnswer), read of the reply to answer id (rapi.Conn.LazyAnswer).
-// A wait that the shutdown ended is not a refusal: the answer went out
-// whole, and most likely was accepted.
+// (rapi.Conn.ReadAnswer), read of the reply to answer id, which pipelining
+// left to them. A wait that the shutdown ended is not a refusal: the
+// answer went out whole, and most likely was accepted.
 func (rt *Runtime) lateReply(id string, err error) {
 	var ae *rapi.AnswerError
 	lvl, msg := zapcore.InfoLevel, msgUnconfirmed

@@ -12,8 +12,8 @@
 // lambda.Option values, and lambda.StartHandlerFunc [StartHandlerFunc].
 //
 // Every handler form lambda.Start accepts is accepted here, plus [RawHandler],
-// which reads the payload bytes and writes its response into a worker-owned
-// buffer.
+// which reads the payload bytes and writes its response into a buffer of
+// its slot.
 //
 // [NewHandler] is the drop-in for aws-lambda-go's lambda.NewHandler, for
 // tests and for code that invokes a handler itself: the same adapter as
@@ -74,13 +74,16 @@
 //
 // # Slots
 //
-// The runtime owns a fixed number of slots (limits.Config.Workers, at most
+// The runtime owns a fixed number of slots (limits.Config.Slots, at most
 // N). A slot is one keep-alive connection to the Runtime API plus the
-// request and response buffers of one invocation. A poller takes a free slot
-// before it calls /next and the slot stays taken until the answer for that
-// invocation has been posted, so outstanding polls plus invocations in
-// flight never exceed N, and an invocation that was handed out never waits
-// inside the process: the worker pool has exactly as many workers as slots.
+// request and response buffers of one invocation, and one goroutine: it
+// polls (or reads the poll queued behind its last answer), serves what it
+// polled, answers, and goes round again. A slot is one poll or one
+// invocation at a time, so outstanding polls plus invocations in flight
+// never exceed N, and an invocation never changes goroutine, nor waits
+// inside the process. The slots' goroutines run in a bounded pool
+// (package pool), which starts a slot again on a fresh goroutine when a
+// handler ends its own with runtime.Goexit.
 //
 // # Contexts
 //
@@ -196,7 +199,7 @@
 // would not fit the answer's header beside request and invocation IDs of
 // kilobytes (xraycause.go). 400, 410 and 413 answers of the Runtime API end that
 // invocation only: logged at WARN with its request ID (at INFO for a
-// second post, see Exactly once), its slot freed. A
+// second post, see Exactly once), and the slot goes round again. A
 // handler that ignores its context (cancelled at the deadline) keeps its
 // slot until it returns, as on LMI, and its late answer gets 410.
 //
@@ -208,12 +211,20 @@
 // Runtime.InvalidInvocation for headers over rapi's bounds or that do not
 // parse, Runtime.TruncatedInvocation for an answer cut off or stalled
 // midway). Transport errors and malformed answers on /next are retried
-// with capped, jittered exponential backoff (5 ms to 500 ms per poller),
+// with capped, jittered exponential backoff (5 ms to 500 ms per slot),
 // and the warning about them is written at most once a second for the
 // whole runtime, with a count, then once more when polling works again. A
 // 5xx from the Runtime API means the environment is broken: Run returns an
 // error wrapping ErrRuntimeAPI after one ERROR line saying why, and Start
-// exits with status 1.
+// exits with status 1. So does a 4xx to /next. A poll sends nothing that a
+// retry could change (no body, no request ID): the Runtime API's
+// specification gives /next only 200, 403 and 500, and the emulator answers
+// 403 when the environment's state forbids the runtime to become ready
+// (rapi/handler/invocationnext.go: init was cancelled); a 404 or 405 says
+// that AWS_LAMBDA_RUNTIME_API does not serve the Runtime API. Neither
+// passes, and a runtime that polled on for ever would hold an environment
+// that Lambda counts alive and that serves nothing; exiting hands it back,
+// as aws-lambda-go does on any failed /next.
 //
 // # Logs and metrics
 //
@@ -238,7 +249,7 @@
 //
 // # Shutdown
 //
-// Run returns when its context is cancelled: pollers stop, invocations in
+// Run returns when its context is cancelled: polls stop, invocations in
 // flight get up to limits.Config.ShutdownTimeout to finish (500 ms by
 // default, inside the ~600 ms Lambda allows before SIGKILL), one INFO line
 // "runtime stopped" gives the cause and what was left in flight, the log

@@ -14,7 +14,8 @@ var (
 	// read.
 	ErrConfig = errors.New("concurrent: invalid configuration")
 	// ErrRuntimeAPI is returned by Run when the Runtime API reports that the
-	// environment is broken (a 5xx answer): the process should exit.
+	// environment is broken (a 5xx answer) or refuses to hand out
+	// invocations (a 4xx to /next): the process should exit.
 	ErrRuntimeAPI = errors.New("concurrent: runtime API failure")
 	// ErrResponseTooLarge is the error an invocation fails with when its
 	// buffered response is larger than limits.Config.MaxResponseBytes, and

@@ -33,7 +33,7 @@ func ExampleStart() {
 }
 
 // A raw handler reads the payload bytes and appends its response to the
-// worker's buffer: no reflection, no extra copy.
+// slot's buffer: no reflection, no extra copy.
 func ExampleRawHandler() {
 	h := concurrent.RawHandler(func(_ context.Context, payload []byte, out *concurrent.Buffer) error {
 		_, _ = out.WriteString(`{"length":`)

@@ -340,8 +340,8 @@ func TestRuntimeAPIRefusedRecovers(t *testing.T) {
 }
 
 // TestRuntimeAPIFaultsRecover: while every /next meets a fault (reset,
-// dropped connection, malformed status line or header, a 404, a peer that
-// stalls mid-answer), the pollers back off without spinning; when the
+// dropped connection, malformed status line or header, a peer that stalls
+// mid-answer), the pollers back off without spinning; when the
 // faults stop, every slot polls again and serves.
 func TestRuntimeAPIFaultsRecover(t *testing.T) {
 	const n = 4
@@ -353,7 +353,6 @@ func TestRuntimeAPIFaultsRecover(t *testing.T) {
 		{Raw: []byte("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n")},
 		{Raw: []byte("HTTP/1.1 200 OK\r\nContent-Le"), Reset: true},
 		{Raw: []byte("HTTP/1.1 200 OK\r\nLambda-Runtime-Trace-Id: x\r\n"), Stall: time.Hour},
-		{Status: http.StatusNotFound},
 	}
 	var down atomic.Bool
 	down.Store(true)
@@ -395,19 +394,27 @@ func TestRuntimeAPIFaultsRecover(t *testing.T) {
 	answeredOnce(t, api)
 }
 
-// TestRuntimeAPI500EndsRun: a 500 on /next or on /response ends Run
-// promptly with an error wrapping ErrRuntimeAPI and one ERROR line saying
-// why.
-func TestRuntimeAPI500EndsRun(t *testing.T) {
+// TestRuntimeAPIFailureEndsRun: a 500 on /next or on /response, and a 4xx
+// on /next, end Run promptly with an error wrapping ErrRuntimeAPI and one
+// ERROR line saying why. /next sends nothing a retry could change: a 4xx
+// says that the environment's state (403) or the address (404) forbids
+// polling, for good (doc.go, Failures).
+func TestRuntimeAPIFailureEndsRun(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		on   string // "next" or "response"
-	}{{"next", "next"}, {"response", "response"}} {
+		code int
+	}{
+		{"next 500", "next", http.StatusInternalServerError},
+		{"response 500", "response", http.StatusInternalServerError},
+		{"next 403", "next", http.StatusForbidden},
+		{"next 404", "next", http.StatusNotFound},
+	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var broken atomic.Bool
 			api := newAPI(t, rapitest.Options{MaxConcurrency: 2, Queue: true, Faults: func(_ int, r *http.Request) *rapitest.Fault {
 				if broken.Load() && strings.HasSuffix(r.URL.Path, "/next") {
-					return &rapitest.Fault{Status: http.StatusInternalServerError}
+					return &rapitest.Fault{Status: tt.code}
 				}
 				return nil
 			}})
@@ -425,9 +432,9 @@ func TestRuntimeAPI500EndsRun(t *testing.T) {
 			}
 			req := rapitest.Request{Payload: []byte(`{}`)}
 			if tt.on == "next" {
-				broken.Store(true) // the poll queued behind this answer gets 500
+				broken.Store(true) // the poll queued behind this answer gets the code
 			} else {
-				req.PostFault = &rapitest.Fault{Status: http.StatusInternalServerError}
+				req.PostFault = &rapitest.Fault{Status: tt.code}
 			}
 			if _, err := api.Invoke(ctx, req); err != nil {
 				t.Fatal(err)
@@ -436,20 +443,24 @@ func TestRuntimeAPI500EndsRun(t *testing.T) {
 			select {
 			case <-done:
 			case <-time.After(5 * time.Second):
-				t.Fatal("Run goes on after a 500")
+				t.Fatalf("Run goes on after a %d", tt.code)
 			}
 			runErr := *result
 			took := time.Since(at)
-			t.Logf("Run returned %v after the 500: %v", took.Round(time.Millisecond), runErr)
-			if !errors.Is(runErr, ErrRuntimeAPI) || !errors.Is(runErr, rapi.ErrRuntimeAPI) || !strings.Contains(runErr.Error(), "500") {
+			status := "status " + strconv.Itoa(tt.code)
+			t.Logf("Run returned %v after the %d: %v", took.Round(time.Millisecond), tt.code, runErr)
+			if !errors.Is(runErr, ErrRuntimeAPI) || !strings.Contains(runErr.Error(), status) {
 				t.Fatalf("Run = %v, want ErrRuntimeAPI with the status", runErr)
+			}
+			if tt.code >= 500 && !errors.Is(runErr, rapi.ErrRuntimeAPI) {
+				t.Fatalf("Run = %v, want rapi.ErrRuntimeAPI too", runErr)
 			}
 			if took > time.Second {
 				t.Fatalf("Run took %v to stop", took)
 			}
 			errs := logs.FilterLevelExact(zapcore.ErrorLevel).All()
 			if len(errs) != 1 || errs[0].Message != "runtime API failure, stopping" ||
-				!strings.Contains(fmt.Sprint(errs[0].ContextMap()["error"]), "status 500") {
+				!strings.Contains(fmt.Sprint(errs[0].ContextMap()["error"]), status) {
 				t.Fatalf("want one ERROR line saying why, got %v", errs)
 			}
 		})

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambda/handlertrace"
 	"github.com/lmigo/lmigo/concurrent/codec"
+	"github.com/lmigo/lmigo/internal/jsonscan"
 	"github.com/valyala/bytebufferpool"
 )
 
@@ -51,6 +52,7 @@ type PanicError struct {
 	Stack []uintptr
 }
 
+// Error returns "panic: " and the value.
 func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
 
 // Unwrap returns the panic value when it is an error, so that errors.Is and
@@ -101,7 +103,7 @@ func (p handlerPath) String() string { return pathNames[p] }
 
 // handler adapts one user handler to the runtime. Everything that can be
 // worked out from the handler's type is worked out once, by newHandler; a
-// handler is immutable afterwards and shared by all workers.
+// handler is immutable afterwards and shared by all slots.
 type handler struct {
 	path handlerPath
 	cfg  handlerConfig
@@ -208,23 +210,6 @@ func (h *handler) setRaw(f RawHandler) (*handler, error) {
 	}
 	h.path, h.raw = pathRaw, f
 	return h, nil
-}
-
-// invokerContentType: the value of lambda.NewHandler is run by
-// aws-lambda-go as the function it wraps, whose JSON responses are sent as
-// application/json; a lambda.Handler with a ContentType method (a wrapper
-// of NewHandler's, which says application/json) answers that; other
-// lambda.Handler objects answer bytes.
-func invokerContentType(h lambda.Handler) string {
-	if ct, ok := h.(interface{ ContentType() string }); ok {
-		return ct.ContentType()
-	}
-	t := reflect.TypeOf(h)
-	if t.Kind() == reflect.Pointer && t.Elem().PkgPath() == "github.com/aws/aws-lambda-go/lambda" &&
-		t.Elem().Name() == "handlerOptions" {
-		return jsonContentType
-	}
-	return bytesContentType
 }
 
 // analyse checks the signature of a handler function by the rules of
@@ -373,7 +358,7 @@ func (h *handler) call(ctx context.Context, payload []byte, out *Buffer) (conten
 // the handler's own bytes as direct, to be sent as they are and not
 // modified. On error out is left empty and body and direct are nil. A
 // panic in the handler is recovered and returned as a *PanicError; it
-// never reaches the worker. An event that does not decode is returned as
+// never reaches the slot's loop. An event that does not decode is returned as
 // an *eventError. out goes to a RawHandler, which may keep it: it must be
 // the invocation's own, never lent again (runLent).
 func (h *handler) run(ctx context.Context, payload []byte, out *Buffer) (contentType string, body io.Reader, direct []byte, err error) {
@@ -454,87 +439,8 @@ func sameArray(a, b []byte) bool {
 	return unsafe.SliceData(a) == unsafe.SliceData(b)
 }
 
-// callInvoker runs a lambda.Handler. Its bytes are returned as direct,
-// posted as they are, whatever their size and N: like a json.RawMessage
-// result, they must not change once Invoke has returned, which is what
-// aws-lambda-go relies on too when it serves N at once. A StreamInvoker is
-// run through InvokeStream: its bytes likewise, or its stream as body.
-//
-// aws-lambda-go's own lambda.Handler, the value of lambda.NewHandler, is
-// the exception: its Invoke returns the bytes of a pooled buffer that it
-// has put back already, which a concurrent Invoke may write over while
-// they are read (TestInvokerBytesAtN). It is run as aws-lambda-go runs
-// it: its function, whose buffer is copied into out and put back after.
-func (h *handler) callInvoker(ctx context.Context, payload []byte, out *Buffer) (string, io.Reader, []byte, error) {
-	// A copy: aws-lambda-go gives Invoke a slice of its own, which an
-	// Invoke may keep; the slot's buffer is reused once this one returns.
-	payload = bytes.Clone(payload)
-	if h.streamer != nil {
-		contentType, b, body, err := h.streamer.InvokeStream(ctx, payload)
-		if err != nil || body != nil || len(b) == 0 {
-			return contentType, body, nil, err
-		}
-		return contentType, nil, b, nil
-	}
-	if h.awsFunc != nil {
-		return h.invokerCType, nil, nil, callAWS(ctx, h.awsFunc, payload, out)
-	}
-	b, err := h.invoker.Invoke(ctx, payload)
-	if err != nil || len(b) == 0 {
-		return h.invokerCType, nil, nil, err
-	}
-	return h.invokerCType, nil, b, nil
-}
-
-// callAWS is aws-lambda-go's Invoke (handlerFunc.Invoke in v1.55.1) with
-// the bytes copied into out before the reader is closed, which puts its
-// buffer back.
-func callAWS(ctx context.Context, fn func(context.Context, []byte) (io.Reader, error), payload []byte, out *Buffer) error {
-	r, err := fn(ctx, payload)
-	if err != nil || r == nil {
-		return err
-	}
-	if c, ok := r.(io.Closer); ok {
-		defer c.Close()
-	}
-	_, err = io.Copy(out, r) // its buffer writes itself out (WriteTo)
-	return err
-}
-
-// awsHandlerFunc returns, for aws-lambda-go's own lambda.Handler, the
-// function it runs; nil for any other lambda.Handler. On a version whose
-// shape differs from v1.55.1's (a *handlerOptions that embeds its
-// handlerFunc; TestAWSHandlerFunc) it returns Invoke's bytes as a reader:
-// copied as soon as Invoke returns, which narrows the race but cannot
-// close it.
-func awsHandlerFunc(h lambda.Handler) func(context.Context, []byte) (io.Reader, error) {
-	type fnType = func(context.Context, []byte) (io.Reader, error)
-	v := reflect.ValueOf(h)
-	if v.Kind() != reflect.Pointer || v.IsNil() {
-		return nil
-	}
-	e := v.Elem()
-	if t := e.Type(); t.PkgPath() != awsLambdaPkg || t.Name() != "handlerOptions" {
-		return nil
-	}
-	if e.Kind() == reflect.Struct {
-		f := e.FieldByName("handlerFunc")
-		if f.IsValid() && f.Kind() == reflect.Func && f.Type().ConvertibleTo(reflect.TypeFor[fnType]()) && !f.IsNil() {
-			// An unexported field: read through its address, as the
-			// checks above allow.
-			return *(*fnType)(unsafe.Pointer(f.UnsafeAddr()))
-		}
-	}
-	return func(ctx context.Context, payload []byte) (io.Reader, error) {
-		b, err := h.Invoke(ctx, payload)
-		return bytes.NewReader(b), err
-	}
-}
-
-const awsLambdaPkg = "github.com/aws/aws-lambda-go/lambda"
-
 // callRawMessage runs a json.RawMessage handler. A result that the encoder
-// would only validate and compact (compactJSON, one pass) is returned as
+// would only validate and compact (jsonscan.Compact, one pass) is returned as
 // direct, the handler's own bytes, whatever its size: byte for byte what
 // aws-lambda-go sends. Sending it direct allocates nothing, and copying
 // even a small one into out costs more than not copying
@@ -562,7 +468,7 @@ func (h *handler) callRawMessage(ctx context.Context, payload []byte, out *Buffe
 		trace.ResponseEvent(ctx, res)
 	}
 	// The encoder would only validate and compact it.
-	if h.plain && res != nil && compactJSON(res) {
+	if h.plain && res != nil && jsonscan.Compact(res) {
 		return jsonContentType, res, nil
 	}
 	contentType, _, err := h.writeValue(out, res) // not a reader
@@ -630,7 +536,7 @@ func (h *handler) callReflect(ctx context.Context, payload []byte, out *Buffer) 
 	if trace.ResponseEvent != nil {
 		trace.ResponseEvent(ctx, val)
 	}
-	if m, ok := val.(json.RawMessage); ok && h.plain && m != nil && compactJSON(m) {
+	if m, ok := val.(json.RawMessage); ok && h.plain && m != nil && jsonscan.Compact(m) {
 		return jsonContentType, nil, m, nil // the encoder would only validate and compact it
 	}
 	contentType, body, err := h.writeValue(out, val)

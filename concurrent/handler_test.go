@@ -421,21 +421,21 @@ func TestTraceHooks(t *testing.T) {
 	}
 }
 
-// One handler serves many workers at once, each with its own buffer.
+// One handler serves many slots at once, each with its own buffer.
 func TestCallConcurrent(t *testing.T) {
 	handlers := []any{
 		compatRespond,
 		func(_ context.Context, m json.RawMessage) (json.RawMessage, error) { return m, nil },
 		func(_ context.Context, m map[string]any) (map[string]any, error) { return m, nil },
 	}
-	const workers, calls = 8, 50
+	const slots, calls = 8, 50
 	for _, f := range handlers {
 		h, err := newHandler(f, handlerConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var wg sync.WaitGroup
-		for w := range workers {
+		for w := range slots {
 			wg.Go(func() {
 				out := new(Buffer)
 				for i := range calls {
@@ -447,7 +447,7 @@ func TestCallConcurrent(t *testing.T) {
 					}
 					want, err := lambda.NewHandler(f).Invoke(context.Background(), payload)
 					if err != nil || !bytes.Equal(out.B, want) {
-						t.Errorf("worker %d call %d: %q, want %q (%v)", w, i, out.B, want, err)
+						t.Errorf("slot %d call %d: %q, want %q (%v)", w, i, out.B, want, err)
 						return
 					}
 				}

@@ -516,12 +516,12 @@ type badError struct{}
 func (badError) Error() string { panic("no message") }
 
 // TestWorkerPoolInitializing: Run logs runtime_worker_pool_initializing
-// once, at DEBUG, with the worker count and N.
+// once, at DEBUG, with workerCount (the slots, as other runtimes name it) and N.
 func TestWorkerPoolInitializing(t *testing.T) {
 	for _, level := range []zapcore.Level{zapcore.DebugLevel, zapcore.InfoLevel} {
 		api := newAPI(t, rapitest.Options{MaxConcurrency: 8, Queue: true})
 		core, logs := observer.New(level)
-		e := env{"AWS_LAMBDA_RUNTIME_API": api.Addr(), "AWS_LAMBDA_MAX_CONCURRENCY": "8", "LMIGO_WORKERS": "6"}
+		e := env{"AWS_LAMBDA_RUNTIME_API": api.Addr(), "AWS_LAMBDA_MAX_CONCURRENCY": "8", "LMIGO_SLOTS": "6"}
 		rt, err := New(func() error { return nil }, WithLookupEnv(e.lookup), WithLogger(zap.New(core)))
 		if err != nil {
 			t.Fatal(err)

@@ -38,7 +38,7 @@ var emfMetrics = [...]struct{ name, unit string }{
 }
 
 // runtimeMetrics aggregates what the runtime does between two EMF
-// documents. Workers update the counters with atomic operations (two for
+// documents. Slots update the counters with atomic operations (two for
 // an invocation's start, plus a compare-and-swap when it raises the
 // high-water mark, one for its end); the emitter swaps them to zero, so
 // each document holds one interval. Nothing on the hot path allocates or
@@ -54,7 +54,7 @@ type runtimeMetrics struct {
 	// reading, see now), 0 while one is free; busyTime sums such spans.
 	busySince atomic.Int64
 	busyTime  atomic.Int64
-	// The counters are written by every worker; keep other data off their
+	// The counters are written by every slot; keep other data off their
 	// cache lines.
 	_ [64]byte
 
@@ -77,7 +77,7 @@ func newMetrics(cfg limits.Config, out io.Writer) *runtimeMetrics {
 	}
 	now := time.Now()
 	return &runtimeMetrics{
-		slots:    int64(cfg.Workers),
+		slots:    int64(cfg.Slots),
 		epoch:    now,
 		out:      out,
 		interval: cfg.MetricsInterval,

@@ -276,12 +276,12 @@ func TestAppendEMF(t *testing.T) {
 // one line and one write each, every interval and once at shutdown; summed
 // over the documents the counts are those of the invocations served.
 func TestMetricsEMF(t *testing.T) {
-	const n, workers = 4, 2
+	const n, slots = 4, 2
 	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true})
 	e := env{
 		"AWS_LAMBDA_RUNTIME_API":     api.Addr(),
 		"AWS_LAMBDA_MAX_CONCURRENCY": strconv.Itoa(n),
-		"LMIGO_WORKERS":              strconv.Itoa(workers),
+		"LMIGO_SLOTS":                strconv.Itoa(slots),
 		"LMIGO_METRICS":              "emf",
 		"AWS_LAMBDA_FUNCTION_NAME":   "orders",
 	}
@@ -341,14 +341,14 @@ func TestMetricsEMF(t *testing.T) {
 	if sum["Invocations"] != 32 || sum["Errors"] != 8 || sum["Panics"] != 3 {
 		t.Errorf("invocations %v, errors %v, panics %v; want 32, 8, 3", sum["Invocations"], sum["Errors"], sum["Panics"])
 	}
-	if maxInflight < 1 || maxInflight > workers {
-		t.Errorf("in-flight high-water mark %v, want 1..%d", maxInflight, workers)
+	if maxInflight < 1 || maxInflight > slots {
+		t.Errorf("in-flight high-water mark %v, want 1..%d", maxInflight, slots)
 	}
 	if sum["AllSlotsBusyTime"] <= 0 {
-		t.Errorf("every slot never busy with %d slots and 32 invocations of 5 ms", workers)
+		t.Errorf("every slot never busy with %d slots and 32 invocations of 5 ms", slots)
 	}
 	last := emfValues(t, docs[len(docs)-1])
-	if last["RetainedBufferBytes"] < 2048 || last["RetainedBufferBytes"] > float64(workers*rt.cfg.BufferRetainBytes) {
+	if last["RetainedBufferBytes"] < 2048 || last["RetainedBufferBytes"] > float64(slots*rt.cfg.BufferRetainBytes) {
 		t.Errorf("retained buffer bytes %v after 2 KiB responses", last["RetainedBufferBytes"])
 	}
 }

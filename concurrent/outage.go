@@ -9,15 +9,15 @@ import (
 )
 
 // outageLogEvery is the most often the runtime repeats its warning while
-// polls keep failing: N pollers retrying with backoff would otherwise write
+// polls keep failing: N slots retrying with backoff would otherwise write
 // N lines per backoff step.
 const outageLogEvery = time.Second
 
-// outage rate-limits what the pollers log while /next fails: the first
+// outage rate-limits what the slots log while /next fails: the first
 // failure is logged at once, then at most one line per outageLogEvery for
 // the whole runtime, counting the failures in between; the first poll that
 // succeeds afterwards logs once that the Runtime API is back. It is shared
-// by all pollers.
+// by all slots.
 type outage struct {
 	down atomic.Bool // fast path for ok: one load per successful poll
 

@@ -248,7 +248,7 @@ func (zapDiscard) Write(b []byte) (int, error) { return len(b), nil }
 func (zapDiscard) Sync() error                 { return nil }
 
 // BenchmarkInvocation: one tiny invocation through the whole runtime
-// (poll, hand-off, context, handler, answer, slot back) against a peer
+// (poll, context, handler, answer, buffers back) against a peer
 // that allocates nothing, so allocs/op are the runtime's own (and, for
 // demo, the adapter's and the demo handler's). The round trip is one
 // invocation at a time, so ns/op is latency, loopback included.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"runtime"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/lmigo/lmigo/rapi"
 	"github.com/lmigo/lmigo/rapi/rapitest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
@@ -55,8 +57,8 @@ func serve(t *testing.T, api *rapitest.Server, e env, handler any, opts ...Optio
 	ctx := runUntilCleanup(t, rt)
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer wcancel()
-	if err := api.WaitPolls(wctx, rt.cfg.Workers); err != nil {
-		t.Fatalf("runtime never polled %d times: %v", rt.cfg.Workers, err)
+	if err := api.WaitPolls(wctx, rt.cfg.Slots); err != nil {
+		t.Fatalf("runtime never polled %d times: %v", rt.cfg.Slots, err)
 	}
 	return rt
 }
@@ -197,8 +199,8 @@ func TestOneAtATimeWithoutMaxConcurrency(t *testing.T) {
 		time.Sleep(time.Millisecond)
 		return map[string]int{"got": ev["n"]}, nil
 	})
-	if rt.cfg.MaxConcurrency != 1 || rt.cfg.Workers != 1 {
-		t.Fatalf("MaxConcurrency %d, Workers %d; want 1, 1", rt.cfg.MaxConcurrency, rt.cfg.Workers)
+	if rt.cfg.MaxConcurrency != 1 || rt.cfg.Slots != 1 {
+		t.Fatalf("MaxConcurrency %d, Slots %d; want 1, 1", rt.cfg.MaxConcurrency, rt.cfg.Slots)
 	}
 	var wg sync.WaitGroup
 	for i := range 8 {
@@ -541,4 +543,94 @@ func TestOversizedRequestFailsOnlyItsInvocation(t *testing.T) {
 	if calls.Load() != 1 {
 		t.Fatalf("handler called %d times, want 1", calls.Load())
 	}
+}
+
+// TestInvocationStaysOnItsSlot: an invocation never changes goroutine on
+// its way. Each slot's connection is read and written by one goroutine
+// only (its poll, its answer, the poll queued behind it, the reply read
+// with the next invocation), and every handler runs on one of those.
+func TestInvocationStaysOnItsSlot(t *testing.T) {
+	const n, total = 3, 60
+	var mu sync.Mutex
+	conns := map[*goroutineConn]bool{}
+	handlers := map[uint64]bool{}
+	dial := func(o *rapi.Options) {
+		o.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			nc, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			c := &goroutineConn{Conn: nc, mu: &mu, touched: map[uint64]bool{}}
+			mu.Lock()
+			conns[c] = true
+			mu.Unlock()
+			return c, nil
+		}
+	}
+	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true})
+	serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": strconv.Itoa(n)}, RawHandler(func(_ context.Context, p []byte, out *Buffer) error {
+		mu.Lock()
+		handlers[goroutineID()] = true
+		mu.Unlock()
+		out.B = append(out.B, p...)
+		return nil
+	}), withRAPIOptions(dial))
+	invokeDistinct(t, api, total, n, func(i int) (payload, want []byte) {
+		b := []byte(strconv.Itoa(i))
+		return b, b
+	})
+
+	mu.Lock()
+	defer mu.Unlock()
+	slots := map[uint64]bool{}
+	for c := range conns {
+		if len(c.touched) > 1 {
+			t.Errorf("a connection was used by %d goroutines, want 1", len(c.touched))
+		}
+		for id := range c.touched {
+			slots[id] = true
+		}
+	}
+	for id := range handlers {
+		if !slots[id] {
+			t.Errorf("a handler ran on goroutine %d, which used no connection", id)
+		}
+	}
+	if len(handlers) == 0 || len(handlers) > n {
+		t.Errorf("handlers ran on %d goroutines, want 1 to %d", len(handlers), n)
+	}
+	answeredOnce(t, api)
+}
+
+// goroutineConn records which goroutines read from and write to it.
+type goroutineConn struct {
+	net.Conn
+	mu      *sync.Mutex
+	touched map[uint64]bool
+}
+
+func (c *goroutineConn) touch() {
+	id := goroutineID()
+	c.mu.Lock()
+	c.touched[id] = true
+	c.mu.Unlock()
+}
+
+func (c *goroutineConn) Read(p []byte) (int, error) {
+	c.touch()
+	return c.Conn.Read(p)
+}
+
+func (c *goroutineConn) Write(p []byte) (int, error) {
+	c.touch()
+	return c.Conn.Write(p)
+}
+
+// goroutineID is the calling goroutine's number, from its stack's header
+// ("goroutine 7 [running]:").
+func goroutineID() uint64 {
+	var b [64]byte
+	f := bytes.Fields(b[:runtime.Stack(b[:], false)])
+	id, _ := strconv.ParseUint(string(f[1]), 10, 64)
+	return id
 }

@@ -16,10 +16,9 @@ import (
 // reads (an io.Reader that does not encode as JSON or encodes as {}: see
 // writeValue) is streamed, as aws-lambda-go streams it: it reads such a
 // reader as it posts it, chunked, with the error trailers declared. That
-// includes the
-// events package's LambdaFunctionURLStreamingResponse and
-// APIGatewayProxyStreamingResponse. Every other result is buffered, as
-// before. A stream is read on the worker, on the slot's own connection,
+// includes the events package's LambdaFunctionURLStreamingResponse and
+// APIGatewayProxyStreamingResponse. Every other result is buffered. A
+// stream is read on the slot's goroutine, on the slot's own connection,
 // while the handler's context is still live, so concurrent streams never
 // wait for each other, and LMIGO_MAX_RESPONSE_BYTES does not apply: the
 // platform's streaming limits do.

@@ -287,8 +287,8 @@ func TestConcurrentStreamsInterleave(t *testing.T) {
 	rt := serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": fmt.Sprint(n)}, func(ctx context.Context, ev struct{ ID int }) (io.Reader, error) {
 		return &barrierReader{first: fmt.Sprintf("<%d:one>", ev.ID), second: fmt.Sprintf("<%d:two>", ev.ID), group: group, ctx: ctx}, nil
 	})
-	if rt.cfg.Workers != n {
-		t.Fatalf("workers %d, want %d", rt.cfg.Workers, n)
+	if rt.cfg.Slots != n {
+		t.Fatalf("slots %d, want %d", rt.cfg.Slots, n)
 	}
 	var wg sync.WaitGroup
 	results := make([]rapitest.Result, n)

@@ -12,8 +12,8 @@ type Config struct {
 	RuntimeAPI        string // AWS_LAMBDA_RUNTIME_API, host:port
 	MaxConcurrency    int    // N, from AWS_LAMBDA_MAX_CONCURRENCY: 1..1600
 	ManagedInstances  bool   // AWS_LAMBDA_INITIALIZATION_TYPE == "lambda-managed-instances"
-	Workers           int    // LMIGO_WORKERS: 1..MaxConcurrency, one poll or invocation each
-	BufferRetainBytes int    // LMIGO_BUFFER_RETAIN_BYTES: per-worker buffer kept between invocations
+	Slots             int    // LMIGO_SLOTS (or LMIGO_WORKERS): 1..MaxConcurrency, one poll or invocation each
+	BufferRetainBytes int    // LMIGO_BUFFER_RETAIN_BYTES: per-slot buffer kept between invocations
 	MaxRequestBytes   int    // LMIGO_MAX_REQUEST_BYTES: bound on the /next body read
 	MaxResponseBytes  int    // LMIGO_MAX_RESPONSE_BYTES: bound on a buffered response
 	MemoryMB          int    // AWS_LAMBDA_FUNCTION_MEMORY_SIZE, 0 if unset
@@ -88,7 +88,7 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	n, nOK := r.maxConcurrency(envMaxConcurrency)
 	c.MaxConcurrency = n
 	c.ManagedInstances = r.str(envInitType) == initTypeLMI
-	c.Workers = r.workers(envWorkers, n, nOK)
+	c.Slots = r.slots(envSlots, envSlotsOld, n, nOK)
 	c.BufferRetainBytes = r.size(envBufferRetain, defaultBufferRetain, 0, maxBufferRetain)
 	c.MaxRequestBytes = r.size(envMaxRequest, defaultMaxRequest, 1, maxPayload)
 	c.MaxResponseBytes = r.size(envMaxResponse, defaultMaxResponse, 1, maxPayload)

@@ -33,7 +33,7 @@ func defaults() Config {
 	return Config{
 		RuntimeAPI:          testAPI,
 		MaxConcurrency:      1,
-		Workers:             1,
+		Slots:               1,
 		BufferRetainBytes:   2 << 20,
 		MaxRequestBytes:     6<<20 + 100,
 		MaxResponseBytes:    6 << 20,
@@ -81,15 +81,18 @@ func TestFromEnvGood(t *testing.T) {
 		{"concurrency 0 means 1", map[string]string{envMaxConcurrency: "0"}, func(c *Config) {}},
 		{"concurrency negative means 1", map[string]string{envMaxConcurrency: "-7"}, func(c *Config) {}},
 		{"concurrency huge negative means 1", map[string]string{envMaxConcurrency: "-99999999999999999999999"}, func(c *Config) {}},
-		{"concurrency 64 sets workers", map[string]string{envMaxConcurrency: " 64 "}, func(c *Config) { c.MaxConcurrency, c.Workers = 64, 64 }},
-		{"concurrency 1600", map[string]string{envMaxConcurrency: "1600"}, func(c *Config) { c.MaxConcurrency, c.Workers = 1600, 1600 }},
+		{"concurrency 64 sets slots", map[string]string{envMaxConcurrency: " 64 "}, func(c *Config) { c.MaxConcurrency, c.Slots = 64, 64 }},
+		{"concurrency 1600", map[string]string{envMaxConcurrency: "1600"}, func(c *Config) { c.MaxConcurrency, c.Slots = 1600, 1600 }},
 
 		{"lmi", map[string]string{envInitType: "lambda-managed-instances"}, func(c *Config) { c.ManagedInstances, c.LogFormat = true, FormatJSON }},
 		{"on-demand", map[string]string{envInitType: "on-demand"}, func(c *Config) {}},
 
-		{"workers lower", map[string]string{envMaxConcurrency: "8", envWorkers: "3"}, func(c *Config) { c.MaxConcurrency, c.Workers = 8, 3 }},
-		{"workers equal", map[string]string{envMaxConcurrency: "8", envWorkers: "8"}, func(c *Config) { c.MaxConcurrency, c.Workers = 8, 8 }},
-		{"workers empty", map[string]string{envMaxConcurrency: "8", envWorkers: " "}, func(c *Config) { c.MaxConcurrency, c.Workers = 8, 8 }},
+		{"slots lower", map[string]string{envMaxConcurrency: "8", envSlots: "3"}, func(c *Config) { c.MaxConcurrency, c.Slots = 8, 3 }},
+		{"slots equal", map[string]string{envMaxConcurrency: "8", envSlots: "8"}, func(c *Config) { c.MaxConcurrency, c.Slots = 8, 8 }},
+		{"slots empty", map[string]string{envMaxConcurrency: "8", envSlots: " "}, func(c *Config) { c.MaxConcurrency, c.Slots = 8, 8 }},
+		{"old name alone", map[string]string{envMaxConcurrency: "8", envSlotsOld: "3"}, func(c *Config) { c.MaxConcurrency, c.Slots = 8, 3 }},
+		{"old name the same", map[string]string{envMaxConcurrency: "8", envSlots: "3", envSlotsOld: " 3 "}, func(c *Config) { c.MaxConcurrency, c.Slots = 8, 3 }},
+		{"old name empty", map[string]string{envMaxConcurrency: "8", envSlots: "3", envSlotsOld: " "}, func(c *Config) { c.MaxConcurrency, c.Slots = 8, 3 }},
 
 		{"retain bytes", map[string]string{envBufferRetain: "4096"}, func(c *Config) { c.BufferRetainBytes = 4096 }},
 		{"retain zero", map[string]string{envBufferRetain: "0"}, func(c *Config) { c.BufferRetainBytes = 0 }},
@@ -199,12 +202,15 @@ func TestFromEnvBad(t *testing.T) {
 		{"concurrency 1601", map[string]string{envMaxConcurrency: "1601"}, envMaxConcurrency, "1601", "out of range (1..1600)"},
 		{"concurrency huge", map[string]string{envMaxConcurrency: "99999999999999999999999"}, envMaxConcurrency, "99999999999999999999999", "out of range"},
 
-		{"workers word", map[string]string{envWorkers: "many"}, envWorkers, "many", "not an integer (1..1,"},
-		{"workers 0", map[string]string{envMaxConcurrency: "4", envWorkers: "0"}, envWorkers, "0", "out of range (1..4,"},
-		{"workers negative", map[string]string{envMaxConcurrency: "4", envWorkers: "-1"}, envWorkers, "-1", "out of range (1..4,"},
-		{"workers above N", map[string]string{envMaxConcurrency: "4", envWorkers: "5"}, envWorkers, "5", "out of range (1..4, at most AWS_LAMBDA_MAX_CONCURRENCY)"},
-		{"workers above default N", map[string]string{envWorkers: "2"}, envWorkers, "2", "out of range (1..1,"},
-		{"workers huge", map[string]string{envWorkers: "99999999999999999999999"}, envWorkers, "99999999999999999999999", "out of range"},
+		{"slots word", map[string]string{envSlots: "many"}, envSlots, "many", "not an integer (1..1,"},
+		{"slots 0", map[string]string{envMaxConcurrency: "4", envSlots: "0"}, envSlots, "0", "out of range (1..4,"},
+		{"slots negative", map[string]string{envMaxConcurrency: "4", envSlots: "-1"}, envSlots, "-1", "out of range (1..4,"},
+		{"slots above N", map[string]string{envMaxConcurrency: "4", envSlots: "5"}, envSlots, "5", "out of range (1..4, at most AWS_LAMBDA_MAX_CONCURRENCY)"},
+		{"slots above default N", map[string]string{envSlots: "2"}, envSlots, "2", "out of range (1..1,"},
+		{"slots huge", map[string]string{envSlots: "99999999999999999999999"}, envSlots, "99999999999999999999999", "out of range"},
+		{"old name word", map[string]string{envSlotsOld: "many"}, envSlotsOld, "many", "not an integer (1..1,"},
+		{"old name above N", map[string]string{envMaxConcurrency: "4", envSlotsOld: "5"}, envSlotsOld, "5", "out of range (1..4,"},
+		{"old name differs", map[string]string{envMaxConcurrency: "8", envSlots: "3", envSlotsOld: "4"}, envSlotsOld, "4", "differs from LMIGO_SLOTS=3"},
 
 		{"retain word", map[string]string{envBufferRetain: "lots"}, envBufferRetain, "lots", "not a size"},
 		{"retain negative", map[string]string{envBufferRetain: "-1"}, envBufferRetain, "-1", "out of range (0..67108864 bytes)"},
@@ -298,13 +304,13 @@ func TestFromEnvBad(t *testing.T) {
 
 // TestFromEnvAllErrors checks that every bad variable is reported in one
 // error, in the order of Vars, and that a rejected N does not also fail a
-// plausible LMIGO_WORKERS.
+// plausible LMIGO_SLOTS.
 func TestFromEnvAllErrors(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{
 		// AWS_LAMBDA_RUNTIME_API unset
 		envMaxConcurrency:      "abc",
-		envWorkers:             "32",
+		envSlots:               "32",
 		envBufferRetain:        "1TiB",
 		envMaxRequest:          "-5",
 		envMaxResponse:         "0",
@@ -340,8 +346,8 @@ func TestFromEnvAllErrors(t *testing.T) {
 		}
 	}
 
-	// Workers above the platform ceiling still fails when N is rejected.
-	_, err = FromEnv(mapEnv(withAPI(map[string]string{envMaxConcurrency: "2000", envWorkers: "1601"})))
+	// Slots above the platform ceiling still fails when N is rejected.
+	_, err = FromEnv(mapEnv(withAPI(map[string]string{envMaxConcurrency: "2000", envSlots: "1601"})))
 	if got := len(varErrors(t, err)); got != 2 {
 		t.Errorf("got %d errors, want 2: %v", got, err)
 	}

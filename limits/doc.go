@@ -16,7 +16,7 @@
 //
 // On success the Config satisfies
 //
-//	1 <= Workers <= MaxConcurrency <= 1600
+//	1 <= Slots <= MaxConcurrency <= 1600
 //	0 <= BufferRetainBytes <= 64 MiB
 //	1 <= MaxRequestBytes, MaxResponseBytes <= 6 MiB + 100 B
 //	MemoryMB == 0 (unset) or 1 <= MemoryMB <= 1048576
@@ -34,8 +34,10 @@
 // 1600, is an error rather than a silent 1: the platform never sets one, so
 // it can only be a mistake worth seeing at start-up.
 //
-// LMIGO_WORKERS defaults to N and may only lower it: the runtime holds one
-// /next poll per worker, and it must never hold more polls than N.
+// LMIGO_SLOTS defaults to N and may only lower it: the runtime holds one
+// /next poll per slot, and it must never hold more polls than N. Its old
+// name, LMIGO_WORKERS, is still read: set alone it counts as LMIGO_SLOTS,
+// and set with it, it must give the same count.
 //
 // Sizes are plain byte counts or a count with one of the suffixes KiB, MiB
 // (powers of 1024) or KB, MB (powers of 1000), case-insensitive, with an

@@ -12,7 +12,7 @@ func ExampleFromEnv() {
 		"AWS_LAMBDA_RUNTIME_API":         "127.0.0.1:9001",
 		"AWS_LAMBDA_MAX_CONCURRENCY":     "64",
 		"AWS_LAMBDA_INITIALIZATION_TYPE": "lambda-managed-instances",
-		"LMIGO_WORKERS":                  "32",
+		"LMIGO_SLOTS":                    "32",
 		"LMIGO_BUFFER_RETAIN_BYTES":      "256KiB",
 		"AWS_LAMBDA_LOG_LEVEL":           "debug",
 	}
@@ -22,7 +22,7 @@ func ExampleFromEnv() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(c.MaxConcurrency, c.Workers, c.BufferRetainBytes, c.MaxResponseBytes)
+	fmt.Println(c.MaxConcurrency, c.Slots, c.BufferRetainBytes, c.MaxResponseBytes)
 	fmt.Println(c.LogLevel, c.LogFormat, c.ShutdownTimeout)
 	// Output:
 	// 64 32 262144 6291456
@@ -57,5 +57,5 @@ func ExampleVars() {
 	// AWS_LAMBDA_RUNTIME_API (default "required")
 	// AWS_LAMBDA_MAX_CONCURRENCY (default "1")
 	// AWS_LAMBDA_INITIALIZATION_TYPE (default "")
-	// LMIGO_WORKERS (default "N")
+	// LMIGO_SLOTS (default "N")
 }

@@ -26,11 +26,11 @@ func FuzzFromEnv(f *testing.F) {
 	for i, s := range seeds {
 		f.Add(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], "lambda-managed-instances", metrics[i][0], metrics[i][1], sigterm[i], fraction[i])
 	}
-	f.Fuzz(func(t *testing.T, api, n, workers, retain, req, resp, mem, level, format, shutdown, initType, metrics, interval, sigterm, fraction string) {
+	f.Fuzz(func(t *testing.T, api, n, slots, retain, req, resp, mem, level, format, shutdown, initType, metrics, interval, sigterm, fraction string) {
 		env := map[string]string{
 			envRuntimeAPI:          api,
 			envMaxConcurrency:      n,
-			envWorkers:             workers,
+			envSlots:               slots,
 			envBufferRetain:        retain,
 			envMaxRequest:          req,
 			envMaxResponse:         resp,
@@ -64,8 +64,8 @@ func FuzzFromEnv(f *testing.F) {
 		switch {
 		case c.RuntimeAPI == "":
 			t.Fatal("empty RuntimeAPI")
-		case c.Workers < 1 || c.Workers > c.MaxConcurrency || c.MaxConcurrency > maxConcurrencyLimit:
-			t.Fatalf("Workers %d, MaxConcurrency %d out of bounds", c.Workers, c.MaxConcurrency)
+		case c.Slots < 1 || c.Slots > c.MaxConcurrency || c.MaxConcurrency > maxConcurrencyLimit:
+			t.Fatalf("Slots %d, MaxConcurrency %d out of bounds", c.Slots, c.MaxConcurrency)
 		case c.BufferRetainBytes < 0 || c.BufferRetainBytes > maxBufferRetain:
 			t.Fatalf("BufferRetainBytes %d", c.BufferRetainBytes)
 		case c.MaxRequestBytes < 1 || c.MaxRequestBytes > maxPayload:

@@ -73,7 +73,7 @@ func validHost(h string) bool {
 }
 
 // maxConcurrency follows the platform: unset or below 1 means 1. ok is
-// false when the value was rejected, so that Workers is not judged
+// false when the value was rejected, so that Slots is not judged
 // against a made-up N.
 func (r *reader) maxConcurrency(name string) (n int, ok bool) {
 	raw, v := r.get(name)
@@ -102,12 +102,28 @@ func (r *reader) maxConcurrency(name string) (n int, ok bool) {
 	return n, true
 }
 
-// workers defaults to n and may only lower it. When n itself was rejected,
+// slots defaults to n and may only lower it. old is the variable's former
+// name, still read: alone it counts as name, and set with name it must
+// give the same count.
+func (r *reader) slots(name, old string, n int, nOK bool) int {
+	s, _, set := r.slotCount(name, n, nOK)
+	o, oldRaw, oldSet := r.slotCount(old, n, nOK)
+	switch {
+	case oldSet && !set:
+		return o
+	case oldSet && o != s:
+		r.fail(old, oldRaw, "differs from "+name+"="+strconv.Itoa(s)+" (its new name): set only "+name)
+	}
+	return s
+}
+
+// slotCount reads one name of the slot count; set is false when it is
+// unset or rejected (then the count is n). When n itself was rejected,
 // only the platform ceiling can be checked.
-func (r *reader) workers(name string, n int, nOK bool) int {
+func (r *reader) slotCount(name string, n int, nOK bool) (count int, raw string, set bool) {
 	raw, v := r.get(name)
 	if v == "" {
-		return n
+		return n, raw, false
 	}
 	hi := n
 	if !nOK {
@@ -118,15 +134,15 @@ func (r *reader) workers(name string, n int, nOK bool) int {
 	if err != nil {
 		if !errors.Is(err, strconv.ErrRange) {
 			r.fail(name, raw, "not an integer "+reason)
-			return n
+			return n, raw, false
 		}
 		w = -1 // out of int range either way
 	}
 	if w < 1 || w > hi {
 		r.fail(name, raw, "out of range "+reason)
-		return n
+		return n, raw, false
 	}
-	return w
+	return w, raw, true
 }
 
 // size parses a byte count: bytes, or a decimal number with a KiB, MiB,

@@ -5,7 +5,8 @@ const (
 	envRuntimeAPI          = "AWS_LAMBDA_RUNTIME_API"
 	envMaxConcurrency      = "AWS_LAMBDA_MAX_CONCURRENCY"
 	envInitType            = "AWS_LAMBDA_INITIALIZATION_TYPE"
-	envWorkers             = "LMIGO_WORKERS"
+	envSlots               = "LMIGO_SLOTS"
+	envSlotsOld            = "LMIGO_WORKERS" // LMIGO_SLOTS's old name, still read
 	envBufferRetain        = "LMIGO_BUFFER_RETAIN_BYTES"
 	envMaxRequest          = "LMIGO_MAX_REQUEST_BYTES"
 	envMaxResponse         = "LMIGO_MAX_RESPONSE_BYTES"
@@ -38,8 +39,9 @@ func Vars() []Var {
 		{envRuntimeAPI, "required", "host:port of the Runtime API, set by Lambda."},
 		{envMaxConcurrency, "1", "N, invocations served at once, set by Lambda on Managed Instances; an integer below 1 means 1, above 1600 is an error."},
 		{envInitType, "", `"lambda-managed-instances" marks Lambda Managed Instances, set by Lambda.`},
-		{envWorkers, "N", "Workers, each holding one /next poll or one invocation: 1..N, never more than N."},
-		{envBufferRetain, "2MiB", "Bytes of buffer each worker keeps between invocations: 0..64MiB; bytes, or a decimal number with KiB, MiB, GiB, KB, MB or GB."},
+		{envSlots, "N", "Slots, each holding one /next poll or one invocation: 1..N, never more than N."},
+		{envSlotsOld, "", "The old name of LMIGO_SLOTS, still read; when both are set they must agree."},
+		{envBufferRetain, "2MiB", "Bytes of buffer each slot keeps between invocations: 0..64MiB; bytes, or a decimal number with KiB, MiB, GiB, KB, MB or GB."},
 		{envMaxRequest, "6291556", "Largest request payload read from /next: 1..6291556 (6 MiB + 100 B); bytes, or a decimal number with KiB, MiB, GiB, KB, MB or GB."},
 		{envMaxResponse, "6MiB", "Largest buffered response: 1..6291556 (6 MiB + 100 B); bytes, or a decimal number with KiB, MiB, GiB, KB, MB or GB."},
 		{envMemorySize, "", "Function memory in MB, set by Lambda: 1..1048576 if set, 0 when unset."},

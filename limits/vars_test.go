@@ -65,8 +65,8 @@ func TestVarsDefaults(t *testing.T) {
 	if defs[envRuntimeAPI] != "required" {
 		t.Errorf("%s Default = %q, want required", envRuntimeAPI, defs[envRuntimeAPI])
 	}
-	if want.Workers != want.MaxConcurrency || defs[envWorkers] != "N" {
-		t.Errorf("Workers default: Config %d of N=%d, Vars says %q", want.Workers, want.MaxConcurrency, defs[envWorkers])
+	if want.Slots != want.MaxConcurrency || defs[envSlots] != "N" {
+		t.Errorf("Slots default: Config %d of N=%d, Vars says %q", want.Slots, want.MaxConcurrency, defs[envSlots])
 	}
 }
 

@@ -6,25 +6,25 @@ import (
 	"github.com/valyala/bytebufferpool"
 )
 
-// maxKept bounds the number of buffers kept, whatever their size. A worker
+// maxKept bounds the number of buffers kept, whatever their size. A slot
 // needs two (request and response); the rest is slack for handlers that
 // take a third.
 const maxKept = 4
 
-// Buffers is a per-worker free list of byte buffers that keeps at most
+// Buffers is a per-slot free list of byte buffers that keeps at most
 // retainCap bytes (the sum of cap(buf.B) over the buffers it holds).
 //
 // It does not sit on bytebufferpool.Pool: that pool is a process-wide
 // sync.Pool whose size limit comes from calibration (none before its first
 // 42000 Puts, then a percentile of observed lengths), so it would keep a
 // 6 MiB buffer and its contents are invisible to Retained. A tiny list owned
-// by one worker keeps an exact count, has a hard bound, and allocates
+// by one slot keeps an exact count, has a hard bound, and allocates
 // nothing once warm. ByteBuffer is still the currency, for its io.Writer and
 // append helpers.
 //
 // Create it with NewBuffers; the zero value keeps nothing. Its methods are
 // safe for concurrent use; the lock is uncontended in the intended one
-// worker, one Buffers use.
+// slot, one Buffers use.
 type Buffers struct {
 	mu        sync.Mutex
 	free      [maxKept]*bytebufferpool.ByteBuffer

@@ -80,7 +80,7 @@ func TestBuffersRetainCap(t *testing.T) {
 	}
 }
 
-// TestBuffersAfterLargeResponse is the case the cap exists for: a worker
+// TestBuffersAfterLargeResponse is the case the cap exists for: a slot
 // builds a 6 MiB response, puts it back, and keeps no more than the cap.
 func TestBuffersAfterLargeResponse(t *testing.T) {
 	b := NewBuffers(mib)

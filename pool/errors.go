@@ -2,22 +2,21 @@ package pool
 
 import "errors"
 
-// Errors returned by this package. They are returned as is or wrapped with
-// %w; test with errors.Is.
+// Errors returned by Workers, wrapped with %w. They are unexported: the
+// runtime, the one caller, never needs to tell them apart.
 var (
-	// ErrFull is returned by Workers.Invoke when size tasks are already
-	// running. The task was not started and the argument is still the
-	// caller's.
-	errFull = errors.New("pool: all workers busy")
+	// errFull is returned by Invoke when size tasks are already running.
+	// The task was not started and the argument is still the caller's.
+	errFull = errors.New("pool: all goroutines busy")
 
-	// ErrClosed is returned by Workers.Invoke after Release.
-	errClosed = errors.New("pool: workers released")
+	// errClosed is returned by Invoke after Release.
+	errClosed = errors.New("pool: released")
 
-	// ErrTimeout is returned by Workers.Release when tasks are still
-	// running when its timeout expires. The pool is closed all the same.
+	// errTimeout is returned by Release when tasks are still running when
+	// its timeout expires. The pool is closed all the same.
 	errTimeout = errors.New("pool: release timed out")
 
-	// ErrInvalid is returned by NewWorkers for a bad size, a nil function
-	// or a WithDone hook whose type does not match the pool's.
+	// errInvalid is returned by NewWorkers for a bad size or a nil
+	// function.
 	errInvalid = errors.New("pool: invalid argument")
 )

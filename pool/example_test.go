@@ -3,45 +3,55 @@ package pool_test
 import (
 	"fmt"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/lmigo/lmigo/pool"
 )
 
-// The runtime's hand-off: reserve a slot, Invoke, free the slot in the
-// done hook. A caller that does this never sees ErrFull.
+// Long-lived tasks, as the runtime's slots: each is one loop on a
+// goroutine of its own, until it is told to stop. A task that ends
+// without returning (here runtime.Goexit would do, or a panic) starts
+// again in its place.
 func ExampleWorkers() {
-	const size = 4
-	slots := make(chan struct{}, size)
-	for range size {
-		slots <- struct{}{}
-	}
-	var sum atomic.Int64
-	w, err := pool.NewWorkers(size, func(n int) { sum.Add(int64(n * n)) },
-		pool.WithDone(func(int) { slots <- struct{}{} }))
+	const size = 3
+	jobs := make(chan int)
+	var mu sync.Mutex
+	sum := 0
+	w, err := pool.NewWorkers(size, func(id int) {
+		for n := range jobs {
+			mu.Lock()
+			sum += n * n
+			mu.Unlock()
+		}
+	})
 	if err != nil {
 		panic(err)
 	}
-	for n := 1; n <= 10; n++ {
-		<-slots
-		if err := w.Invoke(n); err != nil {
+	for id := range size {
+		if err := w.Invoke(id); err != nil {
 			panic(err)
 		}
 	}
-	// Release waits for the tasks still running.
+	fmt.Println("a fourth task:", w.Invoke(size) != nil)
+	for n := 1; n <= 10; n++ {
+		jobs <- n
+	}
+	close(jobs)
+	// Release waits for the tasks to return.
 	if err := w.Release(time.Second); err != nil {
 		panic(err)
 	}
-	fmt.Println("sum of squares:", sum.Load())
-	fmt.Println("after release:", w.Invoke(11))
+	fmt.Println("sum of squares:", sum)
+	fmt.Println("after release:", w.Invoke(0))
 	// Output:
+	// a fourth task: true
 	// sum of squares: 385
-	// after release: pool: workers released
+	// after release: pool: released
 }
 
-// A worker keeps its request and response buffers between invocations,
-// but never more bytes than its retain cap.
+// A slot keeps its request and response buffers between invocations, but
+// never more bytes than its retain cap.
 func ExampleBuffers() {
 	bufs := pool.NewBuffers(1 << 20)
 

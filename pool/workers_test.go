@@ -3,13 +3,13 @@ package pool
 import (
 	"bytes"
 	"errors"
+	"math"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 )
 
 // wait is the upper bound of every wait in these tests; none is expected
@@ -55,9 +55,8 @@ func TestNewWorkersInvalid(t *testing.T) {
 	}{
 		{"zero size", 0, fn, nil},
 		{"negative size", -3, fn, nil},
-		{"size too large", 1 << 30, fn, nil},
+		{"size too large", math.MaxInt32, fn, nil},
 		{"nil function", 1, nil, nil},
-		{"done hook of another type", 1, fn, []Option{WithDone(func(string) {})}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,83 +127,6 @@ func TestWorkersBound(t *testing.T) {
 	}
 }
 
-// TestWorkersSlots is the runtime's use: a slot is reserved before Invoke
-// and freed from the WithDone hook. Such a caller never sees ErrFull, and
-// the pool never runs more than size tasks at once.
-func TestWorkersSlots(t *testing.T) {
-	tests := []struct {
-		name      string
-		size      int
-		producers int
-		tasks     int
-	}{
-		{"one slot", 1, 1, 2000},
-		{"eight slots, one producer", 8, 1, 5000},
-		{"eight slots, eight producers", 8, 8, 5000},
-		{"many slots", 100, 16, 5000},
-		{"256 slots, one producer", 256, 1, 30000},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var hw highWater
-			var ran atomic.Int64
-			slots := make(chan struct{}, tt.size)
-			for range tt.size {
-				slots <- struct{}{}
-			}
-			w, err := NewWorkers(tt.size, func(n int) {
-				hw.enter()
-				defer hw.leave()
-				ran.Add(1)
-				if n%7 == 0 {
-					panic("every seventh task panics")
-				}
-			},
-				WithDone(func(int) { slots <- struct{}{} }),
-				withPanicHandler(func(any) {}),
-			)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var full atomic.Int64
-			var wg sync.WaitGroup
-			per := tt.tasks / tt.producers
-			for p := range tt.producers {
-				wg.Go(func() {
-					for i := range per {
-						select {
-						case <-slots:
-						case <-time.After(wait):
-							t.Error("timed out waiting for a slot")
-							return
-						}
-						if err := w.Invoke(p*per + i); err != nil {
-							full.Add(1)
-							slots <- struct{}{}
-						}
-					}
-				})
-			}
-			wg.Wait()
-			if err := w.Release(wait); err != nil {
-				t.Fatal(err)
-			}
-			if n := full.Load(); n != 0 {
-				t.Fatalf("%d Invokes refused while holding a slot", n)
-			}
-			if got, want := ran.Load(), int64(per*tt.producers); got != want {
-				t.Fatalf("ran %d tasks, want %d", got, want)
-			}
-			if got := hw.max.Load(); got > int64(tt.size) {
-				t.Fatalf("high-water = %d, want <= %d", got, tt.size)
-			}
-			if len(slots) != tt.size {
-				t.Fatalf("%d slots back, want %d", len(slots), tt.size)
-			}
-		})
-	}
-}
-
 func TestWorkersRelease(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -264,60 +186,6 @@ func TestWorkersRelease(t *testing.T) {
 	}
 }
 
-// A pool that is never used leaves no goroutine behind, released or not:
-// a runtime built and dropped without running (concurrent.New without Run)
-// must not leak one per call.
-func TestWorkersUnusedStartsNothing(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	for range 3 {
-		if _, err := NewWorkers(4, func(int) {}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w, err := NewWorkers(4, func(int) {})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Release(0); err != nil {
-		t.Fatalf("Release of an unused pool = %v, want nil at once", err)
-	}
-	if err := w.Invoke(1); !errors.Is(err, errClosed) {
-		t.Fatalf("Invoke after Release = %v, want ErrClosed", err)
-	}
-}
-
-// Invoke racing Release on a pool not started yet either starts it before
-// Release, which then stops it, or is refused: nothing is left running.
-func TestWorkersStartRacesRelease(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	for range 50 {
-		var ran atomic.Int64
-		w, err := NewWorkers(4, func(int) { ran.Add(1) })
-		if err != nil {
-			t.Fatal(err)
-		}
-		var wg sync.WaitGroup
-		var ok atomic.Int64
-		for i := range 4 {
-			wg.Go(func() {
-				if w.Invoke(i) == nil {
-					ok.Add(1)
-				}
-			})
-		}
-		if err := w.Release(wait); err != nil {
-			t.Fatal(err)
-		}
-		wg.Wait()
-		if err := w.Release(wait); err != nil {
-			t.Fatal(err)
-		}
-		if ran.Load() != ok.Load() {
-			t.Fatalf("%d tasks ran, %d admitted", ran.Load(), ok.Load())
-		}
-	}
-}
-
 // notifyWriter is a stderr stand-in that says when it has been written to.
 type notifyWriter struct {
 	mu    sync.Mutex
@@ -342,83 +210,102 @@ func (n *notifyWriter) String() string {
 	return n.buf.String()
 }
 
-func TestWorkersPanic(t *testing.T) {
+// TestWorkersRestart: a task that ends without returning (a panic,
+// runtime.Goexit) is started again with the same argument, at once, while
+// the other tasks run on: the pool stays full, and never runs more than
+// size tasks at once.
+func TestWorkersRestart(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name       string
+		end        func()
 		handler    func(report chan<- any) func(any)
 		wantReport bool
 		wantStderr []string
 	}{
 		{
-			name:       "handler",
+			name:       "panic, handler",
+			end:        func() { panic("boom") },
 			handler:    func(report chan<- any) func(any) { return func(v any) { report <- v } },
 			wantReport: true,
 		},
 		{
-			name:       "no handler",
-			wantStderr: []string{"pool: task panicked: boom", "TestWorkersPanic"},
+			name:       "panic, no handler",
+			end:        func() { panic("boom") },
+			wantStderr: []string{"pool: task panicked: boom", "TestWorkersRestart"},
 		},
 		{
-			name: "handler panics",
+			name: "panic, handler panics",
+			end:  func() { panic("boom") },
 			handler: func(report chan<- any) func(any) {
 				return func(v any) { report <- v; panic("handler broke") }
 			},
 			wantReport: true,
 			wantStderr: []string{"pool: panic handler panicked: handler broke (task panic: boom)"},
 		},
+		{name: "goexit", end: runtime.Goexit},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
+			const size, ends = 3, 5
 			out := &notifyWriter{wrote: make(chan struct{}, 1)}
-
-			report := make(chan any, 1)
-			done := make(chan bool, 4)
-			opts := []Option{WithDone(func(p bool) { done <- p })}
+			report := make(chan any, ends)
+			var opts []Option
 			if tt.handler != nil {
-				opts = append(opts, withPanicHandler(tt.handler(report)))
+				opts = append(opts, WithPanicHandler(tt.handler(report)))
 			}
-			w, err := NewWorkers(1, func(p bool) {
-				if p {
-					panic("boom")
+			var hw highWater
+			var calls [size]atomic.Int64
+			gate := make(chan struct{})
+			started := make(chan int, size*(ends+1))
+			w, err := NewWorkers(size, func(i int) {
+				hw.enter()
+				defer hw.leave()
+				n := calls[i].Add(1)
+				started <- i
+				if i == 0 && n <= ends {
+					tt.end()
 				}
+				<-gate
 			}, opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
 			w.stderr = out
-			defer func() {
-				if err := w.Release(wait); err != nil {
-					t.Error(err)
+			for i := range size {
+				if err := w.Invoke(i); err != nil {
+					t.Fatal(err)
 				}
-			}()
-			if err := w.Invoke(true); err != nil {
-				t.Fatal(err)
 			}
-			if !recvWithin(t, done, "done hook after panic") {
-				t.Fatal("done hook got the wrong argument")
+			for range size + ends {
+				recvWithin(t, started, "tasks to start, and the ended one again")
+			}
+			if n := calls[0].Load(); n != ends+1 {
+				t.Fatalf("the ending task ran %d times, want %d", n, ends+1)
+			}
+			if err := w.Invoke(size); !errors.Is(err, errFull) {
+				t.Fatalf("Invoke with size tasks running: %v, want errFull", err)
 			}
 			if tt.wantReport {
-				if v := recvWithin(t, report, "panic report"); v != "boom" {
-					t.Fatalf("reported %v, want boom", v)
-				}
-			}
-			if len(tt.wantStderr) > 0 {
-				recvWithin(t, out.wrote, "stderr")
-				for _, want := range tt.wantStderr {
-					if !strings.Contains(out.String(), want) {
-						t.Fatalf("stderr %q lacks %q", out.String(), want)
+				for range ends {
+					if v := recvWithin(t, report, "panic report"); v != "boom" {
+						t.Fatalf("reported %v, want boom", v)
 					}
 				}
 			}
-			// The panic cost one task, not the pool: once the done hook has
-			// run the slot is free, even while the panicked goroutine exits.
-			if err := w.Invoke(false); err != nil {
-				t.Fatalf("Invoke after panic: %v", err)
+			close(gate)
+			if err := w.Release(wait); err != nil {
+				t.Fatal(err)
 			}
-			if recvWithin(t, done, "done hook") {
-				t.Fatal("done hook got the wrong argument")
+			if got := hw.max.Load(); got > size {
+				t.Fatalf("high-water = %d, want <= %d", got, size)
+			}
+			// ants reports a panic after the goroutine stopped counting.
+			for _, want := range tt.wantStderr {
+				for !strings.Contains(out.String(), want) {
+					recvWithin(t, out.wrote, want+" on stderr")
+				}
 			}
 			if len(tt.wantStderr) == 0 && out.String() != "" {
 				t.Fatalf("unexpected stderr: %q", out.String())

@@ -11,7 +11,7 @@ import (
 // string block holding RequestID, TraceID and InvocationID (FunctionARN and
 // ContentType are interned). The test server allocates nothing per request.
 //
-// The same with QueueNext: the GET rides in the POST's write and Next only
+// The same with a queued poll: the GET rides in the POST's write and Next only
 // reads, so queueing adds no allocation. Nor does the runtime's pattern:
 // polls under one long-lived context, answers under context.Background
 // (an answer must not be cut off by shutdown); the poll's registration
@@ -21,7 +21,9 @@ func TestAllocsNextRespond(t *testing.T) {
 		srv := newTestServer(t, apiHandler([]byte(`{"key":"value"}`)))
 		cn := srv.client(t).Conn()
 		defer cn.Close()
-		cn.QueueNext(queue)
+		if queue {
+			queueOnly(cn)
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		postCtx := ctx
@@ -84,7 +86,7 @@ func TestAllocsBuildRequests(t *testing.T) {
 	}
 }
 
-// LazyAnswer costs no allocation: the low-water mark is set through a
+// Lazy answers cost no allocation: the low-water mark is set through a
 // raw connection and a function kept per Conn.
 func TestAllocsNextRespondLazy(t *testing.T) {
 	var inv Invocation
@@ -95,7 +97,7 @@ func TestAllocsNextRespondLazy(t *testing.T) {
 		if err := cn.Respond(ctx, &inv, inv.Payload, "application/json"); err != nil {
 			t.Fatal(err)
 		}
-		marked = cn.lowatOn
+		marked = cn.pipe.lowatOn
 		if err := cn.Next(ctx, &inv); err != nil {
 			t.Fatal(err)
 		}
@@ -106,6 +108,6 @@ func TestAllocsNextRespondLazy(t *testing.T) {
 		t.Fatal("the low-water mark is not set while the answer waits")
 	}
 	if a > 1 {
-		t.Fatalf("Respond+Next with LazyAnswer: %.2f allocs, want at most 1", a)
+		t.Fatalf("Respond+Next with a lazy answer: %.2f allocs, want at most 1", a)
 	}
 }

@@ -13,7 +13,7 @@ var benchPayload = []byte(`{"key":"value"}`)
 // BenchmarkNextRespond: one invocation (GET /next + POST /response) on a
 // warm connection against the loopback test server, by three clients, so
 // that benchstat -col /client puts them side by side (make bench):
-// rapi; rapi with QueueNext, the next GET /next written behind each POST;
+// rapi; rapi with a queued poll, the next GET /next written behind each POST;
 // and the baseline, a well-configured net/http client.
 func BenchmarkNextRespond(b *testing.B) {
 	b.Run("client=rapi", func(b *testing.B) { benchNextRespond(b, false) })
@@ -25,7 +25,9 @@ func benchNextRespond(b *testing.B, queue bool) {
 	srv := newTestServer(b, apiHandler(benchPayload))
 	cn := srv.client(b).Conn()
 	defer cn.Close()
-	cn.QueueNext(queue)
+	if queue {
+		queueOnly(cn)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var inv Invocation
@@ -93,12 +95,12 @@ func BenchmarkParseNext(b *testing.B) {
 		rd.Reset(raw)
 		br.Reset(rd)
 		inv.reset()
-		cn.sink.start(&inv, &cn.in)
-		h, err := readHead(br, &cn.spill, &defaultLimits, &cn.sink)
+		cn.hdrs.start(&inv, &cn.in)
+		h, err := readHead(br, &cn.spill, &defaultLimits, &cn.hdrs)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := cn.sink.finish(); err != nil {
+		if err := cn.hdrs.finish(); err != nil {
 			b.Fatal(err)
 		}
 		cn.body.init(br, &cn.spill, h, &defaultLimits)

@@ -16,7 +16,7 @@ import "time"
 // beginAnswer records that the first byte of an answer has arrived.
 func (c *Conn) beginAnswer() {
 	now := time.Now()
-	c.polled = now
+	c.pipe.polled = now
 	c.watchAnswer(now)
 }
 
@@ -65,7 +65,7 @@ func (c *Conn) CutIfStalled() bool {
 func (c *Conn) resetKeepingID(inv *Invocation) {
 	id, invID := inv.RequestID, inv.InvocationID
 	if id == "" {
-		id, invID = c.sink.requestID(), c.sink.gathered(fInvocationID)
+		id, invID = c.hdrs.requestID(), c.hdrs.gathered(fInvocationID)
 	}
 	inv.reset()
 	inv.RequestID = id
@@ -77,7 +77,7 @@ func (c *Conn) resetKeepingID(inv *Invocation) {
 // requestID returns the request ID gathered by header so far, or "" when
 // there is none or it is not safe in a URL path. It allocates: error paths
 // only.
-func (s *invSink) requestID() string {
+func (s *nextHeaders) requestID() string {
 	id := s.gathered(fRequestID)
 	if checkRequestID(id) != nil {
 		return ""
@@ -86,7 +86,7 @@ func (s *invSink) requestID() string {
 }
 
 // gathered returns fresh field f as read by header so far, or "".
-func (s *invSink) gathered(f int) string {
+func (s *nextHeaders) gathered(f int) string {
 	if s.inv == nil || s.seen&(1<<f) == 0 {
 		return ""
 	}

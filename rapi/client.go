@@ -38,6 +38,15 @@ type Options struct {
 	// mid-answer for longer (the wait for the first byte, the long poll
 	// itself, is never bounded).
 	StallTimeout time.Duration
+	// Pipeline, when set, pipelines each Conn's next poll behind its
+	// answers (see the package doc): Respond, Fail and Stream write GET
+	// /next right behind the post whenever Pipeline returns true, asked
+	// right before the post (or a stream's end) is written, and Respond
+	// and Fail leave their answer to the Next that reads that poll. Set it
+	// when the next call on each Conn is Next, as for a runtime's slot. It
+	// runs on the Conn owner's goroutine and must not block. Nil: every
+	// post reads its own answer and queues nothing.
+	Pipeline func() bool
 }
 
 // Option changes Options.
@@ -56,6 +65,9 @@ func withDialer(dial func(ctx context.Context, network, addr string) (net.Conn, 
 
 // WithStallTimeout sets Options.StallTimeout (d > 0).
 func WithStallTimeout(d time.Duration) Option { return func(o *Options) { o.StallTimeout = d } }
+
+// WithPipeline sets Options.Pipeline.
+func WithPipeline(when func() bool) Option { return func(o *Options) { o.Pipeline = when } }
 
 // WithReadBufferSize sets Options.ReadBufferSize.
 func withReadBufferSize(n int) Option { return func(o *Options) { o.ReadBufferSize = n } }
@@ -126,7 +138,7 @@ func checkAddr(addr string) error {
 func (c *Client) StallTimeout() time.Duration { return c.opts.StallTimeout }
 
 // Conn returns a new connection, dialed lazily on its first call. Each
-// poller or worker should own one.
+// slot of a runtime owns one.
 func (c *Client) Conn() *Conn {
 	return newConn(c)
 }

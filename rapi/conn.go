@@ -68,34 +68,12 @@ type Conn struct {
 	sbuf  []byte // Stream's chunk buffer, made on the first Stream and kept
 	sw    streamWriter
 	body  body
-	sink  invSink
+	hdrs  nextHeaders
 	in    intern
 
-	// Owner-only. queue: QueueNext is on. queued: a GET /next went out
-	// behind the last post on nc and its answer has not been read; every
-	// drop forgets it, so it implies nc != nil.
-	queue   bool
-	queued  bool
-	queueIf func() bool // QueueNextIf; nil: always
-	// Owner-only. lost: what Next reports, once, about a queued poll that
-	// a drop took with it after the server may have registered it (lose).
-	lost error
-
-	// Owner-only, LazyAnswer (lazy.go): pending names the post whose
-	// answer Next must read first, and req holds that post meanwhile (trim
-	// leaves it), to be sent again; polled is when the last /next answer
-	// began, and the answer is left only within fresh (lazyFresh) of it;
-	// lowat is the learned size of an accepted answer plus one.
-	lazy     bool
-	pending  string
-	polled   time.Time
-	fresh    time.Duration
-	lowat    int
-	lowatOn  bool // the connection's SO_RCVLOWAT is above 1
-	lowatArg int
-	lowatFn  func(fd uintptr)
-	raw      syscall.RawConn
-	rawFor   net.Conn
+	// pipe is the pipelining of polls behind answers (pipeline.go),
+	// owner-only.
+	pipe pipeline
 
 	// mu guards nc against interrupt and Close. The owner writes nc only
 	// under mu, so it may read it without.
@@ -112,10 +90,10 @@ type Conn struct {
 
 func newConn(c *Client) *Conn {
 	return &Conn{
-		c:     c,
-		br:    bufio.NewReaderSize(nil, c.opts.ReadBufferSize),
-		req:   request{head: make([]byte, 0, initialHead)},
-		fresh: lazyFresh,
+		c:    c,
+		br:   bufio.NewReaderSize(nil, c.opts.ReadBufferSize),
+		req:  request{head: make([]byte, 0, initialHead)},
+		pipe: newPipeline(c.opts.Pipeline),
 	}
 }
 
@@ -128,12 +106,12 @@ func (c *Conn) Connect(ctx context.Context) error { return c.begin(ctx, opConnec
 // an invocation arrives, ctx is done, or Close is called. Do not abandon a
 // poll you still want: the Runtime API keeps it registered.
 //
-// When a GET /next is queued behind the last post (QueueNext), Next writes
-// nothing: it reads that poll's answer, and never sends the GET again on a
-// new connection when the queued one fails (see the package doc). With
-// LazyAnswer, it first reads the answer to that post (sending the post
-// again if its connection ended before that answer began), and returns an
-// *AnswerError (inv empty) when that is not a success. When the answer to
+// When a GET /next is queued behind the last post (Options.Pipeline), Next
+// writes nothing: it reads that poll's answer, and never sends the GET
+// again on a new connection when the queued one fails (see the package
+// doc). It first reads the answer to that post if the post left it (sending
+// the post again if its connection ended before that answer began), and
+// returns an *AnswerError (inv empty) when that is not a success. When the answer to
 // that post broke once begun, the connection went and the poll with it,
 // possibly still registered: Next returns an error saying so, once, writing
 // nothing, and the Next after it polls afresh.
@@ -147,8 +125,8 @@ func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 	}
 	inv.reset()
 	defer c.trim()
-	if err := c.lost; err != nil {
-		c.lost = nil
+	if err := c.pipe.lost; err != nil {
+		c.pipe.lost = nil
 		return err
 	}
 	for retried := false; ; retried = true {
@@ -156,12 +134,12 @@ func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 		if err := c.begin(ctx, opNext); err != nil {
 			return err
 		}
-		if c.pending != "" {
+		if c.pipe.pending != "" {
 			if err := c.readLeft(ctx); err != nil {
 				return err
 			}
-			if err := c.lost; err != nil { // a success whose body broke
-				c.lost = nil
+			if err := c.pipe.lost; err != nil { // a success whose body broke
+				c.pipe.lost = nil
 				return err
 			}
 			// An answer that ended the connection took the queued poll
@@ -174,8 +152,8 @@ func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 			}
 		}
 		// From here every path reads the queued answer or drops nc.
-		queued := c.queued
-		c.queued = false
+		queued := c.pipe.queued
+		c.pipe.queued = false
 		var err error
 		if !queued {
 			_, err = c.nc.Write(c.c.pre.next)
@@ -197,8 +175,8 @@ func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 	// The answer has begun: the rest of it must not stall (see broken.go).
 	c.beginAnswer()
 	defer c.endAnswer()
-	c.sink.start(inv, &c.in)
-	h, err := readHead(c.br, &c.spill, &defaultLimits, &c.sink)
+	c.hdrs.start(inv, &c.in)
+	h, err := readHead(c.br, &c.spill, &defaultLimits, &c.hdrs)
 	if err != nil {
 		c.resetKeepingID(inv)
 		return c.fail(ctx, opNext, err)
@@ -208,7 +186,7 @@ func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 		inv.reset()
 		return c.status(opNext, h)
 	}
-	if err := c.sink.finish(); err != nil {
+	if err := c.hdrs.finish(); err != nil {
 		inv.reset() // nothing that can be answered
 		return c.skip(opNext, h, maxDiscardPayload, fmt.Errorf("rapi: %s: %w", opNext, err))
 	}
@@ -243,7 +221,7 @@ func (c *Conn) staleConn(ctx context.Context, err error) bool {
 // it is set (the Runtime API refuses an answer whose echo does not match,
 // which guards against answering the wrong invocation). Only those two
 // fields are read. body is only read, and not retained after Respond
-// returns, unless LazyAnswer leaves its answer to Next: then until Next (or
+// returns, unless pipelining leaves its answer to Next: then until Next (or
 // ReadAnswer) has read it, as it may be sent again. An empty contentType
 // sends no Content-Type (the Runtime API then assumes
 // application/octet-stream).
@@ -254,7 +232,7 @@ func (c *Conn) Respond(ctx context.Context, inv *Invocation, body []byte, conten
 	if err := buildResponse(&c.req, c.c.pre, inv, contentType, body); err != nil {
 		return fmt.Errorf("rapi: %s: %w", opResponse, err)
 	}
-	return c.post(ctx, opResponse, &c.req, c.queueing())
+	return c.post(ctx, opResponse, &c.req, c.pipe.queueing())
 }
 
 // Fail posts body (the JSON error document) as the error of inv (addressed
@@ -270,45 +248,11 @@ func (c *Conn) Fail(ctx context.Context, inv *Invocation, errorType string, body
 	if err := buildError(&c.req, c.c.pre, inv, errorType, body, xrayCause); err != nil {
 		return fmt.Errorf("rapi: %s: %w", opError, err)
 	}
-	return c.post(ctx, opError, &c.req, c.queueing())
+	return c.post(ctx, opError, &c.req, c.pipe.queueing())
 }
-
-// QueueNext turns on (or off) pipelining of the next poll behind each post:
-// with it on, Respond and Fail write GET /runtime/invocation/next right behind
-// the POST, in the same write, read the POST's answer as usual (unless
-// LazyAnswer leaves it to Next) and leave the GET's answer unread; the next
-// Next on this Conn only reads it. The Runtime API thus has the runtime's next
-// poll the moment it has the answer, on the same keep-alive connection, and
-// the Conn never holds more than one poll: use it when the caller's next call
-// on this Conn is Next (one Conn per slot). While a poll is queued, Respond
-// and Fail refuse with ErrInvalid and write nothing, since their answer would
-// come only after that poll's invocation. Turning it off affects later posts
-// only: a poll already queued is still read by the next Next. Default off.
-// Like the other methods, QueueNext is for the Conn's owner only.
-func (c *Conn) QueueNext(on bool) {
-	c.queue = on
-}
-
-// QueueNextIf makes each queued poll (QueueNext) depend on cond, asked
-// right before the post (or the end of a stream) is written: a caller that
-// decides to stop polling while a long answer is being written (a stream
-// may take minutes) then has no poll sent after that decision. nil asks
-// nothing. cond runs on the owner's goroutine and must not block.
-func (c *Conn) QueueNextIf(cond func() bool) {
-	c.queueIf = cond
-}
-
-// queueing reports whether the post about to be written queues a poll.
-func (c *Conn) queueing() bool {
-	return c.queue && (c.queueIf == nil || c.queueIf())
-}
-
-// Queued reports whether a GET /next went out behind the last post and
-// its answer is still to be read by Next.
-func (c *Conn) Queued() bool { return c.queued }
 
 // Close closes the connection and ends the Conn: a blocked call returns an
-// error wrapping ErrClosed, and later calls fail the same way. Close is
+// error saying the connection is closed, and later calls fail the same way. Close is
 // idempotent and may be called from any goroutine.
 func (c *Conn) Close() error {
 	c.mu.Lock()
@@ -332,16 +276,6 @@ func (c *Conn) Close() error {
 	return err
 }
 
-// idle refuses an answer while a poll is queued, before anything is built:
-// its reply would come only after that poll's invocation, and req may still
-// hold the post in front of that poll (readLeft).
-func (c *Conn) idle(op string) error {
-	if c.queued && !c.closed.Load() {
-		return fmt.Errorf("rapi: %s: %w: a /next is queued on this Conn: call Next first", op, ErrInvalid)
-	}
-	return nil
-}
-
 // post sends r, with GET /next right behind it when queue is set, and reads
 // the response to r, which has a small body.
 func (c *Conn) post(ctx context.Context, op string, r *request, queue bool) error {
@@ -359,7 +293,7 @@ func (c *Conn) post(ctx context.Context, op string, r *request, queue bool) erro
 	}
 	// Whatever ends the connection from here (error, Connection: close,
 	// interruption) goes through drop, which forgets the poll.
-	c.queued = queue
+	c.pipe.queued = queue
 	if queue && c.leaveAnswer(op) {
 		return nil
 	}
@@ -386,21 +320,6 @@ func (c *Conn) answer(ctx context.Context, op string, sink headerSink) error {
 	return c.skip(op, h, maxDiscardSmall, nil)
 }
 
-// lose is fail for an answer to a post that broke once begun. The server
-// reads the poll queued behind a post as soon as it has answered the post,
-// and keeps a poll whose connection ends registered (the emulator hands it
-// the next invocation, which then fails): with the framing lost, that poll's
-// answer cannot be read anymore. The next Next reports it, so that the
-// caller can log it, then polls afresh.
-func (c *Conn) lose(ctx context.Context, op string, err error) error {
-	queued := c.queued
-	err = c.fail(ctx, op, err)
-	if queued && !c.closed.Load() {
-		c.lost = fmt.Errorf("rapi: %s: the answer to the last %s broke: %w; %w", opNext, op, err, errLostPoll)
-	}
-	return err
-}
-
 // trim drops references to the caller's slices and scratch buffers that a
 // rare large response grew, so that what a Conn keeps stays small. A post
 // whose answer is pending stays in req until it is read (readLeft).
@@ -408,7 +327,7 @@ func (c *Conn) trim() {
 	if cap(c.spill) > maxSpillKept {
 		c.spill = nil
 	}
-	if c.pending != "" {
+	if c.pipe.pending != "" {
 		return
 	}
 	c.req.body, c.req.mid = nil, nil
@@ -445,12 +364,12 @@ func (c *Conn) write(r *request, next bool) error {
 // begin makes sure the context is watched and a connection is up.
 func (c *Conn) begin(ctx context.Context, op string) error {
 	if c.closed.Load() {
-		c.queued = false // the connection is gone
+		c.pipe.queued = false // the connection is gone
 		return fmt.Errorf("rapi: %s: %w", op, errClosed)
 	}
 	c.watch(ctx)
 	if c.interrupted.Load() {
-		if c.queued {
+		if c.pipe.queued {
 			c.rearm()
 		} else {
 			c.drop() // its deadline is in the past
@@ -558,9 +477,9 @@ func (c *Conn) rearm() {
 // it: its answer is read at once (leaveAnswer), so that the caller learns
 // at once what became of a post it sends again after a failure.
 func (c *Conn) drop() {
-	c.queued = false
-	c.pending, c.lowatOn = "", false
-	c.polled = time.Time{}
+	c.pipe.queued = false
+	c.pipe.pending, c.pipe.lowatOn = "", false
+	c.pipe.polled = time.Time{}
 	c.mu.Lock()
 	if c.nc != nil {
 		c.nc.Close()
@@ -604,14 +523,14 @@ func (c *Conn) status(op string, h head) error {
 // it off should it stall. A body up to EOF still ends the connection: the
 // server closes it without reading the poll.
 func (c *Conn) discarded(op string, err error) error {
-	if errors.Is(err, errBodyTooLarge) && c.queued && c.body.mode != bodyToEOF {
+	if errors.Is(err, errBodyTooLarge) && c.pipe.queued && c.body.mode != bodyToEOF {
 		c.watchAnswer(time.Now())
 		err = c.body.discard(math.MaxInt64)
 		c.endAnswer()
 	}
 	switch {
 	case err == nil:
-	case c.queued && !errors.Is(err, errBodyTooLarge):
+	case c.pipe.queued && !errors.Is(err, errBodyTooLarge):
 		_ = c.lose(context.Background(), op, err)
 	default:
 		c.drop()

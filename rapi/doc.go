@@ -5,13 +5,13 @@
 // and every request prefix, built once. Client.Conn returns a Conn: one
 // keep-alive TCP connection, dialed lazily and redialed on the call after a
 // failure, so steady-state Next and Respond never open a connection. Give
-// each poller or worker its own Conn. Client.InitError uses a connection of
-// its own and closes it.
+// each slot of a runtime its own Conn. Client.InitError uses a connection
+// of its own and closes it.
 //
 // What blocks: Next blocks until the Runtime API hands out an invocation;
 // Respond, Fail and Stream until the Runtime API has accepted the answer (in
-// LMI, until the caller received it; with LazyAnswer, Respond and Fail only
-// until it is written), Stream also while its body's Read blocks. A done
+// LMI, until the caller received it; with a lazy answer, Respond and Fail
+// only until it is written), Stream also while its body's Read blocks. A done
 // context unblocks the call at once by putting a past deadline on the
 // connection, which is then dropped (unless it broke no I/O and a poll is
 // queued, below); the error wraps ctx.Err(). Close, from any goroutine, does
@@ -22,7 +22,7 @@
 // slice only when it is too small; the caller keeps the slice and may reuse
 // it. Respond and Fail read the caller's body while they run and keep no
 // reference to it afterwards, and so does Stream with its io.Reader; with
-// LazyAnswer, Respond and Fail keep their slices until their answer has
+// a lazy answer, Respond and Fail keep their slices until their answer has
 // been read (by Next or ReadAnswer), as they may send them again: the
 // caller must not change them until then.
 // Invocation strings are immutable and may be kept.
@@ -51,24 +51,27 @@
 // ErrRuntimeAPI for a 5xx with errors.Is; network failures wrap
 // ErrTransport; broken framing is an error of its own (the only sentinels
 // exported are those the runtime tells apart). A POST is sent again in one
-// case only: with LazyAnswer, when its connection ends before any byte of
+// case only: with a lazy answer, when its connection ends before any byte of
 // its answer (below); the caller decides about the others. The other retry
 // is a GET /next, written by Next itself, that
 // meets a reused connection the server had already closed (no byte of
 // answer): it is sent once more on a new connection, as the server cannot
 // have registered it. A queued GET is never resent (below).
 //
-// Queued polls (Conn.QueueNext): on LMI, a caller gets its response before
-// the runtime's next /next is registered, and an invoke that finds no
-// pending poll is throttled. With QueueNext on, Respond and Fail write GET
-// /next right behind the POST on the same keep-alive connection (in the same
-// write for small posts, as one more writev part for large ones; Stream in
-// the write that ends the body), so the
-// Runtime API sees the poll the moment it has read the answer. The Conn
-// remembers the queued poll, and the next Next only reads its answer. A Conn
-// holds at most that one poll, after its post, so a runtime with one Conn per
-// slot never holds more polls than free slots. While a poll is queued,
-// Respond, Fail and Stream refuse with ErrInvalid and write nothing.
+// Pipelining (Options.Pipeline, chosen once for every Conn of a Client):
+// on LMI, a caller gets its response before the runtime's next /next is
+// registered, and an invoke that finds no pending poll is throttled. With
+// pipelining, Respond and Fail write GET /next right behind the POST on the
+// same keep-alive connection (in the same write for small posts, as one
+// more writev part for large ones; Stream in the write that ends the body),
+// so the Runtime API sees the poll the moment it has read the answer. The
+// Pipeline condition is asked right before that write: a caller that stops
+// polling (a shutdown) while a long answer is written sends no poll after
+// it. The Conn remembers the queued poll, and the next Next only reads its
+// answer. A Conn holds at most that one poll, after its post, so a runtime
+// with one Conn per slot never holds more polls than free slots. While a
+// poll is queued, Respond, Fail and Stream refuse with ErrInvalid and write
+// nothing.
 //
 // A server answers pipelined requests in order and reads the GET only after
 // it has answered the POST, unless it closes the connection first. What the
@@ -82,7 +85,7 @@
 //	any code with Connection: close,    nothing after the answer  drops: forgets it; Next
 //	  HTTP/1.0 or a body up to EOF        (RFC 9112 9.6)            redials and sends a fresh GET
 //	error or interruption before the    not the GET               drops: nothing queued
-//	  answer's first byte                                           (LazyAnswer, on an error:
+//	  answer's first byte                                           (a lazy answer, on an error:
 //	                                                                Next first sends the post
 //	                                                                again, alone)
 //	error or interruption once the      possibly registered it    drops: the next Next reports
@@ -113,14 +116,14 @@
 // poll, as an interrupted Next always does; a call made with a context that
 // is already done returns its error and leaves the poll queued.
 //
-// Lazy answers (Conn.LazyAnswer, with QueueNext): Respond and Fail return
-// once written, and the next Next reads their answer before the poll's; a
-// refusal or a broken answer comes back from that Next as an *AnswerError
-// (which unwraps to the error the post would have returned), the rows of
-// the table above apply unchanged, and a Next after it reads the poll if it
-// is still queued. While the answer waits, SO_RCVLOWAT (Linux) is set one
-// byte above the size of the last accepted answer, so that a 202 alone does
-// not wake the process; any other answer does, and after a second the mark is
+// Lazy answers (with pipelining): Respond and Fail return once written,
+// and the next Next reads their answer before the poll's; a refusal or a
+// broken answer comes back from that Next as an *AnswerError (which
+// unwraps to the error the post would have returned), the rows of the
+// table above apply unchanged, and a Next after it reads the poll if it is
+// still queued. While the answer waits, SO_RCVLOWAT (Linux) is set one byte
+// above the size of the last accepted answer, so that a 202 alone does not
+// wake the process; any other answer does, and after a second the mark is
 // lowered anyway. A post more than a second after the last /next answer
 // began, or on a connection that has answered no poll yet, reads its answer
 // at once, as does Stream.
@@ -160,7 +163,7 @@
 // returns (the emulator fails init with Extension.ReadyFailed at the init
 // timeout otherwise). So register before the first Next, and keep
 // AwaitExtensionEvent running on a goroutine of its own for the life of the
-// process (see extension.go for the contract).
+// process (their docs give the contract).
 //
 // Shut down by closing each Conn; a Client holds no resources of its own.
 //

@@ -10,15 +10,17 @@ import (
 // callers decide with errors.Is. Messages carry no "rapi:" prefix because
 // every returned error is already wrapped as "rapi: <op>: ...".
 var (
-	// ErrBadRequest: the Runtime API answered 400 (unknown request ID, or a
-	// response was already sent). The invocation is over; keep running.
+	// errBadRequest: the Runtime API answered 400 (unknown request ID, or
+	// a response was already sent). The invocation is over; keep running.
 	errBadRequest = errors.New("bad request (400)")
-	// ErrForbidden: the Runtime API answered 403 (call not allowed in the
+	// errForbidden: the Runtime API answered 403 (call not allowed in the
 	// current state, for example a second init error).
 	errForbidden = errors.New("forbidden (403)")
-	// ErrGone: the Runtime API answered 410: the invocation already timed out.
+	// errGone: the Runtime API answered 410: the invocation already timed
+	// out.
 	errGone = errors.New("invocation gone (410)")
-	// ErrTooLarge: the Runtime API answered 413: the body sent was too large.
+	// errTooLarge: the Runtime API answered 413: the body sent was too
+	// large.
 	errTooLarge = errors.New("request too large (413)")
 	// ErrRuntimeAPI: the Runtime API answered 5xx: the environment is broken
 	// and the process should exit promptly.
@@ -26,7 +28,7 @@ var (
 	// ErrTransport: dial, write or read failed (reset, EOF mid-response). The
 	// Conn has dropped its connection and redials on its next call.
 	ErrTransport = errors.New("transport failure")
-	// ErrMalformed: the response broke HTTP/1.1 framing or the limits of this
+	// errMalformed: the response broke HTTP/1.1 framing or the limits of this
 	// package (status line, headers, chunk framing), or a /next response had
 	// no usable request ID. Also wrapped by Invocation.DeadlineErr.
 	errMalformed = errors.New("malformed response")
@@ -36,7 +38,7 @@ var (
 	// ErrInvalid: an argument (address, option, request ID, header value) is
 	// not acceptable. Nothing was sent.
 	ErrInvalid = errors.New("invalid argument")
-	// ErrClosed: the Conn was closed by Close.
+	// errClosed: the Conn was closed by Close.
 	errClosed = errors.New("connection closed")
 )
 
@@ -51,6 +53,7 @@ type StatusError struct {
 // maxStatusBody bounds StatusError.Body.
 const maxStatusBody = 4 << 10
 
+// Error names the call and the status, and quotes the start of the body.
 func (e *StatusError) Error() string {
 	msg := "rapi: " + e.Op + ": status " + strconv.Itoa(e.Code)
 	if len(e.Body) > 0 {
@@ -63,9 +66,8 @@ func (e *StatusError) Error() string {
 	return msg
 }
 
-// Is maps status codes to the sentinels: 400 ErrBadRequest, 403
-// ErrForbidden, 410 ErrGone, 413 ErrTooLarge, 5xx ErrRuntimeAPI. Other codes
-// match none of them.
+// Is reports whether a 5xx matches ErrRuntimeAPI. Code tells the other
+// statuses apart.
 func (e *StatusError) Is(target error) bool {
 	switch target {
 	case errBadRequest:
@@ -83,7 +85,7 @@ func (e *StatusError) Is(target error) bool {
 }
 
 // AnswerError is the error Next returns when the answer to the post
-// before it, left to Next by LazyAnswer, was not a success, or could not
+// before it, left to Next by pipelining (Options.Pipeline), was not a success, or could not
 // be read. Err is what Respond or Fail would have returned. When the
 // connection is intact, the poll queued behind the post is still there:
 // the next Next reads it.
@@ -98,8 +100,10 @@ type AnswerError struct {
 	Resent bool
 }
 
+// Error says which answer it was, and what became of it.
 func (e *AnswerError) Error() string {
 	return "rapi: the answer to the last " + e.Op + ", read with the next poll: " + e.Err.Error()
 }
 
+// Unwrap returns Err.
 func (e *AnswerError) Unwrap() error { return e.Err }

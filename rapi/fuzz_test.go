@@ -53,7 +53,7 @@ func FuzzParseResponse(f *testing.F) {
 		var (
 			inv   Invocation
 			spill []byte
-			sink  invSink
+			sink  nextHeaders
 			in    intern
 			b     body
 		)

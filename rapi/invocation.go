@@ -42,9 +42,10 @@ type Invocation struct {
 	Deadline time.Time
 	// DeadlineMs is Lambda-Runtime-Deadline-Ms (Unix epoch milliseconds), 0 if bad.
 	DeadlineMs int64
-	// DeadlineErr is nil when the deadline header was present and a positive
-	// integer whose nanoseconds fit in int64 (up to April 2262); otherwise it wraps ErrMalformed. Next does not fail for it: the
-	// caller decides what a missing deadline means.
+	// DeadlineErr is nil when the deadline header was present and a
+	// positive integer whose nanoseconds fit in int64 (up to April 2262);
+	// otherwise it says what is wrong with it. Next does not fail for it:
+	// the caller decides what a missing deadline means.
 	DeadlineErr error
 
 	ClientContext   string // raw JSON header, "" if absent
@@ -72,7 +73,7 @@ const (
 	nFresh
 )
 
-// Bits of invSink.seen, for duplicate detection.
+// Bits of nextHeaders.seen, for duplicate detection.
 const (
 	seenARN = 1 << (nFresh + iota)
 	seenTenant
@@ -96,8 +97,8 @@ func (in *intern) get(slot *string, v []byte) string {
 // maxRetainedStrs bounds the scratch kept between invocations.
 const maxRetainedStrs = 16 << 10
 
-// invSink receives the headers of a 2xx /next response.
-type invSink struct {
+// nextHeaders parses the headers of a 2xx /next answer into an Invocation.
+type nextHeaders struct {
 	inv   *Invocation
 	in    *intern
 	strs  []byte
@@ -105,13 +106,13 @@ type invSink struct {
 	seen  uint32
 }
 
-func (s *invSink) start(inv *Invocation, in *intern) {
+func (s *nextHeaders) start(inv *Invocation, in *intern) {
 	s.inv, s.in = inv, in
 	s.strs = s.strs[:0]
 	s.seen = 0
 }
 
-func (s *invSink) dup(bit uint32, name string) error {
+func (s *nextHeaders) dup(bit uint32, name string) error {
 	if s.seen&bit != 0 {
 		return fmt.Errorf("%w: repeated %s header", errMalformed, name)
 	}
@@ -119,7 +120,7 @@ func (s *invSink) dup(bit uint32, name string) error {
 	return nil
 }
 
-func (s *invSink) fresh(f int, name string, v []byte) error {
+func (s *nextHeaders) fresh(f int, name string, v []byte) error {
 	if err := s.dup(1<<f, name); err != nil {
 		return err
 	}
@@ -130,7 +131,7 @@ func (s *invSink) fresh(f int, name string, v []byte) error {
 }
 
 // header handles one header of the response; unknown names are ignored.
-func (s *invSink) header(name, v []byte) error {
+func (s *nextHeaders) header(name, v []byte) error {
 	switch len(name) {
 	case len(hdrRequestID): // == len(hdrClientContext)
 		if equalFold(name, hdrRequestID) {
@@ -187,7 +188,7 @@ func (s *invSink) header(name, v []byte) error {
 // so a later deadline is as unusable as a non-numeric one.
 const maxDeadlineMs = math.MaxInt64 / int64(time.Millisecond)
 
-func (s *invSink) deadline(v []byte) {
+func (s *nextHeaders) deadline(v []byte) {
 	ms, ok := parseDecimal(v)
 	if !ok || ms <= 0 || ms > maxDeadlineMs {
 		s.inv.DeadlineErr = fmt.Errorf("%w: bad %s %q", errMalformed, hdrDeadlineMs, clip(v))
@@ -202,7 +203,7 @@ var errNoRequestID = fmt.Errorf("%w: no %s header", errMalformed, hdrRequestID)
 
 // finish turns the gathered values into strings (one allocation) and checks
 // the request ID, without which the invocation cannot be answered.
-func (s *invSink) finish() error {
+func (s *nextHeaders) finish() error {
 	if len(s.strs) > 0 {
 		block := string(s.strs)
 		for f := range nFresh {
@@ -236,5 +237,5 @@ func (s *invSink) finish() error {
 	return nil
 }
 
-// errInvalidID is wrapped with ErrInvalid or ErrMalformed by callers.
+// errInvalidID is wrapped with ErrInvalid or errMalformed by callers.
 var errInvalidID = errors.New("request ID not safe in a URL path")

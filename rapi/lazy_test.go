@@ -12,12 +12,14 @@ import (
 	"time"
 )
 
-// lazyConn is a Conn of srv with QueueNext and LazyAnswer on, that has
-// read its first invocation into inv.
+// lazyConn is a Conn of srv pipelined as a runtime's (WithPipeline: polls
+// queued, answers left to Next), that has read its first invocation into
+// inv.
 func lazyConn(t *testing.T, srv *testServer, inv *Invocation, opts ...Option) *Conn {
 	t.Helper()
-	cn := queuedConn(t, srv, inv, opts...)
-	cn.LazyAnswer(true)
+	cn := srv.client(t, append(opts, WithPipeline(always))...).Conn()
+	t.Cleanup(func() { cn.Close() })
+	queuedNext(t, cn, inv)
 	return cn
 }
 
@@ -47,11 +49,11 @@ func refusingServer(t *testing.T, resp string) (*testServer, func() []seenReq) {
 	})
 }
 
-// With LazyAnswer, a post returns once written; Next reads its answer
+// With a lazy answer, a post returns once written; Next reads its answer
 // first, reports a refusal as an *AnswerError that unwraps to what the
 // post would have returned, and the poll queued behind it is read by the
 // Next after that, without writing anything.
-func TestLazyAnswerStatus(t *testing.T) {
+func TestLazyStatus(t *testing.T) {
 	for _, code := range []int{400, 410, 413, 500} {
 		t.Run(strconv.Itoa(code), func(t *testing.T) {
 			body := `{"errorMessage":"no"}`
@@ -91,7 +93,7 @@ func TestLazyAnswerStatus(t *testing.T) {
 // The size of an accepted answer is learned, and the low-water mark set
 // just above it while the answer waits for Next; it is back to 1 once the
 // next answer begins, so that a large /next body is read to its end.
-func TestLazyAnswerLowWaterMark(t *testing.T) {
+func TestLazyLowWaterMark(t *testing.T) {
 	big := bytes.Repeat([]byte("y"), 1<<20+77)
 	var posts atomic.Int64
 	srv, _ := logServer(t, func(sc *srvConn, r *srvReq) (action, bool) {
@@ -127,7 +129,7 @@ func TestLazyAnswerLowWaterMark(t *testing.T) {
 // reach the low-water mark: it is still read within lazyWake, though no
 // invocation follows it (without that bound, Next would wait until the
 // test closes the Conn after 10 s).
-func TestLazyAnswerShortRefusal(t *testing.T) {
+func TestLazyShortRefusal(t *testing.T) {
 	short := "HTTP/1.1 500 X\r\nContent-Length: 0\r\n\r\n"
 	if len(short) >= len(accepted) {
 		t.Fatal("test broken: the refusal must be shorter than the 202")
@@ -166,13 +168,13 @@ func TestLazyAnswerShortRefusal(t *testing.T) {
 // A post made long after the poll before it was answered reads its answer
 // at once: the server may have closed the idle connection, and only the
 // answer tells.
-func TestLazyAnswerStaleReadsAtOnce(t *testing.T) {
+func TestLazyStaleReadsAtOnce(t *testing.T) {
 	t.Parallel()
 	srv, _ := refusingServer(t, "HTTP/1.1 410 X\r\nContent-Length: 0\r\n\r\n")
 	var inv Invocation
 	cn := lazyConn(t, srv, &inv)
-	cn.fresh = 20 * time.Millisecond
-	time.Sleep(2 * cn.fresh)
+	cn.pipe.fresh = 20 * time.Millisecond
+	time.Sleep(2 * cn.pipe.fresh)
 	if err := cn.Respond(context.Background(), &inv, []byte("x"), ""); !errors.Is(err, errGone) {
 		t.Fatalf("Respond = %v, want the 410 at once", err)
 	}
@@ -235,12 +237,12 @@ func lazyPosts() []struct {
 	}
 }
 
-// With LazyAnswer, a post whose connection ends (closed or reset) after
+// With a lazy answer, a post whose connection ends (closed or reset) after
 // the server read it whole and before any byte of its answer is sent once
 // more, byte for byte, on a new connection and without a poll behind it, by
 // the Next that reads its answer; that Next then polls afresh there. The
 // caller's slices are read again, so they must not change until then.
-func TestLazyAnswerResentAfterConnEnds(t *testing.T) {
+func TestLazyResentAfterConnEnds(t *testing.T) {
 	for _, end := range []struct {
 		name string
 		a    action
@@ -277,7 +279,7 @@ func TestLazyAnswerResentAfterConnEnds(t *testing.T) {
 // its connection ends too: Next returns an *AnswerError saying it was sent
 // again, with the second answer's error, and the Next after it polls
 // afresh. A post is sent again once, never more.
-func TestLazyAnswerResentRefused(t *testing.T) {
+func TestLazyResentRefused(t *testing.T) {
 	body := `{"errorMessage":"Invalid request ID"}`
 	refusal := "HTTP/1.1 400 Bad Request\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
 	for _, tt := range []struct {
@@ -323,7 +325,7 @@ func TestLazyAnswerResentRefused(t *testing.T) {
 // Next returns its error, and the answer stays to be read, with the poll
 // behind it, by ReadAnswer (which leaves the poll queued) or the next
 // Next. A Conn with nothing left to read answers ReadAnswer at once.
-func TestLazyAnswerInterruptedKeepsAnswer(t *testing.T) {
+func TestLazyInterruptedKeepsAnswer(t *testing.T) {
 	release := make(chan struct{})
 	srv, seen := logServer(t, func(sc *srvConn, r *srvReq) (action, bool) {
 		if r.is("POST", pathInvocation+"id-1/response") {
@@ -348,8 +350,8 @@ func TestLazyAnswerInterruptedKeepsAnswer(t *testing.T) {
 	if err := cn.Next(ctx, &inv); !errors.Is(err, context.Canceled) || errors.As(err, new(*AnswerError)) {
 		t.Fatalf("Next = %v, want the context's error alone", err)
 	}
-	if !cn.queued || cn.pending == "" {
-		t.Fatalf("queued %v, pending %q after the interruption", cn.queued, cn.pending)
+	if !cn.pipe.queued || cn.pipe.pending == "" {
+		t.Fatalf("queued %v, pending %q after the interruption", cn.pipe.queued, cn.pipe.pending)
 	}
 	close(release)
 	before := rec.count()
@@ -358,8 +360,8 @@ func TestLazyAnswerInterruptedKeepsAnswer(t *testing.T) {
 	if err := cn.ReadAnswer(context.Background()); err != nil {
 		t.Fatalf("ReadAnswer = %v", err)
 	}
-	if err := cn.ReadAnswer(context.Background()); err != nil || !cn.queued {
-		t.Fatalf("ReadAnswer again = %v, queued %v", err, cn.queued)
+	if err := cn.ReadAnswer(context.Background()); err != nil || !cn.pipe.queued {
+		t.Fatalf("ReadAnswer again = %v, queued %v", err, cn.pipe.queued)
 	}
 	queuedNext(t, cn, &inv)
 	if w := rec.since(before); len(w) != 0 || inv.RequestID != "id-3" {
@@ -373,7 +375,7 @@ func TestLazyAnswerInterruptedKeepsAnswer(t *testing.T) {
 // A post on a connection that has answered no poll yet (here the /error
 // for an invocation whose /next answer broke off) reads its answer at
 // once: the caller learns what became of it without waiting for a Next.
-func TestLazyAnswerNewConnReadsAtOnce(t *testing.T) {
+func TestLazyNewConnReadsAtOnce(t *testing.T) {
 	srv, _ := logServer(t, func(sc *srvConn, r *srvReq) (action, bool) {
 		switch {
 		case r.is("GET", pathNext) && sc.id == 1:
@@ -385,10 +387,8 @@ func TestLazyAnswerNewConnReadsAtOnce(t *testing.T) {
 		}
 		return 0, false
 	})
-	cn := srv.client(t).Conn()
+	cn := srv.client(t, WithPipeline(always)).Conn()
 	t.Cleanup(func() { cn.Close() })
-	cn.QueueNext(true)
-	cn.LazyAnswer(true)
 	var inv Invocation
 	if err := cn.Next(context.Background(), &inv); !errors.Is(err, ErrTransport) || inv.RequestID != "cut" {
 		t.Fatalf("Next = %v, request %q; want a broken answer with its request ID", err, inv.RequestID)

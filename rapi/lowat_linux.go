@@ -7,27 +7,27 @@ import "syscall"
 // kept per connection, and the function given to Control once per Conn.
 func (c *Conn) setLowat(n int) {
 	if n <= 1 {
-		if !c.lowatOn {
+		if !c.pipe.lowatOn {
 			return
 		}
 		n = 1
 	}
-	if c.rawFor != c.nc {
-		c.raw, c.rawFor = nil, c.nc
+	if c.pipe.rawFor != c.nc {
+		c.pipe.raw, c.pipe.rawFor = nil, c.nc
 		if sc, ok := c.nc.(syscall.Conn); ok {
-			c.raw, _ = sc.SyscallConn()
+			c.pipe.raw, _ = sc.SyscallConn()
 		}
 	}
-	if c.raw == nil {
+	if c.pipe.raw == nil {
 		return
 	}
-	if c.lowatFn == nil {
-		c.lowatFn = func(fd uintptr) {
-			_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVLOWAT, c.lowatArg)
+	if c.pipe.lowatFn == nil {
+		c.pipe.lowatFn = func(fd uintptr) {
+			_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVLOWAT, c.pipe.lowatArg)
 		}
 	}
-	c.lowatArg = n
-	if c.raw.Control(c.lowatFn) == nil {
-		c.lowatOn = n > 1
+	c.pipe.lowatArg = n
+	if c.pipe.raw.Control(c.pipe.lowatFn) == nil {
+		c.pipe.lowatOn = n > 1
 	}
 }

@@ -18,7 +18,7 @@ func BenchmarkNextPayload(b *testing.B) {
 			srv := newTestServer(b, apiHandler(payload))
 			cn := srv.client(b).Conn()
 			defer cn.Close()
-			cn.QueueNext(true)
+			queueOnly(cn)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var inv Invocation

@@ -114,13 +114,13 @@ func queuedNext(t *testing.T, cn *Conn, inv *Invocation) {
 	}
 }
 
-// queuedConn returns a Conn of srv with QueueNext on, after its first Next
-// (an ordinary GET: nothing is queued yet) into inv.
+// queuedConn returns a Conn of srv with queued polls (queueOnly), after
+// its first Next (an ordinary GET: nothing is queued yet) into inv.
 func queuedConn(t *testing.T, srv *testServer, inv *Invocation, opts ...Option) *Conn {
 	t.Helper()
 	cn := srv.client(t, opts...).Conn()
 	t.Cleanup(func() { cn.Close() })
-	cn.QueueNext(true)
+	queueOnly(cn)
 	queuedNext(t, cn, inv)
 	return cn
 }
@@ -140,7 +140,7 @@ func waitRequests(t *testing.T, srv *testServer, n int64) {
 	}
 }
 
-func TestQueueNextSmallPostOneWrite(t *testing.T) {
+func TestQueuedPollSmallPostOneWrite(t *testing.T) {
 	srv, seen := logServer(t, nil)
 	var rec recorder
 	var inv Invocation
@@ -212,12 +212,12 @@ func TestQueueNextSmallPostOneWrite(t *testing.T) {
 	}
 }
 
-func TestQueueNextLargePostWritev(t *testing.T) {
+func TestQueuedPollLargePostWritev(t *testing.T) {
 	srv, seen := logServer(t, nil)
 	c := srv.client(t) // a real *net.TCPConn: writev
 	cn := c.Conn()
 	defer cn.Close()
-	cn.QueueNext(true)
+	queueOnly(cn)
 	ctx := context.Background()
 	big := bytes.Repeat([]byte("b"), 1<<20)
 	cause := bytes.Repeat([]byte("c"), 10<<10)
@@ -253,11 +253,11 @@ func TestQueueNextLargePostWritev(t *testing.T) {
 	}
 }
 
-func TestQueueNextKeepAlive(t *testing.T) {
+func TestQueuedPollKeepAlive(t *testing.T) {
 	srv := newTestServer(t, apiHandler([]byte(`{"n":1}`)))
 	cn := srv.client(t).Conn()
 	defer cn.Close()
-	cn.QueueNext(true)
+	queueOnly(cn)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var inv Invocation
@@ -280,7 +280,7 @@ func TestQueueNextKeepAlive(t *testing.T) {
 
 // A post refused with a well-framed non-2xx on a kept connection: the server
 // goes on to the queued GET, so the poll stays queued.
-func TestQueueNextStatusKeepsPoll(t *testing.T) {
+func TestQueuedPollStatusKeepsPoll(t *testing.T) {
 	for _, code := range []int{400, 410, 413, 500} {
 		t.Run(strconv.Itoa(code), func(t *testing.T) {
 			body := `{"errorMessage":"no"}`
@@ -317,10 +317,10 @@ func TestQueueNextStatusKeepsPoll(t *testing.T) {
 
 // A post answered with Connection: close (or an answer that ends the
 // connection): the server never reads the GET behind it, so the Conn
-// forgets it and Next redials with a fresh GET. With LazyAnswer the same
+// forgets it and Next redials with a fresh GET. With a lazy answer the same
 // holds once Next has read the answer: a refusal is returned first, a
 // success is followed by the fresh GET within the same Next.
-func TestQueueNextConnectionCloseForgets(t *testing.T) {
+func TestQueuedPollConnectionCloseForgets(t *testing.T) {
 	tests := []struct {
 		name, resp string
 		code       int
@@ -343,7 +343,7 @@ func TestQueueNextConnectionCloseForgets(t *testing.T) {
 				var rec recorder
 				var inv Invocation
 				cn := queuedConn(t, srv, &inv, rec.option())
-				cn.LazyAnswer(lazy)
+				cn.pipe.lazy = lazy
 				err := cn.Respond(context.Background(), &inv, []byte("x"), "")
 				before := rec.count()
 				if lazy {
@@ -380,7 +380,7 @@ func TestQueueNextConnectionCloseForgets(t *testing.T) {
 // The connection ends after the POST was answered, once the server has read
 // the queued GET: the server may have registered it, so Next must not send
 // it again by itself. It reports ErrTransport; the call after redials.
-func TestQueueNextConnLostAfterAnswer(t *testing.T) {
+func TestQueuedPollConnLostAfterAnswer(t *testing.T) {
 	for _, act := range []struct {
 		name string
 		a    action
@@ -422,7 +422,7 @@ func TestQueueNextConnLostAfterAnswer(t *testing.T) {
 
 // The connection is reset before the POST's answer: the GET is dropped with
 // it, and Next sends a fresh one on a new connection.
-func TestQueueNextResetBeforeAnswer(t *testing.T) {
+func TestQueuedPollResetBeforeAnswer(t *testing.T) {
 	srv, seen := logServer(t, func(sc *srvConn, r *srvReq) (action, bool) {
 		return resetConn, sc.id == 1 && sc.n == 1 // the POST
 	})
@@ -431,7 +431,7 @@ func TestQueueNextResetBeforeAnswer(t *testing.T) {
 	if err := cn.Respond(context.Background(), &inv, nil, ""); !errors.Is(err, ErrTransport) {
 		t.Fatalf("err = %v", err)
 	}
-	if cn.queued {
+	if cn.pipe.queued {
 		t.Fatal("a poll is still queued on a dropped connection")
 	}
 	queuedNext(t, cn, &inv)
@@ -442,7 +442,7 @@ func TestQueueNextResetBeforeAnswer(t *testing.T) {
 
 // A context that fires while Next waits for the queued answer interrupts it
 // as any Next: the connection, and the poll with it, are dropped.
-func TestQueueNextCancelWhileReadingQueued(t *testing.T) {
+func TestQueuedPollCancelWhileReadingQueued(t *testing.T) {
 	srv, seen := logServer(t, func(sc *srvConn, r *srvReq) (action, bool) {
 		if sc.id == 1 && sc.n == 2 { // the queued GET: a long poll
 			sc.wait()
@@ -467,8 +467,8 @@ func TestQueueNextCancelWhileReadingQueued(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("took %v", d)
 	}
-	if w := rec.since(before); len(w) != 0 || cn.queued {
-		t.Fatalf("writes %q, queued %v", w, cn.queued)
+	if w := rec.since(before); len(w) != 0 || cn.pipe.queued {
+		t.Fatalf("writes %q, queued %v", w, cn.pipe.queued)
 	}
 	queuedNext(t, cn, &inv)
 	if got := seen(); len(got) != 4 || got[3].conn != 2 || got[3].line != lineNext {
@@ -478,7 +478,7 @@ func TestQueueNextCancelWhileReadingQueued(t *testing.T) {
 
 // A context that fires while the Conn is idle breaks no I/O: the connection
 // keeps its queued poll rather than abandoning it.
-func TestQueueNextIdleContextKeepsPoll(t *testing.T) {
+func TestQueuedPollIdleContextKeepsPoll(t *testing.T) {
 	srv, seen := logServer(t, nil)
 	var rec recorder
 	var inv Invocation
@@ -495,8 +495,8 @@ func TestQueueNextIdleContextKeepsPoll(t *testing.T) {
 			}
 		}
 		// The same done context fails at once and leaves the poll queued.
-		if err := cn.Next(ctx, &inv); !errors.Is(err, context.Canceled) || !cn.queued {
-			t.Fatalf("%d: err = %v, queued %v", i, err, cn.queued)
+		if err := cn.Next(ctx, &inv); !errors.Is(err, context.Canceled) || !cn.pipe.queued {
+			t.Fatalf("%d: err = %v, queued %v", i, err, cn.pipe.queued)
 		}
 		before := rec.count()
 		queuedNext(t, cn, &inv)
@@ -509,7 +509,7 @@ func TestQueueNextIdleContextKeepsPoll(t *testing.T) {
 	}
 }
 
-func TestQueueNextClose(t *testing.T) {
+func TestQueuedPollClose(t *testing.T) {
 	srv, _ := logServer(t, func(sc *srvConn, r *srvReq) (action, bool) {
 		if sc.n == 2 {
 			sc.wait()
@@ -518,7 +518,7 @@ func TestQueueNextClose(t *testing.T) {
 		return 0, false
 	})
 	cn := srv.client(t).Conn()
-	cn.QueueNext(true)
+	queueOnly(cn)
 	var inv Invocation
 	queuedNext(t, cn, &inv)
 	if err := cn.Respond(context.Background(), &inv, nil, ""); err != nil {
@@ -531,19 +531,19 @@ func TestQueueNextClose(t *testing.T) {
 	if err := <-done; !errors.Is(err, errClosed) {
 		t.Fatalf("err = %v", err)
 	}
-	if err := cn.Next(context.Background(), &inv); !errors.Is(err, errClosed) || cn.queued {
-		t.Fatalf("err = %v, queued %v", err, cn.queued)
+	if err := cn.Next(context.Background(), &inv); !errors.Is(err, errClosed) || cn.pipe.queued {
+		t.Fatalf("err = %v, queued %v", err, cn.pipe.queued)
 	}
 }
 
 // Posts that fail validation write nothing and queue nothing; so do posts
 // made while a poll is queued.
-func TestQueueNextNothingSentOnInvalidPost(t *testing.T) {
+func TestQueuedPollNothingSentOnInvalidPost(t *testing.T) {
 	srv, seen := logServer(t, nil)
 	var rec recorder
 	cn := srv.client(t, rec.option()).Conn()
 	defer cn.Close()
-	cn.QueueNext(true)
+	queueOnly(cn)
 	ctx := context.Background()
 	bad := func() {
 		t.Helper()
@@ -560,8 +560,8 @@ func TestQueueNextNothingSentOnInvalidPost(t *testing.T) {
 		}
 	}
 	bad()
-	if rec.count() != 0 || cn.queued {
-		t.Fatalf("writes %d, queued %v", rec.count(), cn.queued)
+	if rec.count() != 0 || cn.pipe.queued {
+		t.Fatalf("writes %d, queued %v", rec.count(), cn.pipe.queued)
 	}
 	var inv Invocation
 	queuedNext(t, cn, &inv) // a GET of its own: nothing was queued
@@ -580,8 +580,8 @@ func TestQueueNextNothingSentOnInvalidPost(t *testing.T) {
 	if err := cn.Fail(ctx, &inv, "E", nil, nil); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("post with a poll queued: err = %v", err)
 	}
-	if w := rec.since(before); len(w) != 0 || !cn.queued {
-		t.Fatalf("writes %q, queued %v", w, cn.queued)
+	if w := rec.since(before); len(w) != 0 || !cn.pipe.queued {
+		t.Fatalf("writes %q, queued %v", w, cn.pipe.queued)
 	}
 	queuedNext(t, cn, &inv)
 	if got, w := seen(), rec.since(before); len(got) != 3 || len(w) != 0 {
@@ -590,7 +590,7 @@ func TestQueueNextNothingSentOnInvalidPost(t *testing.T) {
 }
 
 // The queued answer goes through the same checks as any /next answer.
-func TestQueueNextQueuedAnswerChecks(t *testing.T) {
+func TestQueuedPollQueuedAnswerChecks(t *testing.T) {
 	payload := bytes.Repeat([]byte("p"), 100<<10)
 	srv := newTestServer(t, func(sc *srvConn, r *srvReq) action {
 		switch {
@@ -626,9 +626,10 @@ func TestQueueNextQueuedAnswerChecks(t *testing.T) {
 	}
 }
 
-// QueueNext(false) after a queued poll: the queued answer is read, then the
-// Conn writes exactly what a Conn that never queued writes.
-func TestQueueNextOffRestoresWire(t *testing.T) {
+// A Pipeline condition that turns false after a queued poll: the queued
+// answer is read, then the Conn writes exactly what a Conn that never
+// queued writes.
+func TestPipelineOffRestoresWire(t *testing.T) {
 	srv, _ := logServer(t, nil)
 	big := bytes.Repeat([]byte("z"), 64<<10)
 	script := func(cn *Conn, inv *Invocation) {
@@ -655,14 +656,16 @@ func TestQueueNextOffRestoresWire(t *testing.T) {
 	start := plain.count()
 	script(a, &inv)
 
-	b := srv.client(t, toggled.option()).Conn()
+	var on atomic.Bool
+	on.Store(true)
+	b := srv.client(t, toggled.option(), WithPipeline(on.Load)).Conn()
 	defer b.Close()
-	b.QueueNext(true)
+	b.pipe.lazy = false // as a, which reads each answer at once
 	queuedNext(t, b, &inv)
 	if err := b.Respond(context.Background(), &inv, nil, ""); err != nil {
 		t.Fatal(err)
 	}
-	b.QueueNext(false)
+	on.Store(false)
 	before := toggled.count()
 	queuedNext(t, b, &inv) // reads the poll queued before the switch
 	if toggled.count() != before {
@@ -683,7 +686,7 @@ func TestQueueNextOffRestoresWire(t *testing.T) {
 // N Conns with queueing against the fake Runtime API: the poll queued behind
 // each post never takes the runtime above N outstanding, and every
 // invocation is answered exactly once.
-func TestQueueNextFakeAPI(t *testing.T) {
+func TestQueuedPollFakeAPI(t *testing.T) {
 	const (
 		n     = 4
 		total = 4000
@@ -702,14 +705,14 @@ func TestQueueNextFakeAPI(t *testing.T) {
 	var runtime sync.WaitGroup
 	for w := range n {
 		cn := c.Conn()
-		cn.QueueNext(true)
+		queueOnly(cn)
 		runtime.Go(func() {
 			defer cn.Close()
 			var inv Invocation
 			for {
 				if err := cn.Next(ctx, &inv); err != nil {
 					if !errors.Is(err, ErrRuntimeAPI) { // Close answers pending polls with 500
-						t.Errorf("worker %d: %v", w, err)
+						t.Errorf("slot %d: %v", w, err)
 					}
 					return
 				}
@@ -720,7 +723,7 @@ func TestQueueNextFakeAPI(t *testing.T) {
 					err = cn.Respond(ctx, &inv, inv.Payload, "application/json")
 				}
 				if err != nil {
-					t.Errorf("worker %d: %v", w, err)
+					t.Errorf("slot %d: %v", w, err)
 					return
 				}
 			}
@@ -788,14 +791,14 @@ func TestQueueNextFakeAPI(t *testing.T) {
 
 // A post whose write fails did not get the GET behind it out whole: nothing
 // is queued, even when the server's early answer is salvaged.
-func TestQueueNextWriteErrorQueuesNothing(t *testing.T) {
+func TestQueuedPollWriteErrorQueuesNothing(t *testing.T) {
 	cn := earlyAnswerConn(t)
-	cn.QueueNext(true)
+	queueOnly(cn)
 	if err := cn.Respond(context.Background(), &Invocation{RequestID: "id"}, make([]byte, 64<<20), ""); !errors.Is(err, errTooLarge) {
 		t.Fatalf("err = %v", err)
 	}
-	if cn.queued || cn.nc != nil {
-		t.Fatalf("queued %v, connection kept %v", cn.queued, cn.nc != nil)
+	if cn.pipe.queued || cn.nc != nil {
+		t.Fatalf("queued %v, connection kept %v", cn.pipe.queued, cn.nc != nil)
 	}
 }
 
@@ -816,10 +819,10 @@ func (r *gatedReader) Read(p []byte) (int, error) {
 	return 0, io.EOF
 }
 
-// TestQueueNextIfAskedAtWrite: QueueNextIf's condition is asked when the
-// end of a stream is written, not when the stream begins: a caller that
-// stops polling while a stream runs has no poll sent behind it.
-func TestQueueNextIfAskedAtWrite(t *testing.T) {
+// TestPipelineAskedAtWrite: the Pipeline condition is asked when the end
+// of a stream is written, not when the stream begins: a caller that stops
+// polling while a stream runs has no poll sent behind it.
+func TestPipelineAskedAtWrite(t *testing.T) {
 	s, err := rapitest.New(rapitest.Options{MaxConcurrency: 1, Queue: true})
 	if err != nil {
 		t.Fatal(err)
@@ -827,16 +830,14 @@ func TestQueueNextIfAskedAtWrite(t *testing.T) {
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := New(s.Addr())
+	var allowed atomic.Bool
+	allowed.Store(true)
+	c, err := New(s.Addr(), WithPipeline(allowed.Load))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cn := c.Conn()
 	defer cn.Close()
-	var allowed atomic.Bool
-	allowed.Store(true)
-	cn.QueueNext(true)
-	cn.QueueNextIf(allowed.Load)
 	results := make(chan rapitest.Result, 2)
 	for range 2 {
 		go func() {
@@ -885,7 +886,7 @@ func TestQueueNextIfAskedAtWrite(t *testing.T) {
 // read that poll, or will once the body is sent, so the Conn reads the body
 // through rather than drop the connection and abandon the poll to take the
 // next invocation. Next reads the queued answer, writing nothing.
-func TestQueueNextLargeAnswerKeepsPoll(t *testing.T) {
+func TestQueuedPollLargeAnswerKeepsPoll(t *testing.T) {
 	const size = 200 << 10
 	big := strings.Repeat("b", size)
 	var chunks strings.Builder
@@ -911,7 +912,7 @@ func TestQueueNextLargeAnswerKeepsPoll(t *testing.T) {
 				var rec recorder
 				var inv Invocation
 				cn := queuedConn(t, srv, &inv, rec.option())
-				cn.LazyAnswer(lazy)
+				cn.pipe.lazy = lazy
 				err := cn.Respond(context.Background(), &inv, []byte("x"), "")
 				if lazy && tt.code != 0 {
 					if err != nil {
@@ -941,7 +942,7 @@ func TestQueueNextLargeAnswerKeepsPoll(t *testing.T) {
 // queued behind it: the connection must go, and with it the poll, which the
 // server may hold registered. Next reports that once, writing nothing, so
 // that the caller can log it; the Next after it polls afresh.
-func TestQueueNextUnreadableAnswerReportsLostPoll(t *testing.T) {
+func TestQueuedPollUnreadableAnswerReportsLostPoll(t *testing.T) {
 	tests := []struct {
 		name, resp string
 		postErr    bool // Respond (not lazy) fails: the head itself is bad
@@ -956,7 +957,7 @@ func TestQueueNextUnreadableAnswerReportsLostPoll(t *testing.T) {
 				var rec recorder
 				var inv Invocation
 				cn := queuedConn(t, srv, &inv, rec.option())
-				cn.LazyAnswer(lazy)
+				cn.pipe.lazy = lazy
 				err := cn.Respond(context.Background(), &inv, []byte("x"), "")
 				if wantErr := tt.postErr && !lazy; (err != nil) != wantErr || wantErr && !errors.Is(err, errMalformed) {
 					t.Fatalf("Respond = %v, want an error: %v", err, wantErr)
@@ -984,7 +985,7 @@ func TestQueueNextUnreadableAnswerReportsLostPoll(t *testing.T) {
 // A post's answer over the discard cap that stalls while it is read through
 // for its queued poll is cut off by CutIfStalled, as a /next answer is; Next
 // then reports the poll lost with the connection.
-func TestQueueNextStalledLargeAnswerCut(t *testing.T) {
+func TestQueuedPollStalledLargeAnswerCut(t *testing.T) {
 	const stall = 100 * time.Millisecond
 	srv, _ := logServer(t, func(sc *srvConn, r *srvReq) (action, bool) {
 		if sc.id != 1 || sc.n != 1 { // not the POST

@@ -84,7 +84,7 @@ type ErrorFunc func(err error, sent int64) (errorType string, body []byte)
 // read error through onError. Nothing is sent before the first Read
 // returns, so a reader that blocks holds no request open.
 //
-// Errors are those of Respond. With QueueNext on, GET /next goes out right
+// Errors are those of Respond. With pipelining, GET /next goes out right
 // behind the last chunk (or the trailers, or the /error), in the same
 // write, as with Respond; while a poll is queued Stream refuses with
 // ErrInvalid and reads nothing. A panic or runtime.Goexit in body's Read
@@ -131,7 +131,7 @@ func (c *Conn) endStream(ctx context.Context, headPending bool, sent int64, rerr
 	if _, err := c.nc.Write(end); err != nil {
 		return c.salvage(ctx, opResponse, err)
 	}
-	c.queued = queue
+	c.pipe.queued = queue
 	return c.answer(ctx, opResponse, nil)
 }
 

@@ -11,13 +11,13 @@ import (
 )
 
 // A streamed answer on a warm Conn allocates nothing of its own, however
-// many chunks it has, with or without error trailers and with QueueNext:
+// many chunks it has, with or without error trailers and with a queued poll:
 // Next + Stream costs what Next + Respond costs, the Invocation strings.
 func TestAllocsNextStream(t *testing.T) {
 	srv := newTestServer(t, apiHandler([]byte(`{}`)))
 	cn := srv.client(t).Conn()
 	defer cn.Close()
-	cn.QueueNext(true)
+	queueOnly(cn)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var inv Invocation

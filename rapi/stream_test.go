@@ -276,10 +276,10 @@ func TestStreamErrors(t *testing.T) {
 	}
 }
 
-// TestStreamQueueNextKeepAlive: streamed answers, plain and failed, share
-// one keep-alive connection with Next; with QueueNext the GET goes out in
+// TestStreamQueuedPollKeepAlive: streamed answers, plain and failed, share
+// one keep-alive connection with Next; with a queued poll the GET goes out in
 // the write that ends the body, and Next only reads its answer.
-func TestStreamQueueNextKeepAlive(t *testing.T) {
+func TestStreamQueuedPollKeepAlive(t *testing.T) {
 	srv, seen := streamServer(t)
 	var rec recorder
 	var inv Invocation

@@ -137,5 +137,5 @@ func (c *Conn) streamTo(ctx context.Context, inv *Invocation, body io.Reader, on
 		errorType, doc := onError(rerr, 0)
 		return c.Fail(ctx, inv, streamErrorType(errorType), doc, nil)
 	}
-	return c.endStream(ctx, w.head, w.sent, rerr, onError, c.queueing())
+	return c.endStream(ctx, w.head, w.sent, rerr, onError, c.pipe.queueing())
 }

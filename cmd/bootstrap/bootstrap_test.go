@@ -101,7 +101,7 @@ func TestBadConfigUnderEmulator(t *testing.T) {
 	defer cancel()
 	e, err := rie.Start(ctx, rie.Options{
 		Bootstrap: bin, MaxConcurrency: 4, Timeout: 5 * time.Second,
-		Env: []string{"LMIGO_WORKERS=many", "LMIGO_SHUTDOWN_TIMEOUT=forever"},
+		Env: []string{"LMIGO_SLOTS=many", "LMIGO_SHUTDOWN_TIMEOUT=forever"},
 	})
 	if err == nil {
 		_ = e.Stop()
@@ -110,7 +110,7 @@ func TestBadConfigUnderEmulator(t *testing.T) {
 	if !errors.Is(err, rie.ErrInit) {
 		t.Fatalf("err = %v, want rie.ErrInit", err)
 	}
-	for _, want := range []string{"Runtime.InvalidConfiguration", "LMIGO_WORKERS", "LMIGO_SHUTDOWN_TIMEOUT"} {
+	for _, want := range []string{"Runtime.InvalidConfiguration", "LMIGO_SLOTS", "LMIGO_SHUTDOWN_TIMEOUT"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("init failure does not mention %s:\n%v", want, err)
 		}

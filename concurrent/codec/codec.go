@@ -22,9 +22,10 @@ import (
 	"sync"
 )
 
-// Options are the JSON options of the concurrent package (WithSetEscapeHTML,
-// WithSetIndent, WithUseNumber, WithDisallowUnknownFields), given to a
-// codec when it is built.
+// Options are the JSON options of the concurrent package
+// (concurrent.WithSetEscapeHTML, concurrent.WithSetIndent,
+// concurrent.WithUseNumber, concurrent.WithDisallowUnknownFields), given to
+// a codec when it is built.
 type Options struct {
 	EscapeHTML            bool
 	Prefix, Indent        string

@@ -80,6 +80,7 @@ type FunctionError struct {
 	Trailer bool
 }
 
+// Error gives the error type and the body.
 func (e *FunctionError) Error() string { return "function error " + e.Type + ": " + string(e.Body) }
 
 // States of an invocation; it leaves stateAssigned exactly once.

@@ -126,7 +126,7 @@ func (rt *testRuntime) nextPending(ctx context.Context) <-chan event {
 	return ch
 }
 
-// serve runs n workers that poll and hand each invocation to fn, until
+// serve runs n slots that poll and hand each invocation to fn, until
 // /next fails (the server closed) or maxEach invocations each; wait
 // returns once they have all stopped.
 func (rt *testRuntime) serve(ctx context.Context, n, maxEach int, fn func(event)) (wait func()) {

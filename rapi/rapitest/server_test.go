@@ -531,7 +531,7 @@ func TestExactlyOnce(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if err := s.WaitPolls(ctx, n); err != nil { // every worker polls again
+	if err := s.WaitPolls(ctx, n); err != nil { // every slot polls again
 		t.Fatal(err)
 	}
 	st := s.Stats()

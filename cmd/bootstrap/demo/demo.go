@@ -17,7 +17,7 @@
 // {"ok":true,"id":X,"requestId":"...","gathered":K}.
 //
 // HandleRaw serves the same contract as a raw handler (concurrent.RawHandler):
-// it decodes the event itself and writes the response into the worker's
+// it decodes the event itself and writes the response into the slot's
 // buffer. Invoker serves it as a lambda.Handler of the user's own. Stream
 // serves the streaming part of the contract (see StreamEvent).
 package demo
@@ -62,6 +62,7 @@ type Reply struct {
 // Error is what {"fail":...} returns.
 type Error struct{ Message string }
 
+// Error returns the message.
 func (e *Error) Error() string { return e.Message }
 
 // Handle serves one demo event, typed the way users write handlers.
@@ -170,7 +171,7 @@ func Body(n int) ([]byte, error) {
 
 // HandleRaw is Handle as a raw handler: the payload decoded with
 // json.Unmarshal, as a typed handler's would be, and the response written
-// into out, the worker's buffer. For {"size":N} that is a copy of the cached
+// into out, the slot's buffer. For {"size":N} that is a copy of the cached
 // body into out, so a wave of N invocations holds N buffers of that size:
 // the raw handler's price for owning no memory of its own. Its type is
 // concurrent.RawHandler's (concurrent.Buffer is bytebufferpool.ByteBuffer),

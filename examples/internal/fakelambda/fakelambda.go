@@ -54,7 +54,7 @@ func Serve(tb testing.TB, handler any, n int) *rapitest.Server {
 	})
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer wcancel()
-	if err := api.WaitPolls(wctx, rt.Config().Workers); err != nil {
+	if err := api.WaitPolls(wctx, rt.Config().Slots); err != nil {
 		tb.Fatalf("the runtime never polled: %v", err)
 	}
 	return api

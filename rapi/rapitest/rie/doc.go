@@ -96,7 +96,7 @@
 //     its first /next) the emulator exits with status 1 ("INIT failed");
 //     Start then returns ErrInit. Start detects the end of init with an
 //     invoke whose X-Amz-Client-Context is not base64: the emulator waits
-//     for init, then refuses it with 400 ErrMalformedRequest without
+//     for init, then refuses it with 400 "ErrMalformedRequest" without
 //     involving the runtime (it logs one WARN line about it).
 //   - AWS_LAMBDA_FUNCTION_TIMEOUT is whole seconds (default 300) and is
 //     the init timeout as well.

@@ -362,7 +362,7 @@ func (e *Emulator) listening(ctx context.Context) bool {
 
 // probe sends an invoke whose X-Amz-Client-Context is not base64. The
 // emulator runs (or waits for) the runtime's init before it looks at the
-// request, then rejects it with 400 ErrMalformedRequest without touching
+// request, then rejects it with 400 "ErrMalformedRequest" without touching
 // the runtime; a failed init is answered with the init error instead.
 // A transport error means "not yet" (ready false, err nil).
 func (e *Emulator) probe(ctx context.Context) (bool, error) {

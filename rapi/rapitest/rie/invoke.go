@@ -20,8 +20,10 @@ const (
 	// ThrottleErrorType is the ErrorTypeHeader value of an invoke that
 	// found no pending /next (status 400).
 	ThrottleErrorType = "Runtime.Unavailable"
+)
 
-	// Request headers the emulator reads (see InvokeWith).
+// Request headers the emulator reads (see InvokeWith).
+const (
 	RequestIDHeader       = "X-Amzn-RequestId"
 	TraceIDHeader         = "X-Amzn-Trace-Id"
 	ClientContextHeader   = "X-Amz-Client-Context" // base64 of the JSON

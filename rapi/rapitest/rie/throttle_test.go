@@ -24,7 +24,7 @@ func TestClosedLoopThrottles(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("N=%d/callers=%d", tt.n, tt.callers), func(t *testing.T) {
 			e := StartT(t, Options{Bootstrap: echoBootstrap(t), MaxConcurrency: tt.n})
-			// Let every worker of the runtime register its first /next.
+			// Let every slot of the runtime register its first /next.
 			time.Sleep(100 * time.Millisecond)
 			s := closedLoop(t, e, tt.callers, 1500*time.Millisecond, 20000)
 			total := s.ok + s.throttled + s.other

@@ -1,5 +1,5 @@
 //go:build !amd64 && !arm64
 
-package concurrent
+package jsonscan
 
 func stringBlocks(b []byte) int { return stringBlocksGo(b) }

@@ -24,7 +24,7 @@ func parseNext(raw string, bufSize, maxBody int) parsed {
 	var (
 		p     parsed
 		spill []byte
-		sink  invSink
+		sink  nextHeaders
 		in    intern
 		b     body
 	)
@@ -350,7 +350,7 @@ func TestFramingCapBoundsReading(t *testing.T) {
 	src := &endless{prefix: okHead + "Transfer-Encoding: chunked\r\n\r\n1;", filler: 'e'}
 	br := bufio.NewReaderSize(src, 4096)
 	var spill []byte
-	var sink invSink
+	var sink nextHeaders
 	var inv Invocation
 	sink.start(&inv, &intern{})
 	h, err := readHead(br, &spill, &defaultLimits, &sink)
@@ -390,7 +390,7 @@ func TestFramingBounds(t *testing.T) {
 			br := bufio.NewReaderSize(strings.NewReader(tt.raw), 4096)
 			var (
 				spill []byte
-				sink  invSink
+				sink  nextHeaders
 				inv   Invocation
 				b     body
 			)

@@ -1,6 +1,6 @@
 //go:build amd64 || arm64
 
-package concurrent
+package jsonscan
 
 // stringBlocks is stringBlocksGo in assembly: 16 bytes compared at once
 // against each class of stop, where the word-at-a-time loop of skipString

@@ -9,6 +9,10 @@ import (
 	"slices"
 )
 
+// HTTP/1.1 framing of what the Runtime API sends back: status line,
+// headers (handed to a headerSink), and bodies with a Content-Length,
+// chunked or up to EOF, all within bounds.
+
 // Bounds on what is read from the Runtime API, whatever it sends.
 const (
 	maxHeadBytes   = 64 << 10 // status line + headers (+ interim 1xx responses)
@@ -97,7 +101,7 @@ func trimEOL(b []byte) []byte {
 }
 
 // headerSink receives the headers of a 2xx response other than the
-// framing ones (Content-Length, Transfer-Encoding, Connection): *invSink for
+// framing ones (Content-Length, Transfer-Encoding, Connection): *nextHeaders for
 // /next, *extSink for the Extensions API. name and value are valid only
 // during the call.
 type headerSink interface {
@@ -106,7 +110,7 @@ type headerSink interface {
 
 // readHead reads the status line and headers of the final response, skipping
 // interim 1xx responses. Headers of a 2xx response go to sink when it is not
-// nil. Errors wrap ErrMalformed for bad framing; anything else comes from
+// nil. Errors wrap errMalformed for bad framing; anything else comes from
 // the reader (transport).
 func readHead(br *bufio.Reader, spill *[]byte, lim *limits, sink headerSink) (head, error) {
 	budget := lim.head

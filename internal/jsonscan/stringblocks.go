@@ -1,4 +1,4 @@
-package concurrent
+package jsonscan
 
 import "encoding/binary"
 

@@ -1,4 +1,4 @@
-package concurrent
+package jsonscan
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ func BenchmarkCompactJSON(b *testing.B) {
 		name string
 		f    func([]byte) bool
 	}{
-		{"compactJSON", compactJSON},
+		{"Compact", Compact},
 		{"json.Valid", json.Valid},
 		{"json.Compact", func(in []byte) bool {
 			buf.Reset()
@@ -42,7 +42,7 @@ func BenchmarkCompactJSON(b *testing.B) {
 		}},
 	}
 	for _, body := range bodies {
-		if !refCompactJSON(body.b) {
+		if !refCompact(body.b) {
 			b.Fatalf("%s: not compact JSON", body.name)
 		}
 		for _, impl := range impls {

@@ -1,4 +1,4 @@
-package concurrent
+package jsonscan
 
 import (
 	"encoding/json"
@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// refCompactJSON is the definition compactJSON implements: no whitespace
+// refCompact is the definition Compact implements: no whitespace
 // outside strings, no U+2028 or U+2029 inside them, and json.Valid.
-func refCompactJSON(b []byte) bool {
+func refCompact(b []byte) bool {
 	inString, escaped := false, false
 	for i, c := range b {
 		switch {
@@ -22,14 +22,14 @@ func refCompactJSON(b []byte) bool {
 			}
 		case c == '"':
 			inString = true
-		case isJSONSpace(c):
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			return false
 		}
 	}
 	return json.Valid(b)
 }
 
-var compactJSONCases = []string{
+var compactCases = []string{
 	``, `1`, `-`, `-0`, `01`, `-01`, `1.`, `1.5`, `.5`, `1e`, `1e+`, `1e+5`, `1E-05`, `1.5e3`, `-1.0E+2`, `123abc`,
 	`true`, `tru`, `truex`, `false`, `null`, `nul`, `nulll`,
 	`""`, `"`, `"abc`, `"a\"b"`, `"\\"`, `"\/\b\f\n\r\t"`, `"\u00e9"`, `"\u00g9"`, `"\u12"`, `"\x"`, "\"\x01\"", "\"\x7f\xff\xfe\"", "\"\u2028\"", "\"a\u2029b\"", "\"\xe2\x80\xaa\"", "\"\xe2\x80\"",
@@ -39,42 +39,42 @@ var compactJSONCases = []string{
 }
 
 func TestCompactJSON(t *testing.T) {
-	cases := append([]string(nil), compactJSONCases...)
+	cases := append([]string(nil), compactCases...)
 	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
 	cases = append(cases, deep(64), deep(65), deep(10000), deep(10001), strings.Repeat(`{"a":`, 10000)+"1"+strings.Repeat("}", 10000),
 		strings.Repeat(`{"a":`, 10001)+"1"+strings.Repeat("}", 10001))
-	cases = append(cases, compactJSONBoundaryCases()...)
+	cases = append(cases, compactBoundaryCases()...)
 	for _, c := range cases {
-		if got, want := compactJSON([]byte(c)), refCompactJSON([]byte(c)); got != want {
-			t.Errorf("compactJSON(%.40q) = %v, json.Valid without whitespace says %v", c, got, want)
+		if got, want := Compact([]byte(c)), refCompact([]byte(c)); got != want {
+			t.Errorf("Compact(%.40q) = %v, json.Valid without whitespace says %v", c, got, want)
 		}
 	}
 }
 
 func FuzzCompactJSON(f *testing.F) {
-	for _, c := range compactJSONCases {
+	for _, c := range compactCases {
 		f.Add([]byte(c))
 	}
 	// The boundary cases closed or cut off at the end of the input (the
 	// test runs all 3888): all of them took the fuzzer over a minute of
 	// baseline on this 2-core machine.
-	for _, c := range compactJSONBoundaryCases() {
+	for _, c := range compactBoundaryCases() {
 		if !strings.HasPrefix(c, "{") && !strings.HasSuffix(c, "y") && !strings.HasSuffix(c, `y"`) {
 			f.Add([]byte(c))
 		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := compactJSON(b), refCompactJSON(b); got != want {
-			t.Fatalf("compactJSON(%q) = %v, json.Valid without whitespace says %v", b, got, want)
+		if got, want := Compact(b), refCompact(b); got != want {
+			t.Fatalf("Compact(%q) = %v, json.Valid without whitespace says %v", b, got, want)
 		}
 	})
 }
 
-// compactJSONBoundaryCases put each byte that skipString must stop at, and
+// compactBoundaryCases put each byte that skipString must stop at, and
 // some it must not, at every offset 0..17 of a string's contents, so on
 // each side of its first and second word, before 0, 1, 8 or 9 more bytes;
 // each closed, inside an object, and cut off at the end of the input.
-func compactJSONBoundaryCases() []string {
+func compactBoundaryCases() []string {
 	stops := []string{
 		``, `"`, `\"`, `\\`, `\n`, `\u00e9`, `\u00`, `\`, "\x00", "\x1f", "\x7f", "\x80é",
 		"\u2028", "\u2029", "\xe2\x80\xaa", "\xe2\x80", "\xe2", "\xe2\x80\xa8\xe2",

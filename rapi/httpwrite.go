@@ -5,6 +5,9 @@ import (
 	"strconv"
 )
 
+// HTTP/1.1 framing of what is sent to the Runtime API: each request's
+// head built into a Conn's scratch, around a body that is not copied.
+
 // Paths of the Runtime API, version 2018-06-01.
 const (
 	pathInvocation = "/2018-06-01/runtime/invocation/"

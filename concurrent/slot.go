@@ -1,0 +1,274 @@
+package concurrent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/lmigo/lmigo/pool"
+	"github.com/lmigo/lmigo/rapi"
+	"github.com/valyala/bytebufferpool"
+)
+
+// The life of a slot: one goroutine of the pool, one connection, two
+// buffers, one invocation at a time. runSlot loops: next fills the slot
+// with an invocation (reading the poll queued behind the last answer, or
+// polling afresh), serve runs the handler and answers once (answer.go),
+// with the next poll queued behind the answer on the same connection, and
+// putBuffers keeps the buffers within the retain cap. Admission
+// (admission.go) may hold a slot back before a fresh poll; drain
+// (runtime.go) takes it once its goroutine has left the loop.
+
+// slot is everything one invocation needs, reused from one invocation to
+// the next. It belongs to its goroutine (runSlot), and to drain once that
+// goroutine has left; others only cut a stalled answer off its connection
+// (watchStalls) and read what its buffers keep (emitMetrics).
+type slot struct {
+	conn *rapi.Conn
+	inv  rapi.Invocation
+	bufs *pool.Buffers
+	req  *bytebufferpool.ByteBuffer
+	resp *bytebufferpool.ByteBuffer
+	// ended: the invocation in inv has been answered (answer.go).
+	ended bool
+	// answered is the request ID of the slot's last answer, whose reply
+	// the next poll may read (lateReply).
+	answered string
+	// respHint is the size of the last RawHandler response that did not
+	// fit the buffer lent to it: the next one lends that much (serve).
+	respHint int
+	// through: memory admission let this slot through a hold; it gives
+	// the pass back when its round ends (tidy, admission.go).
+	through bool
+}
+
+// runSlot is the life of slot s, on its goroutine of the pool: it polls
+// (or reads the poll queued behind its last answer), serves what it
+// polled, answers, and goes round again, until polling stops. No
+// invocation changes goroutine on its way. One slot is one poll or one
+// invocation at a time: polls plus invocations in flight never exceed N.
+func (rt *Runtime) runSlot(s *slot) {
+	ctx := rt.polling
+	for {
+		// After an invocation, or after a goroutine that ended without
+		// returning (runtime.Goexit in the handler: the pool starts the
+		// slot again here).
+		rt.tidy(s)
+		// Held back while memory is high, unless the poll is out already.
+		if !s.conn.Queued() && !rt.admit(ctx, s) || !rt.next(ctx, s) {
+			break
+		}
+		rt.serve(s)
+	}
+	rt.tidy(s)
+	rt.exited <- s
+}
+
+// tidy ends the slot's last round: its buffers go back (putBuffers), and
+// its admission pass, if it had one.
+func (rt *Runtime) tidy(s *slot) {
+	rt.putBuffers(s)
+	rt.passBack(s)
+}
+
+const (
+	backoffMin = 5 * time.Millisecond
+	backoffMax = 500 * time.Millisecond
+)
+
+// next fills s with an invocation. It returns false when polling must stop.
+func (rt *Runtime) next(ctx context.Context, s *slot) bool {
+	backoff := backoffMin
+	for {
+		if s.req == nil {
+			s.req = s.bufs.Get()
+		}
+		s.inv.Payload = s.req.B[:0]
+		err := s.conn.Next(ctx, &s.inv)
+		s.req.B = s.inv.Payload
+		switch {
+		case err == nil:
+			rt.outage.ok(rt.log)
+			return true
+		case errors.Is(err, rapi.ErrRuntimeAPI):
+			rt.stop(err)
+			return false
+		case errors.As(err, new(*rapi.AnswerError)):
+			// The answer to the slot's last post (see send). The queued
+			// poll is read next, or sent again if the connection broke.
+			rt.lateReply(s.answered, err)
+			continue
+		case refusedPoll(err):
+			rt.stop(err)
+			return false
+		case s.inv.RequestID != "":
+			// Handed out but not servable (too large, or the answer broke
+			// off after its request ID, a shutdown's interruption
+			// included): only this runtime can end it before its
+			// deadline. No backoff: the /error has a poll queued behind it,
+			// which must not wait while an invocation may be handed to it
+			// (if the /error failed, so does that poll).
+			if errors.Is(err, rapi.ErrPayloadTooLarge) {
+				rt.failUnserved(s, errTypeRequestTooLarge,
+					fmt.Errorf("request payload larger than %d bytes (LMIGO_MAX_REQUEST_BYTES)", rt.cfg.MaxRequestBytes))
+			} else {
+				rt.failUnreadable(s, err)
+			}
+			continue
+		case ctx.Err() != nil:
+			return false
+		}
+		rt.outage.failed(rt.log, err, backoff)
+		// Full jitter keeps N slots from retrying in lockstep.
+		wait := backoff/2 + rand.N(backoff/2+1)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		}
+		backoff = min(backoff*2, backoffMax)
+	}
+}
+
+// refusedPoll reports whether err is a 4xx answer to /next. A poll sends
+// nothing a retry could change: the environment's state (403) or the
+// address (404) forbids it for good, so the runtime ends (doc.go, Failures).
+func refusedPoll(err error) bool {
+	var se *rapi.StatusError
+	return errors.As(err, &se) && se.Op == "next" && se.Code/100 == 4
+}
+
+// serve runs the invocation in s and answers it exactly once (answer.go).
+func (rt *Runtime) serve(s *slot) {
+	inv := &s.inv
+	s.resp = s.bufs.Get()
+	s.ended = false
+	rt.metrics.begin()
+	defer rt.metrics.end()
+	rt.idle.begin()
+	defer func() { rt.idle.end(idleClock()) }()
+	// Panics are recovered by the handler adapter; runtime.Goexit cannot
+	// be, and ends the slot's goroutine (the pool starts another): it is
+	// answered here on its way out.
+	defer func() {
+		if !s.ended {
+			rt.fail(s, errTypeHandlerExited, errors.New("the handler called runtime.Goexit"))
+		}
+	}()
+
+	if inv.DeadlineErr != nil {
+		rt.fail(s, errTypeInvalidDeadline, inv.DeadlineErr)
+		return
+	}
+	ctx := newInvocation(rt.baseCtx, inv.Deadline, &lambdacontext.LambdaContext{
+		AwsRequestID:       inv.RequestID,
+		InvokedFunctionArn: inv.FunctionARN,
+		TenantID:           inv.TenantID,
+	}, inv.TraceID, rt.log)
+	// Ends ctx after a stream, a failure or a Goexit; a no-op after the
+	// buffered answer's own cancel below.
+	defer ctx.cancel()
+	// Decoded into the context's own LambdaContext: one allocation for both.
+	lc := &ctx.lc
+	if inv.ClientContext != "" {
+		if err := lc.ClientContext.UnmarshalJSON([]byte(inv.ClientContext)); err != nil {
+			rt.fail(s, errTypeInvalidClientContext,
+				fmt.Errorf("Lambda-Runtime-Client-Context is not valid JSON: %w", err))
+			return
+		}
+	}
+	if inv.CognitoIdentity != "" {
+		if err := json.Unmarshal([]byte(inv.CognitoIdentity), &lc.Identity); err != nil {
+			rt.fail(s, errTypeInvalidCognitoIdentity,
+				fmt.Errorf("Lambda-Runtime-Cognito-Identity is not valid JSON: %w", err))
+			return
+		}
+	}
+	if rt.setTraceEnv {
+		_ = os.Setenv("_X_AMZN_TRACE_ID", inv.TraceID)
+	}
+	if s.respHint > cap(s.resp.B) {
+		// Lent, so that it may be kept: see handler.callRaw.
+		s.resp.B = make([]byte, 0, s.respHint)
+	}
+	s.respHint = 0
+
+	contentType, body, direct, err := rt.h.runLent(ctx, inv.Payload, s.resp, &ctx.out)
+	if body != nil {
+		rt.stream(s, contentType, body) // while ctx lives: body may need it
+		return
+	}
+	ctx.cancel()
+
+	// direct is the handler's own result (a json.RawMessage, or a
+	// RawHandler's response in an array it did not get from the runtime),
+	// borrowed until the Runtime API has accepted it (its reply may be read
+	// by the slot's next poll, which sends it again if need be); otherwise
+	// the response is in s.resp, which is not written again before that.
+	resp := s.resp.B
+	if direct != nil {
+		resp = direct
+		if rt.h.path == pathRaw && len(direct) > cap(s.resp.B) && len(direct) <= rt.cfg.BufferRetainBytes {
+			s.respHint = len(direct)
+		}
+	}
+	switch {
+	case err != nil:
+		rt.failWith(s, err)
+	case len(resp) > rt.cfg.MaxResponseBytes:
+		rt.fail(s, errTypeResponseTooLarge, fmt.Errorf("%w: %d bytes, the limit is %d (LMIGO_MAX_RESPONSE_BYTES)",
+			ErrResponseTooLarge, len(resp), rt.cfg.MaxResponseBytes))
+	default:
+		rt.respond(s, resp, contentType)
+	}
+}
+
+// failUnserved answers, with an error, an invocation that next read but
+// that cannot be served, counts it as one in the metrics, and gives the
+// slot's buffers back.
+func (rt *Runtime) failUnserved(s *slot, errorType string, err error) {
+	rt.metrics.begin()
+	rt.fail(s, errorType, err)
+	rt.metrics.end()
+	rt.putBuffers(s)
+}
+
+// failUnreadable answers, with an error, an invocation whose /next answer
+// broke off after its request ID: the Runtime API handed it out, so its
+// caller would otherwise wait for its deadline.
+func (rt *Runtime) failUnreadable(s *slot, err error) {
+	errorType := errTypeInvalidInvocation
+	if errors.Is(err, rapi.ErrTransport) || errors.Is(err, context.Canceled) {
+		errorType = errTypeTruncatedInvocation
+	}
+	rt.failUnserved(s, errorType, fmt.Errorf("the invocation could not be read: %w", err))
+}
+
+// putBuffers gives the slot's buffers back; one that grew past the retain
+// cap is dropped there. The response buffer goes back first: Buffers hands
+// out the last one put back first, and the request buffer is taken first
+// (next, then serve), so each comes back to the same use. The other way
+// round a large response buffer would hold the next request, and the
+// response would grow a new one every time. For the same reason, when the
+// two do not fit in the retain cap together, the response buffer is the
+// one dropped: kept alone, it would be lent to the next request.
+func (rt *Runtime) putBuffers(s *slot) {
+	if s.resp != nil {
+		if s.req == nil || cap(s.req.B)+cap(s.resp.B) <= rt.cfg.BufferRetainBytes {
+			s.bufs.Put(s.resp)
+		}
+		s.resp = nil
+	}
+	if s.req != nil {
+		s.bufs.Put(s.req)
+		s.req = nil
+	}
+	s.inv.Payload = nil
+}

@@ -1,0 +1,209 @@
+package rapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"syscall"
+	"time"
+)
+
+// Pipelining (Options.Pipeline; the package doc says what it is for and
+// what happens to a queued poll when a post fails): each post writes the
+// Conn's next GET /next right behind it, and leaves its answer to the Next
+// that reads that poll.
+
+const (
+	// lazyFresh: an answer is left for the next Next only when the poll it
+	// follows was answered this recently, so that the connection cannot
+	// have been closed by the server while idle (a post on a stale
+	// connection is retried by the caller, which needs its answer now).
+	// The default of pipeline.fresh, which tests shorten.
+	lazyFresh = time.Second
+	// lazyWake bounds how long the answer may sit unread behind the
+	// receive low-water mark when no invocation follows it: only an
+	// answer shorter than a 202 waits that long (any other wakes the
+	// slot, a closed connection too). At 10 ms, every slot whose next
+	// invocation came later woke once more per invocation to read its
+	// 202: at 2000 inv/s (open model, fake API, medians of 5) that cost
+	// 245 µs of CPU per invocation at N=64 and 262 at N=512, against 192
+	// and 222 µs with this bound. Saturation costs the same, and the
+	// share rejected under the emulator is the same.
+	lazyWake = lazyFresh
+	// maxLowat bounds the learned size of an accepted answer.
+	maxLowat = 1 << 10
+)
+
+// pipeline is the state of a Conn's pipelining (Options.Pipeline): the
+// poll queued behind the last post, the post whose answer is left to the
+// next Next, and the receive low-water mark that keeps an accepted answer
+// from waking the process. Only the Conn's owner touches it.
+type pipeline struct {
+	// when is Options.Pipeline, asked right before each post is written;
+	// nil: no poll is queued, every post reads its own answer.
+	when func() bool
+	// lazy leaves the answer to a post with a poll queued behind it to
+	// the next Next. On with when; tests turn it off.
+	lazy bool
+	// queued: a GET /next went out behind the last post on nc and its
+	// answer has not been read; every drop forgets it, so it implies
+	// nc != nil.
+	queued bool
+	// lost is what Next reports, once, about a queued poll that a drop
+	// took with it after the server may have registered it (lose).
+	lost error
+	// pending names the post whose answer Next must read first; the
+	// Conn's req holds that post meanwhile (trim leaves it), to be sent
+	// again. polled is when the last /next answer began: an answer is
+	// left only within fresh (lazyFresh) of it.
+	pending string
+	polled  time.Time
+	fresh   time.Duration
+	// lowat is the learned size of an accepted answer plus one; lowatOn:
+	// the connection's SO_RCVLOWAT is above 1. The rest lets setLowat
+	// work without allocating.
+	lowat    int
+	lowatOn  bool
+	lowatArg int
+	lowatFn  func(fd uintptr)
+	raw      syscall.RawConn
+	rawFor   net.Conn
+}
+
+func newPipeline(when func() bool) pipeline {
+	return pipeline{when: when, lazy: when != nil, fresh: lazyFresh}
+}
+
+// queueing reports whether the post about to be written queues a poll.
+func (p *pipeline) queueing() bool {
+	return p.when != nil && p.when()
+}
+
+// Queued reports whether a GET /next went out behind the last post and
+// its answer is still to be read by Next.
+func (c *Conn) Queued() bool { return c.pipe.queued }
+
+// idle refuses an answer while a poll is queued, before anything is built:
+// its reply would come only after that poll's invocation, and req may still
+// hold the post in front of that poll (readLeft).
+func (c *Conn) idle(op string) error {
+	if c.pipe.queued && !c.closed.Load() {
+		return fmt.Errorf("rapi: %s: %w: a /next is queued on this Conn: call Next first", op, ErrInvalid)
+	}
+	return nil
+}
+
+// lose is fail for an answer to a post that broke once begun. The server
+// reads the poll queued behind a post as soon as it has answered the post,
+// and keeps a poll whose connection ends registered (the emulator hands it
+// the next invocation, which then fails): with the framing lost, that poll's
+// answer cannot be read anymore. The next Next reports it, so that the
+// caller can log it, then polls afresh.
+func (c *Conn) lose(ctx context.Context, op string, err error) error {
+	queued := c.pipe.queued
+	err = c.fail(ctx, op, err)
+	if queued && !c.closed.Load() {
+		c.pipe.lost = fmt.Errorf("rapi: %s: the answer to the last %s broke: %w; %w", opNext, op, err, errLostPoll)
+	}
+	return err
+}
+
+// leaveAnswer reports whether the answer to the post just written (with a
+// poll queued behind it) is left to Next, and prepares for it.
+func (c *Conn) leaveAnswer(op string) bool {
+	if !c.pipe.lazy || time.Since(c.pipe.polled) > c.pipe.fresh {
+		return false
+	}
+	c.pipe.pending = op
+	c.setLowat(c.pipe.lowat)
+	return true
+}
+
+// ReadAnswer reads the answer to the last post when pipelining left it to
+// Next, and returns what Next would have returned for it: nil, or an
+// *AnswerError. A poll queued behind the post stays queued. With no answer
+// left unread it returns nil at once. It is for a caller that will not
+// call Next again, at shutdown: Close alone would drop an answer that the
+// Runtime API may have accepted unread.
+func (c *Conn) ReadAnswer(ctx context.Context) error {
+	if c.pipe.pending == "" {
+		return nil
+	}
+	defer c.trim()
+	if err := c.begin(ctx, c.pipe.pending); err != nil {
+		return err
+	}
+	return c.readLeft(ctx)
+}
+
+// readLeft reads the answer that a post left to this Next (or ReadAnswer).
+// A context that fires before its first byte broke nothing: the answer
+// stays pending, and the poll queued. A connection that ends before it
+// (reset, EOF) may have ended before the server took the post: the post,
+// kept in req, is sent once more on a new connection, its answer read at
+// once. If the first one was taken, the second is refused (400, or 410).
+func (c *Conn) readLeft(ctx context.Context) error {
+	op := c.pipe.pending
+	c.pipe.pending = ""
+	_, err := c.peekWithin(lazyWake)
+	c.setLowat(0)
+	if err != nil {
+		if c.interrupted.Load() && !c.closed.Load() && ctx.Err() != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+			c.pipe.pending = op
+			return fmt.Errorf("rapi: %s: %w", op, ctx.Err())
+		}
+		err = c.fail(ctx, op, err)
+		if !errors.Is(err, ErrTransport) {
+			return &AnswerError{Op: op, Err: err}
+		}
+		if err := c.post(ctx, op, &c.req, false); err != nil {
+			return &AnswerError{Op: op, Err: err, Resent: true}
+		}
+		return nil
+	}
+	n := c.br.Buffered()
+	if err := c.answer(ctx, op, nil); err != nil {
+		if c.pipe.lost != nil { // reported here, with the answer's error
+			c.pipe.lost = nil
+			err = fmt.Errorf("%w; %w", err, errLostPoll)
+		}
+		return &AnswerError{Op: op, Err: err}
+	}
+	if c.nc != nil {
+		c.pipe.lowat = min(n-c.br.Buffered()+1, maxLowat)
+	}
+	return nil
+}
+
+// peekWithin waits for the first byte of the answer, and once d has passed
+// without it, lowers the low-water mark and waits on.
+func (c *Conn) peekWithin(d time.Duration) ([]byte, error) {
+	if c.br.Buffered() > 0 || !c.pipe.lowatOn {
+		return c.br.Peek(1)
+	}
+	c.mu.Lock()
+	if !c.interrupted.Load() {
+		_ = c.nc.SetReadDeadline(time.Now().Add(d))
+	}
+	c.mu.Unlock()
+	b, err := c.br.Peek(1)
+	if err == nil || c.interrupted.Load() || !errors.Is(err, os.ErrDeadlineExceeded) {
+		c.clearDeadline()
+		return b, err
+	}
+	c.setLowat(0)
+	c.clearDeadline()
+	return c.br.Peek(1)
+}
+
+// clearDeadline removes peekWithin's deadline, unless an interruption has
+// set its own since.
+func (c *Conn) clearDeadline() {
+	c.mu.Lock()
+	if !c.interrupted.Load() {
+		_ = c.nc.SetReadDeadline(time.Time{})
+	}
+	c.mu.Unlock()
+}
