@@ -60,7 +60,7 @@ func TestAllocsInvocation(t *testing.T) {
 		{"raw N=1", 1, tinyRaw, `{}`, `{"ok":true,"requestId":"8476a536-e9f4-11e8"}`, 4, 640},
 		{"rawmessage", 2, func(_ context.Context, ev json.RawMessage) (json.RawMessage, error) { return ev, nil }, `{"id":1}`, `{"id":1}`, 3, 512},
 		{"noio", 2, func(context.Context) error { return nil }, `{}`, `null`, 2, 512},
-		{"demo typed", 2, demo.Handle, `{}`, "", 12, 1024},
+		{"demo typed", 2, demo.Handle, `{}`, "", 12, 1088},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

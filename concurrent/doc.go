@@ -296,7 +296,7 @@
 //   - A lambda.Handler's ContentType() is its response's content type;
 //     aws-lambda-go sends application/octet-stream for any lambda.Handler
 //     but lambda.NewHandler's own value.
-//   - SIGTERM drains the invocations in flight, runs the WithEnableSIGTERM
+//   - SIGTERM drains the invocations in flight, runs the lambda.WithEnableSIGTERM
 //     (WithSIGTERM) callbacks and exits 0, and the internal extension is
 //     named lmigo; aws-lambda-go runs the callbacks at once and serves on
 //     until SIGKILL, is killed by SIGTERM without callbacks, and names its

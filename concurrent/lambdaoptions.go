@@ -15,10 +15,10 @@ import (
 //	lambda.StartWithOptions(h, lambda.WithSetIndent("", "  "), lambda.WithEnableSIGTERM(f))
 //
 // moves with its options unchanged. Each lambda.Option sets what the
-// runtime's option of the same name sets (WithEnableSIGTERM:
+// runtime's option of the same name sets (lambda.WithEnableSIGTERM:
 // [WithSIGTERM]), applied in order as aws-lambda-go applies them:
 // WithContext, WithContextValue, WithSetEscapeHTML, WithSetIndent,
-// WithUseNumber, WithDisallowUnknownFields, WithEnableSIGTERM. An option
+// WithUseNumber, WithDisallowUnknownFields and lambda.WithEnableSIGTERM. An option
 // this runtime cannot read (a nil one, or one of an aws-lambda-go version
 // whose options changed) fails init, as a bad configuration does.
 func StartWithOptions(handler any, options ...lambda.Option) {

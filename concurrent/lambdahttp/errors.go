@@ -30,6 +30,7 @@ type EventError struct {
 	Err    error
 }
 
+// Error says what was refused and why.
 func (e *EventError) Error() string {
 	msg := ErrEvent.Error() + ": " + e.Reason
 	if e.Err != nil {
@@ -41,4 +42,5 @@ func (e *EventError) Error() string {
 // Is reports whether target is ErrEvent.
 func (e *EventError) Is(target error) bool { return target == ErrEvent }
 
+// Unwrap returns the decoder's error, if any.
 func (e *EventError) Unwrap() error { return e.Err }
