@@ -233,7 +233,8 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 	if d := time.Until(t) - 2*time.Millisecond; d > 0 && !sleepCtx(ctx, d) {
 		return false
 	}
-	if d := time.Until(t); d > 0 {
+	// A signal (Go preempts with SIGURG) ends a nanosleep early.
+	for d := time.Until(t); d > 0; d = time.Until(t) {
 		ts := unix.NsecToTimespec(int64(d))
 		_ = unix.Nanosleep(&ts, nil)
 	}

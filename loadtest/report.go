@@ -379,10 +379,10 @@ func markdown(rep *report) []byte {
 	}
 	if rep.Kind != "run" { // a run's figures are its glance and details
 		mdTable(&b, rows(rep))
-	}
-	if bs := belowSatRows(rep); len(bs) > 1 {
-		fmt.Fprintf(&b, "## %s\n\n", belowSatTitle)
-		mdTable(&b, bs)
+		if bs := belowSatRows(rep); len(bs) > 1 {
+			fmt.Fprintf(&b, "## %s\n\n", belowSatTitle)
+			mdTable(&b, bs)
+		}
 	}
 	for _, l := range summaryLines(rep) {
 		b.WriteString("- " + l + "\n")
