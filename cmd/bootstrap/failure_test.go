@@ -45,10 +45,10 @@ func runtimeLine(logs []byte, msg, requestID string) (map[string]any, bool) {
 	return nil, false
 }
 
-// waitLine waits up to 5 s for a runtime log line.
+// waitLine waits for a runtime log line (waitBy).
 func waitLine(t *testing.T, e *rie.Emulator, msg, requestID string) map[string]any {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := waitBy(t); ; time.Sleep(20 * time.Millisecond) {
 		if m, ok := runtimeLine(e.Logs(), msg, requestID); ok {
 			return m
 		}
@@ -58,14 +58,35 @@ func waitLine(t *testing.T, e *rie.Emulator, msg, requestID string) map[string]a
 	}
 }
 
-// waitHandedOut waits up to 10 s until the emulator has handed the
+// waitHandedOut waits until the emulator has handed the
 // invocation requestID to the runtime: from then on it is in flight,
 // however slow the machine.
 func waitHandedOut(t *testing.T, e *rie.Emulator, requestID string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !bytes.Contains(e.Logs(), []byte("START RequestId: "+requestID+"\t")); time.Sleep(5 * time.Millisecond) {
+	for deadline := waitBy(t); !bytes.Contains(e.Logs(), []byte("START RequestId: "+requestID+"\t")); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("invocation %s not handed out:\n%s", requestID, e.Logs())
+		}
+	}
+}
+
+// waitBy bounds a wait for what takes milliseconds: shortly before the
+// test's own deadline, so that only a hung test, never a slow machine,
+// meets it.
+func waitBy(t *testing.T) time.Time {
+	if d, ok := t.Deadline(); ok {
+		return d.Add(-time.Until(d) / 20)
+	}
+	return time.Now().Add(10 * time.Minute)
+}
+
+// waitStarted waits until the demo handler of requestID announced it runs
+// ({"announce":true}).
+func waitStarted(t *testing.T, e *rie.Emulator, requestID string) {
+	t.Helper()
+	for deadline := waitBy(t); !bytes.Contains(e.Logs(), []byte("demo: started "+requestID+"\n")); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("invocation %s not started:\n%s", requestID, e.Logs())
 		}
 	}
 }
@@ -214,13 +235,15 @@ func TestSIGTERMUnderEmulator(t *testing.T) {
 			go func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
-				r, err := e.InvokeWith(ctx, []byte(`{"sleep_ms":300}`), http.Header{rie.RequestIDHeader: {"inflight-1"}})
+				r, err := e.InvokeWith(ctx, []byte(`{"sleep_ms":300,"announce":true}`), http.Header{rie.RequestIDHeader: {"inflight-1"}})
 				if err != nil {
 					r.FunctionError = err.Error()
 				}
 				inflight <- r
 			}()
-			waitHandedOut(t, e, "inflight-1") // the handler sleeps
+			// The handler runs: handed out is not enough, as a poll the
+			// shutdown cancels before it read its answer loses it.
+			waitStarted(t, e, "inflight-1")
 			start := time.Now()
 			if err := e.Stop(); err != nil {
 				t.Fatalf("stop: %v\n%s", err, e.Logs())

@@ -12,6 +12,8 @@
 //	{"panic":true}      panic
 //	{"gather":K}        wait until K invocations are inside gather at once (proves overlap)
 //	{"id":X}            echoed back in the small default response
+//	{"announce":true}   first write "demo: started REQUEST_ID" on stdout, so that a test
+//	                    knows the handler runs
 //
 // With none of size, fail and panic it returns a small JSON object:
 // {"ok":true,"id":X,"requestId":"...","gathered":K}.
@@ -27,6 +29,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"time"
@@ -49,6 +52,7 @@ type Event struct {
 	Panic    bool            `json:"panic"`
 	Gather   int             `json:"gather"`
 	ID       json.RawMessage `json:"id"`
+	Announce bool            `json:"announce"`
 }
 
 // Reply is the small default response.
@@ -67,6 +71,9 @@ func (e *Error) Error() string { return e.Message }
 
 // Handle serves one demo event, typed the way users write handlers.
 func Handle(ctx context.Context, ev Event) (json.RawMessage, error) {
+	if ev.Announce {
+		announce(ctx)
+	}
 	if ev.SleepMS > 0 {
 		t := time.NewTimer(time.Duration(ev.SleepMS) * time.Millisecond)
 		select {
@@ -238,4 +245,13 @@ func (b *barrier) wait(ctx context.Context, k int) (int, error) {
 		}
 		return k, nil
 	}
+}
+
+// announce writes "demo: started REQUEST_ID" on stdout in one write.
+func announce(ctx context.Context) {
+	id := ""
+	if lc, ok := lambdacontext.FromContext(ctx); ok {
+		id = lc.AwsRequestID
+	}
+	_, _ = os.Stdout.Write([]byte("demo: started " + id + "\n"))
 }
