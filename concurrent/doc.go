@@ -149,9 +149,7 @@
 //
 // Once no invocation has been in flight for about 2 s (idleFreeAfter), the
 // runtime hands the memory freed since the last burst back to the OS
-// (debug.FreeOSMemory), once per burst: again while goroutine stacks
-// shrink, so that the slots' stacks a burst of deep handlers grew come
-// back too (each GC at most halves a stack), at most 6 GCs in all.
+// (debug.FreeOSMemory), once per burst.
 //
 // Run sets the soft memory limit (debug.SetMemoryLimit) to
 // LMIGO_MEMORY_LIMIT_FRACTION of AWS_LAMBDA_FUNCTION_MEMORY_SIZE when

@@ -2,7 +2,6 @@ package concurrent
 
 import (
 	"runtime/debug"
-	"runtime/metrics"
 	"sync/atomic"
 	"time"
 )
@@ -34,7 +33,7 @@ type idleTracker struct {
 	// Set by init, read by startIdleFree; tests change them before Run.
 	freeAfter  time.Duration // idleFreeAfter
 	checkEvery time.Duration // idleCheckEvery
-	free       func()        // freeIdle
+	free       func()        // debug.FreeOSMemory
 
 	begun    atomic.Uint64 // invocations begun
 	inflight atomic.Int64
@@ -43,34 +42,7 @@ type idleTracker struct {
 
 // init sets the defaults.
 func (t *idleTracker) init() {
-	t.freeAfter, t.checkEvery, t.free = idleFreeAfter, idleCheckEvery, freeIdle
-}
-
-// maxIdleFrees bounds the GCs of one idle free.
-const maxIdleFrees = 6
-
-// freeIdle is the idle free: debug.FreeOSMemory, again while goroutine
-// stacks shrink by more than an eighth. A GC at most halves a stack that
-// uses under a quarter of it, so the slots' stacks a burst of deep handlers
-// grew (32 KiB each) take a few GCs to come back (TestFreeIdleShrinksStacks;
-// the load test's stack row).
-func freeIdle() {
-	prev := stackBytes()
-	for range maxIdleFrees {
-		debug.FreeOSMemory()
-		cur := stackBytes()
-		if cur >= prev-prev/8 {
-			return
-		}
-		prev = cur
-	}
-}
-
-// stackBytes is the memory goroutine stacks take.
-func stackBytes() uint64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/stacks:bytes"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
+	t.freeAfter, t.checkEvery, t.free = idleFreeAfter, idleCheckEvery, debug.FreeOSMemory
 }
 
 func (t *idleTracker) begin() {
