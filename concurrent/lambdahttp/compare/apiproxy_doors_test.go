@@ -120,7 +120,10 @@ func TestAPIProxyDepartures(t *testing.T) {
 	t.Run("ALB: query values decoded once more", func(t *testing.T) {
 		p := ownEvent(t, "alb-encoded.json")
 		var seen, theirs string
-		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = r.URL.Query().Get("myKey"); w.WriteHeader(204) })
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			seen = r.URL.Query().Get("myKey")
+			w.WriteHeader(http.StatusNoContent)
+		})
 		if _, err := apiProxy(t, "ALB", h, p); err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +136,7 @@ func TestAPIProxyDepartures(t *testing.T) {
 	t.Run("ALB multi-value: no Host", func(t *testing.T) {
 		p := ownEvent(t, "alb-multi.json")
 		var host string
-		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host = r.Host; w.WriteHeader(204) })
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host = r.Host; w.WriteHeader(http.StatusNoContent) })
 		if _, err := apiProxy(t, "ALB", h, p); err != nil {
 			t.Fatal(err)
 		}
