@@ -228,12 +228,14 @@ func TestSIGTERMUnderEmulator(t *testing.T) {
 				opts.Env = append(opts.Env, "LMIGO_SIGTERM=1")
 			}
 			e := startEmulator(t, opts)
-			if _, ok := runtimeLine(e.Logs(), "internal extension registered: Lambda sends SIGTERM before shutdown", ""); ok != tt.sigterm {
-				t.Fatalf("extension registered: %v, want %v\n%s", ok, tt.sigterm, e.Logs())
+			const registered = "internal extension registered: Lambda sends SIGTERM before shutdown"
+			if tt.sigterm {
+				// The emulator copies the runtime's output a moment later.
+				waitLine(t, e, registered, "")
 			}
 			inflight := make(chan rie.Result, 1)
 			go func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				ctx, cancel := context.WithDeadline(context.Background(), waitBy(t))
 				defer cancel()
 				r, err := e.InvokeWith(ctx, []byte(`{"sleep_ms":300,"announce":true}`), http.Header{rie.RequestIDHeader: {"inflight-1"}})
 				if err != nil {
@@ -257,6 +259,9 @@ func TestSIGTERMUnderEmulator(t *testing.T) {
 			logs := e.Logs()
 			stopped, ok := runtimeLine(logs, "runtime stopped", "")
 			if !tt.sigterm {
+				if _, reg := runtimeLine(logs, registered, ""); reg {
+					t.Fatalf("extension registered without LMIGO_SIGTERM:\n%s", logs)
+				}
 				if ok {
 					t.Fatalf("runtime stopped gracefully without the extension:\n%s", logs)
 				}

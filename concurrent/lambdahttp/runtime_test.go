@@ -29,7 +29,9 @@ func serve(t *testing.T, n int, handler any) *rapitest.Server {
 // serveEnv is serve with the environment variables env.
 func serveEnv(t *testing.T, n int, env map[string]string, handler any) *rapitest.Server {
 	t.Helper()
-	api, err := rapitest.New(rapitest.Options{MaxConcurrency: n, Queue: true})
+	// A minute, not Lambda's default 3 s: a 6 MiB body under -race on a
+	// loaded machine is slow, not late.
+	api, err := rapitest.New(rapitest.Options{MaxConcurrency: n, Queue: true, Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
