@@ -394,7 +394,7 @@ func awsCases() []awsCase {
 				i++
 				return &acReadCloser{i, strings.NewReader(fmt.Sprintf("hello %d", i))}, nil
 			}
-		}, want: []string{"hello 1", "hello 2", "hello 3"}},
+		}, want: []string{"hello 1", "hello 2", "hello 3"}, lines: 3},
 	)
 	lcHandler := fn(func(ctx context.Context) (*lambdacontext.LambdaContext, error) {
 		lc, _ := lambdacontext.FromContext(ctx)

@@ -124,6 +124,10 @@ type awsCase struct {
 	// program prints on SIGTERM.
 	sigterm   bool
 	hookLines int
+	// lines is how many lines the handlers print in all, some of them
+	// maybe after their answer (a streamed reader's Close: lmigo closes it
+	// once the stream is posted, its next poll queued behind it).
+	lines int
 	// want, per invocation, is what aws-lambda-go's test expects: the
 	// body, or "error: " and a part of the error document.
 	want []string
@@ -421,6 +425,7 @@ func runAWSCase(t *testing.T, c *awsCase, rt string) *awsRun {
 	if !until(func() bool { st := api.Stats(); return st.Polls >= st.Invocations+int64(n) }) {
 		run.After = ended()
 	}
+	until(func() bool { outMu.Lock(); defer outMu.Unlock(); return len(run.Output) >= c.lines })
 	run.Extensions, run.TooLarge = api.Stats().Extensions, api.Stats().TooLarge
 	// Lambda sends SIGTERM only to a process that registered an extension.
 	if c.sigterm && run.After == "serves" && run.Extensions > 0 {
