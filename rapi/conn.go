@@ -415,7 +415,11 @@ func (c *Conn) watch(ctx context.Context) {
 	done := ctx.Done()
 	if done == nil {
 		if c.watchDone != nil && !c.dormant.Load() {
+			// Under mu, as interrupt checks it: a callback that saw it
+			// unset has set interrupted before begin looks at it.
+			c.mu.Lock()
 			c.dormant.Store(true)
+			c.mu.Unlock()
 		}
 		return
 	}
