@@ -205,6 +205,7 @@ func soakForm(ctx context.Context, cfg soakConfig, bin, form string, d time.Dura
 		"AWS_LAMBDA_FUNCTION_NAME=soak-" + form,
 		"AWS_LAMBDA_LOG_LEVEL=ERROR", // the faults are on purpose; failures check the lines' bound
 		"LMIGO_SIGTERM=1",
+		"LMIGO_SHUTDOWN_TIMEOUT=" + soakShutdown.String(),
 		"LMIGO_SOAK_FORM=" + form,
 	}
 	var stderr tailBuffer
@@ -284,7 +285,7 @@ func soakForm(ctx context.Context, cfg soakConfig, bin, form string, d time.Dura
 	var exitedOK bool
 	rep.ExitAfter, rep.ExitStatus, exitedOK = sigterm(cmd, exited)
 	if !exitedOK {
-		rep.problem("no exit within 5 s of SIGTERM")
+		rep.problem("no exit within %v of SIGTERM", soakExitWait)
 	}
 	// What the runtime did not answer before it exited is lost: Close ends
 	// it now rather than at its deadline.
