@@ -163,12 +163,15 @@ func acBarrier(n int32) func() <-chan struct{} {
 // acSIGTERMHandler is TestEnableSigterm's function (testdata/sigterm.go):
 // the program's own SIGTERM handler, and a handler that answers at once
 // (the fake Runtime API's SIGTERM comes from the test, not a timeout).
+// acOwnSIGTERMLine is what the program's own SIGTERM handler prints.
+const acOwnSIGTERMLine = "compat: I've been TERMINATED!"
+
 func acSIGTERMHandler() any {
 	signaled := make(chan os.Signal, 1)
 	signal.Notify(signaled, syscall.SIGTERM)
 	go func() {
 		<-signaled
-		fmt.Println("compat: I've been TERMINATED!")
+		fmt.Println(acOwnSIGTERMLine)
 	}()
 	return func(context.Context) {}
 }

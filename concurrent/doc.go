@@ -297,8 +297,10 @@
 //     aws-lambda-go sends application/octet-stream for any lambda.Handler
 //     but lambda.NewHandler's own value.
 //   - SIGTERM drains the invocations in flight, runs the lambda.WithEnableSIGTERM
-//     (WithSIGTERM) callbacks and exits 0, and the internal extension is
-//     named lmigo; aws-lambda-go runs the callbacks at once and serves on
+//     (WithSIGTERM) callbacks and exits 0 (a goroutine of the program that
+//     the same signal woke may not run before the exit: cleanup belongs in
+//     the callbacks), and the internal extension is named lmigo;
+//     aws-lambda-go runs the callbacks at once and serves on
 //     until SIGKILL, is killed by SIGTERM without callbacks, and names its
 //     extension GoLangEnableSIGTERM.
 //   - The X-Ray error cause escapes a DEL byte and cuts one of 1 MiB or
