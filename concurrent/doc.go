@@ -91,6 +91,8 @@
 // the deadline), a *lambdacontext.LambdaContext, the trace ID
 // ([TraceID]) and the tenant ID. The process-wide _X_AMZN_TRACE_ID is set
 // only when the runtime serves one invocation at a time.
+// [AvailabilityZoneID] gives the execution environment's zone, read once
+// from Lambda's metadata endpoint.
 //
 // # Responses
 //

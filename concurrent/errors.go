@@ -63,3 +63,16 @@ const (
 	// cannot be sent there (answer.go).
 	invalidErrorType = "Function.InvalidErrorType"
 )
+
+// Errors returned by AvailabilityZoneID.
+var (
+	// ErrNoMetadata is returned by AvailabilityZoneID where Lambda's
+	// metadata endpoint is not offered: AWS_LAMBDA_METADATA_API or
+	// AWS_LAMBDA_METADATA_TOKEN is not set, as outside Lambda.
+	ErrNoMetadata = errors.New("concurrent: no Lambda metadata endpoint (AWS_LAMBDA_METADATA_API or AWS_LAMBDA_METADATA_TOKEN not set)")
+	// ErrMetadata is wrapped by the error AvailabilityZoneID returns when
+	// the metadata endpoint is offered but could not be read: an address
+	// that is not host:port, a connection that failed or timed out, a
+	// status other than 200, or an answer without a zone ID.
+	ErrMetadata = errors.New("concurrent: Lambda metadata endpoint failed")
+)

@@ -19,10 +19,21 @@
 // attributes of semconv v1.43.0: faas.invocation_id (the request ID),
 // cloud.resource_id (the invoked ARN) and cloud.account.id, faas.name,
 // faas.version, faas.instance, faas.max_memory, cloud.region,
-// cloud.provider, faas.coldstart on the first, and [WithAttributes] (the
-// trigger, which the handler does not tell). A handler error or panic sets
-// the span's status to Error and records it; the invocation fails as it
-// would without the wrapper.
+// cloud.provider, faas.coldstart on the first, cloud.availability_zone,
+// and [WithAttributes] (the trigger, which the handler does not tell).
+//
+// cloud.availability_zone is the zone ID (use1-az1) that
+// concurrent.AvailabilityZoneID reads from Lambda's metadata endpoint, as
+// the Lambda detector proposed for OpenTelemetry JavaScript sets it
+// (opentelemetry-js-contrib#3460): Lambda gives no zone name (us-east-1a,
+// the convention's example, and what the EC2 and ECS detectors set). The
+// first invocation's span waits for that one local request (at most 1 s,
+// or its own deadline); where the endpoint is absent (outside Lambda) or
+// fails, spans go without the attribute. The endpoint's variables are
+// read from the process environment, not through [WithLookupEnv].
+//
+// A handler error or panic sets the span's status to Error and records
+// it; the invocation fails as it would without the wrapper.
 //
 // # Ownership
 //

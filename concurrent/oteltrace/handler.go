@@ -175,8 +175,12 @@ func (h *Handler) start(ctx context.Context) (context.Context, trace.Span) {
 	if sc, err := ParseHeader(header); err == nil {
 		ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
 	}
-	attrs := make([]attribute.KeyValue, 0, len(h.attrs)+4)
+	attrs := make([]attribute.KeyValue, 0, len(h.attrs)+5)
 	attrs = append(attrs, h.attrs...)
+	// Read once per process; later calls return at once.
+	if zone, err := concurrent.AvailabilityZoneID(ctx); err == nil {
+		attrs = append(attrs, semconv.CloudAvailabilityZone(zone))
+	}
 	if lc, ok := lambdacontext.FromContext(ctx); ok {
 		if lc.AwsRequestID != "" {
 			attrs = append(attrs, semconv.FaaSInvocationID(lc.AwsRequestID))

@@ -1,0 +1,243 @@
+package concurrent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Lambda's metadata endpoint
+// (https://docs.aws.amazon.com/lambda/latest/dg/configuration-metadata-endpoint.html):
+// GET http://$AWS_LAMBDA_METADATA_API/2026-01-15/metadata/execution-environment
+// with "Authorization: Bearer $AWS_LAMBDA_METADATA_TOKEN" answers
+// {"AvailabilityZoneID":"use1-az1"}.
+const (
+	envMetadataAPI   = "AWS_LAMBDA_METADATA_API"
+	envMetadataToken = "AWS_LAMBDA_METADATA_TOKEN"
+	metadataPath     = "/2026-01-15/metadata/execution-environment"
+
+	// zoneTimeout bounds the request: the endpoint is local to the
+	// execution environment.
+	zoneTimeout = time.Second
+	// zoneRetry is how long a failed read is returned without a new
+	// request: a broken endpoint costs one request (and one wait) per
+	// interval, not one per invocation, and a passing fault heals.
+	zoneRetry = 30 * time.Second
+	// zoneMaxBody bounds the answer read; the endpoint's is tens of bytes.
+	zoneMaxBody = 64 << 10
+	// zoneMaxID bounds a zone ID: use1-az1, usw2-lax1-az1.
+	zoneMaxID = 64
+)
+
+// AvailabilityZoneID returns the ID of the Availability Zone the execution
+// environment runs in, such as "use1-az1", from Lambda's metadata
+// endpoint. A zone ID names the same zone in every AWS account, where a
+// zone name (us-east-1a) may not; EC2's DescribeAvailabilityZones maps one
+// to the other.
+//
+// The first call reads the endpoint, at AWS_LAMBDA_METADATA_API with the
+// token AWS_LAMBDA_METADATA_TOKEN from the process environment, and
+// concurrent first calls share that one request. The zone is then kept
+// for the life of the process (it cannot change): later calls return it
+// at once and allocate nothing. A call waits at most until ctx ends, and
+// then returns ctx's error while the request goes on for later calls; the
+// request itself is bounded by 1 s.
+//
+// Where the two variables are not set, as outside Lambda, it returns
+// ErrNoMetadata without a request. A failed read returns an error that
+// wraps ErrMetadata; calls within 30 s of it return the same error without
+// a request, and the first call after that tries again.
+//
+// It may be called from any goroutine, in a handler or at init.
+func AvailabilityZoneID(ctx context.Context) (string, error) {
+	return processZone.get(ctx)
+}
+
+// processZone serves AvailabilityZoneID: the endpoint is the execution
+// environment's, one per process.
+var processZone = newZoneReader(os.LookupEnv)
+
+// zoneClient reads the endpoint: no proxy (HTTP_PROXY must not see the
+// token), no redirect, no connection kept after the one request.
+var zoneClient = &http.Client{
+	Transport:     &http.Transport{DisableKeepAlives: true},
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+// zoneReader reads the zone once and keeps it.
+type zoneReader struct {
+	lookup  func(string) (string, bool)
+	timeout time.Duration
+	now     func() time.Time
+	// waiting, when set (tests), is called by each call that is about to
+	// wait for the request in flight.
+	waiting func()
+
+	id atomic.Pointer[string] // set once read
+
+	mu sync.Mutex
+	// inflight is closed when the request in flight has ended and its
+	// result is stored; nil when there is none.
+	inflight chan struct{}
+	err      error     // the last failure, returned until errUntil
+	errUntil time.Time // when err stops being returned without a request
+}
+
+func newZoneReader(lookup func(string) (string, bool)) *zoneReader {
+	return &zoneReader{lookup: lookup, timeout: zoneTimeout, now: time.Now}
+}
+
+func (z *zoneReader) get(ctx context.Context) (string, error) {
+	if id := z.id.Load(); id != nil {
+		return *id, nil
+	}
+	z.mu.Lock()
+	if id := z.id.Load(); id != nil {
+		z.mu.Unlock()
+		return *id, nil
+	}
+	done := z.inflight
+	if done == nil {
+		if z.err != nil && z.now().Before(z.errUntil) {
+			err := z.err
+			z.mu.Unlock()
+			return "", err
+		}
+		endpoint, token, err := z.endpoint()
+		if err != nil {
+			z.mu.Unlock()
+			return "", err
+		}
+		// The request runs on its own goroutine, bounded by the timeout, so
+		// that a caller whose context ends does not fail the others.
+		done = make(chan struct{})
+		z.inflight = done
+		go z.fetch(endpoint, token, done)
+	}
+	z.mu.Unlock()
+	if z.waiting != nil {
+		z.waiting()
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return "", fmt.Errorf("concurrent: waiting for the availability zone: %w", context.Cause(ctx))
+	}
+	if id := z.id.Load(); id != nil {
+		return *id, nil
+	}
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	return "", z.err
+}
+
+// endpoint returns the endpoint's URL and token from the environment, read
+// on each call until the zone is known: reading two variables costs less
+// than remembering that they were absent, and a test may set them later.
+func (z *zoneReader) endpoint() (endpoint, token string, err error) {
+	api, _ := z.lookup(envMetadataAPI)
+	token, _ = z.lookup(envMetadataToken)
+	if api == "" || token == "" {
+		return "", "", ErrNoMetadata
+	}
+	endpoint = "http://" + api + metadataPath
+	host, _, err := net.SplitHostPort(api)
+	if u, perr := url.Parse(endpoint); err != nil || perr != nil || host == "" || u.Host != api || u.Path != metadataPath {
+		return "", "", fmt.Errorf("%w: %s is not host:port: %q", ErrMetadata, envMetadataAPI, api)
+	}
+	return endpoint, token, nil
+}
+
+// fetch makes the request and stores its result, then closes done.
+func (z *zoneReader) fetch(endpoint, token string, done chan struct{}) {
+	id, err := z.request(endpoint, token)
+	z.mu.Lock()
+	if err == nil {
+		z.id.Store(&id)
+	} else {
+		z.err, z.errUntil = err, z.now().Add(zoneRetry)
+	}
+	z.inflight = nil
+	z.mu.Unlock()
+	close(done)
+}
+
+func (z *zoneReader) request(endpoint, token string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), z.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrMetadata, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := zoneClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrMetadata, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%w: status %s", ErrMetadata, resp.Status)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, zoneMaxBody+1))
+	if err != nil {
+		return "", fmt.Errorf("%w: reading the answer: %w", ErrMetadata, err)
+	}
+	if len(body) > zoneMaxBody {
+		return "", fmt.Errorf("%w: answer larger than %d bytes", ErrMetadata, zoneMaxBody)
+	}
+	id, err := parseZone(body)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrMetadata, err)
+	}
+	return id, nil
+}
+
+// parseZone reads the endpoint's answer: a JSON object whose member named
+// exactly AvailabilityZoneID is a zone ID. Other members are ignored, as
+// the endpoint may add some.
+func parseZone(body []byte) (string, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return "", fmt.Errorf("answer is not a JSON object: %w", err)
+	}
+	raw, ok := doc["AvailabilityZoneID"]
+	if !ok {
+		return "", errors.New("answer has no AvailabilityZoneID")
+	}
+	var id string
+	if err := json.Unmarshal(raw, &id); err != nil {
+		return "", fmt.Errorf("AvailabilityZoneID is not a string: %w", err)
+	}
+	if !validZoneID(id) {
+		if len(id) > zoneMaxID {
+			return "", fmt.Errorf("AvailabilityZoneID of %d bytes is not a zone ID", len(id))
+		}
+		return "", fmt.Errorf("AvailabilityZoneID %q is not a zone ID", id)
+	}
+	return id, nil
+}
+
+// validZoneID reports whether id has a zone ID's shape: 1 to 64 ASCII
+// letters, digits and hyphens. It keeps whatever else the endpoint might
+// send out of logs and span attributes.
+func validZoneID(id string) bool {
+	if id == "" || len(id) > zoneMaxID {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
