@@ -68,12 +68,12 @@ func init() {
 }
 
 // EnvKey is the context key under which the runtime's base context holds
-// its *Env; Key the one under which an invocation's context answers its
+// its *Env.
+type EnvKey struct{}
+
+// Key is the context key under which an invocation's context answers its
 // *Set.
-type (
-	EnvKey struct{}
-	Key    struct{}
-)
+type Key struct{}
 
 // Env is what every invocation's documents share, for one runtime.
 type Env struct {
