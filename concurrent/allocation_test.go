@@ -5,6 +5,7 @@ package concurrent
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"runtime"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/lmigo/lmigo/cmd/bootstrap/demo"
+	"github.com/lmigo/lmigo/concurrent/internal/emf"
 	"go.uber.org/zap"
 )
 
@@ -116,5 +118,25 @@ func TestAllocsInvocationContext(t *testing.T) {
 		c.cancel()
 	}); a != 1 {
 		t.Errorf("newInvocation + cancel: %v allocs, want 1", a)
+	}
+}
+
+// TestAllocsNoMetrics: with metrics on, an invocation that records none
+// and starts no work allocates nothing past its context, however it ends
+// (finish runs on every invocation).
+func TestAllocsNoMetrics(t *testing.T) {
+	rt := &Runtime{emf: &emf.Env{Namespace: "Shop", Out: io.Discard, Limit: maxLogLine}}
+	rt.emf.TakeColdStart() // taken by the process's first invocation
+	log := zap.NewNop()
+	deadline := time.Now().Add(time.Hour)
+	lc := &lambdacontext.LambdaContext{AwsRequestID: "r"}
+	if a := testing.AllocsPerRun(1000, func() {
+		c := newInvocation(context.Background(), deadline, lc, "Root=1-a", log)
+		if err := rt.finish(c, nil); err != nil {
+			t.Fatal(err)
+		}
+		c.cancel()
+	}); a != 1 {
+		t.Errorf("an invocation without metrics or work: %v allocs, want 1 (its context)", a)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/lmigo/lmigo/concurrent/internal/emf"
 	"go.uber.org/zap"
 )
 
@@ -57,6 +58,11 @@ type invocationContext struct {
 	slogger *slog.Logger
 
 	out Buffer
+
+	// ext is what the handler started beside its answer: metrics, fan-out
+	// (fanout.go). Made on first use; endedExt once the invocation ended
+	// without one.
+	ext *invocationExt
 }
 
 // ctxEnd is how an invocation's context ended.
@@ -234,6 +240,8 @@ func (c *invocationContext) Value(key any) any {
 		return c
 	case traceIDKey:
 		return c.traceID
+	case emf.Key{}:
+		return c.metricSet()
 	}
 	if lambdaContextProbe.Value(key) != nil {
 		return &c.lc

@@ -249,6 +249,25 @@
 // aggregated metrics in CloudWatch Embedded Metric Format once per
 // LMIGO_METRICS_INTERVAL and once at shutdown.
 //
+// # Fan-out and metrics
+//
+// [Go] starts work that belongs to the handler's invocation: at most 64
+// functions at once per invocation (maxWork; the slots' pool is kept for
+// slots), waited for, with the invocation's context live until its
+// deadline, when the handler has returned and before the answer is posted.
+// A panic in one fails that invocation only, as a handler's panic does
+// (errorType the panic value's type, the stack; logged with the request
+// ID), whether or not the handler called [Wait]; an error it returned that
+// no Wait took fails it too. After a streamed answer, which they can no
+// longer change, they are logged. [GoDetached] starts work that may
+// outlive the invocation, its panics recovered and logged.
+//
+// Package concurrent/metrics records the handler's own metrics in its
+// invocation; they are written at the same point, after the work and
+// before the answer, as EMF lines on stdout (each at most maxLogLine,
+// written whole, never beside another invocation's). An invocation that
+// records nothing and starts nothing allocates nothing for either.
+//
 // # Shutdown
 //
 // Run returns when its context is cancelled: polls stop, invocations in

@@ -27,6 +27,10 @@ var (
 	// returned: the writer is dead, and its slot streams other
 	// invocations' answers.
 	ErrInvocationEnded = errors.New("concurrent: write after the invocation ended")
+	// ErrLateWork is returned by Go called once its invocation has been
+	// answered (by a goroutine the handler left behind): the function
+	// does not run.
+	ErrLateWork = errors.New("concurrent: work started after its invocation ended")
 )
 
 // The error types the runtime itself answers with, all of them: an

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lmigo/lmigo/concurrent/internal/emf"
 	"github.com/lmigo/lmigo/limits"
 	"github.com/lmigo/lmigo/pool"
 	"github.com/lmigo/lmigo/rapi"
@@ -45,6 +46,7 @@ type Runtime struct {
 	shutdown context.Context
 	fatal    chan error
 	metrics  *runtimeMetrics // nil unless LMIGO_METRICS=emf
+	emf      *emf.Env        // the handler's metrics (fanout.go)
 	idle     idleTracker     // for the idle free (startIdleFree)
 	outage   outage          // rate-limits the warnings while /next fails
 	mem      memGuard        // memory-aware admission (admission.go)
@@ -73,6 +75,7 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 		}
 		return nil, err
 	}
+	userEMF, stdout := newEMF(cfg, o.stdout)
 	rt := &Runtime{
 		cfg:         cfg,
 		opts:        o,
@@ -82,7 +85,8 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 		baseCtx:     o.baseCtx,
 		setTraceEnv: cfg.MaxConcurrency == 1,
 		fatal:       make(chan error, 1),
-		metrics:     newMetrics(cfg, o.stdout),
+		metrics:     newMetrics(cfg, stdout),
+		emf:         userEMF,
 
 		setMemoryLimit: debug.SetMemoryLimit,
 	}
@@ -99,6 +103,7 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	if rt.log == nil {
 		rt.log = newLogger(cfg.LogFormat, cfg.LogLevel, o.stderr)
 	}
+	rt.baseCtx = context.WithValue(rt.baseCtx, emf.EnvKey{}, rt.emf)
 	for _, v := range o.values {
 		rt.baseCtx = context.WithValue(rt.baseCtx, v.key, v.val)
 	}

@@ -175,6 +175,8 @@ func (rt *Runtime) serve(s *slot) {
 	// Ends ctx after a stream, a failure or a Goexit; a no-op after the
 	// buffered answer's own cancel below.
 	defer ctx.cancel()
+	// After a runtime.Goexit: its work is waited for, its metrics written.
+	defer rt.finish(ctx, nil) //nolint:errcheck // answered as exited
 	// Decoded into the context's own LambdaContext: one allocation for both.
 	lc := &ctx.lc
 	if inv.ClientContext != "" {
@@ -203,8 +205,10 @@ func (rt *Runtime) serve(s *slot) {
 	contentType, body, direct, err := rt.h.runLent(ctx, inv.Payload, s.resp, &ctx.out)
 	if body != nil {
 		rt.stream(s, contentType, body) // while ctx lives: body may need it
+		rt.finishStreamed(ctx)
 		return
 	}
+	err = rt.finish(ctx, err) // fanout.go: the work's failure, the metrics
 	ctx.cancel()
 
 	// direct is the handler's own result (a json.RawMessage, or a

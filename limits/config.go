@@ -32,6 +32,13 @@ type Config struct {
 	// JSONCodec (LMIGO_JSON_CODEC) names the JSON codec of typed handlers,
 	// lower case: std, jsonv2, goccy, sonic or segmentio, or "" when unset.
 	JSONCodec string
+	// MetricsNamespace (POWERTOOLS_METRICS_NAMESPACE) is the CloudWatch
+	// namespace of the handler's own metrics (package concurrent/metrics),
+	// "" when unset: they are then not written.
+	MetricsNamespace string
+	// ServiceName (POWERTOOLS_SERVICE_NAME) is the service dimension of
+	// the handler's metrics, "" when unset.
+	ServiceName string
 }
 
 // Defaults and bounds.
@@ -107,6 +114,8 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	c.SIGTERM = r.flag(envSIGTERM)
 	c.JSONCodec = r.jsonCodec(envJSONCodec)
 	c.FunctionName = r.str(envFunctionName)
+	c.MetricsNamespace = r.namespace(envMetricsNamespace)
+	c.ServiceName = r.dimensionValue(envServiceName)
 
 	if len(r.errs) > 0 {
 		return Config{}, errors.Join(r.errs...)

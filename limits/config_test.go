@@ -158,6 +158,9 @@ func TestFromEnvGood(t *testing.T) {
 		{"json codec Sonic", map[string]string{envJSONCodec: " Sonic "}, func(c *Config) { c.JSONCodec = "sonic" }},
 		{"json codec std", map[string]string{envJSONCodec: "std"}, func(c *Config) { c.JSONCodec = "std" }},
 		{"json codec empty", map[string]string{envJSONCodec: ""}, func(c *Config) {}},
+		{"metrics namespace", map[string]string{envMetricsNamespace: " Shop/Orders "}, func(c *Config) { c.MetricsNamespace = "Shop/Orders" }},
+		{"metrics namespace 255", map[string]string{envMetricsNamespace: strings.Repeat("n", 255)}, func(c *Config) { c.MetricsNamespace = strings.Repeat("n", 255) }},
+		{"service name", map[string]string{envServiceName: "payment"}, func(c *Config) { c.ServiceName = "payment" }},
 
 		{"function name", map[string]string{envFunctionName: " fn "}, func(c *Config) { c.FunctionName = "fn" }},
 	}
@@ -266,6 +269,9 @@ func TestFromEnvBad(t *testing.T) {
 		{"sigterm yes", map[string]string{envSIGTERM: "yes"}, envSIGTERM, "yes", "not on or off"},
 		{"sigterm 2", map[string]string{envSIGTERM: "2"}, envSIGTERM, "2", "not on or off"},
 		{"json codec unknown", map[string]string{envJSONCodec: "jsoniter"}, envJSONCodec, "jsoniter", "not a JSON codec (std, jsonv2, goccy, sonic, segmentio)"},
+		{"metrics namespace AWS", map[string]string{envMetricsNamespace: "AWS/Lambda"}, envMetricsNamespace, "AWS/Lambda", "begins with AWS/"},
+		{"metrics namespace not ASCII", map[string]string{envMetricsNamespace: "café"}, envMetricsNamespace, "café", "not 1..255 printable ASCII"},
+		{"service name control", map[string]string{envServiceName: "a\tb"}, envServiceName, "a\tb", "not 1..1024 printable ASCII"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -325,6 +331,8 @@ func TestFromEnvAllErrors(t *testing.T) {
 		envSIGTERM:             "maybe",
 		envJSONCodec:           "fast",
 		envFunctionName:        "fn",
+		envMetricsNamespace:    "AWS/x",
+		envServiceName:         "\x01",
 	}
 	_, err := FromEnv(mapEnv(env))
 	if !errors.Is(err, ErrInvalid) {
@@ -336,7 +344,7 @@ func TestFromEnvAllErrors(t *testing.T) {
 	}
 	want := []string{envRuntimeAPI, envMaxConcurrency, envBufferRetain, envMaxRequest,
 		envMaxResponse, envMemorySize, envMemoryLimitFraction, envLogLevel, envLogFormat, envShutdownTimeout,
-		envMetrics, envMetricsInterval, envSIGTERM, envJSONCodec}
+		envMetrics, envMetricsInterval, envSIGTERM, envJSONCodec, envMetricsNamespace, envServiceName}
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Errorf("reported %v\nwant     %v", names, want)
 	}

@@ -385,3 +385,45 @@ func (r *reader) jsonCodec(name string) string {
 	r.fail(name, raw, "not a JSON codec ("+strings.Join(jsonCodecs, ", ")+")")
 	return ""
 }
+
+// CloudWatch's bounds on what names a metric (PutMetricData, Dimension).
+const (
+	maxNamespace      = 255
+	maxDimensionValue = 1024
+)
+
+// namespace reads a CloudWatch namespace: printable ASCII, not only
+// spaces, and not AWS/, which CloudWatch keeps for its services.
+func (r *reader) namespace(name string) string {
+	raw, v := r.get(name)
+	switch {
+	case v == "":
+	case len(v) > maxNamespace || !printableASCII(v):
+		r.fail(name, raw, "not 1..255 printable ASCII characters (a CloudWatch namespace)")
+		return ""
+	case strings.HasPrefix(v, "AWS/"):
+		r.fail(name, raw, "begins with AWS/, which CloudWatch keeps for AWS services")
+		return ""
+	}
+	return v
+}
+
+// dimensionValue reads a CloudWatch dimension value: 1..1024 printable
+// ASCII characters.
+func (r *reader) dimensionValue(name string) string {
+	raw, v := r.get(name)
+	if v != "" && (len(v) > maxDimensionValue || !printableASCII(v)) {
+		r.fail(name, raw, "not 1..1024 printable ASCII characters (a CloudWatch dimension value)")
+		return ""
+	}
+	return v
+}
+
+func printableASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}

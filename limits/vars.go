@@ -21,6 +21,8 @@ const (
 	envSIGTERM             = "LMIGO_SIGTERM"
 	envJSONCodec           = "LMIGO_JSON_CODEC"
 	envFunctionName        = "AWS_LAMBDA_FUNCTION_NAME"
+	envMetricsNamespace    = "POWERTOOLS_METRICS_NAMESPACE"
+	envServiceName         = "POWERTOOLS_SERVICE_NAME"
 )
 
 // Var describes one environment variable read by FromEnv, for
@@ -55,5 +57,7 @@ func Vars() []Var {
 		{envSIGTERM, "off", "on (1, true, on): register an internal extension at start, so that Lambda sends SIGTERM before it shuts the execution environment down; off (0, false, off): do not. Any case."},
 		{envJSONCodec, "std", "JSON codec of typed handlers: std (encoding/json, byte for byte as aws-lambda-go), jsonv2, goccy, sonic or segmentio, any case; a codec other than std must be linked into the bootstrap (import its package under concurrent/codec/)."},
 		{envFunctionName, "", "Function name, set by Lambda: the FunctionName dimension of the runtime metrics. (aws-lambda-go's lambdacontext reads this and the other variables Lambda sets itself.)"},
+		{envMetricsNamespace, "", "CloudWatch namespace of the handler's metrics (package concurrent/metrics), as Powertools reads it: 1..255 printable ASCII characters, not beginning with AWS/; unset, those metrics are not written."},
+		{envServiceName, "", "The service dimension of the handler's metrics and of their ColdStart metric, as Powertools reads it: 1..1024 printable ASCII characters."},
 	}
 }

@@ -1,0 +1,306 @@
+package concurrent
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/lmigo/lmigo/concurrent/internal/emf"
+	"github.com/lmigo/lmigo/limits"
+	"go.uber.org/zap"
+)
+
+// What an invocation starts beside its answer, and how it ends: work
+// started with Go is waited for, and the metrics recorded with package
+// concurrent/metrics are written, when the handler has returned and before
+// the answer is posted (Runtime.finish). So the answer counts the work's
+// failures, and the invocation's documents are in the log before its
+// caller has the response; an invocation that starts nothing pays one
+// uncontended lock.
+
+// maxWork bounds the goroutines Go runs at once for one invocation: a
+// fan-out loop cannot make more, whatever its length. The slots' pool is
+// not used: its goroutines are the slots, which polls must never lack.
+const maxWork = 64
+
+// errWorkExited stands for work that ended with runtime.Goexit.
+var errWorkExited = errors.New("concurrent: fan-out work called runtime.Goexit")
+
+// invocationExt is an invocation's work and metrics.
+type invocationExt struct {
+	mu      sync.Mutex
+	ended   bool // waited for and written: nothing more is taken
+	metrics *emf.Set
+	running int
+	idle    chan struct{} // closed when running drops to 0
+	sem     chan struct{} // maxWork places
+	err     error         // the first error or panic not taken by Wait
+	panic   *PanicError   // the first panic: the invocation fails with it
+}
+
+// endedExt is the ext of an invocation that ended without one.
+var endedExt = &invocationExt{ended: true}
+
+func (c *invocationContext) extension() *invocationExt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ext == nil {
+		c.ext = &invocationExt{}
+	}
+	return c.ext
+}
+
+// metricSet is the invocation's metrics (emf.Key), made on first use.
+func (c *invocationContext) metricSet() *emf.Set {
+	x := c.extension()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.metrics == nil {
+		if x.ended {
+			return emf.Ended
+		}
+		env, _ := c.parent.Value(emf.EnvKey{}).(*emf.Env)
+		x.metrics = emf.NewSet(env)
+	}
+	return x.metrics
+}
+
+// Go runs f on a goroutine of its own as part of the invocation ctx
+// belongs to, with ctx. The invocation is answered only once every f it
+// started has returned (its context is cancelled at its deadline, as the
+// handler's), whether or not the handler called [Wait]: nothing Go
+// starts outlives its invocation. A panic in f is recovered and ends only
+// that invocation: it fails with it, as with a panic of the handler
+// (errorType the panic value's type, and the stack), logged with its
+// request ID. The first error f returns is returned by Wait; if the
+// handler did not take it with Wait, the invocation fails with it.
+//
+// At most 64 functions run at once per invocation: past that, Go waits
+// for one to return, or for ctx to end (it then returns ctx.Err() and f
+// does not run). Go called once the invocation has been answered returns
+// ErrLateWork, and f does not run. Outside an invocation (a plain
+// context, a test calling a handler) Go runs f at once, on the caller's
+// goroutine, and returns its error, a panic as a *PanicError.
+func Go(ctx context.Context, f func(context.Context) error) error {
+	c := fromContext(ctx)
+	if c == nil {
+		return runWork(ctx, f)
+	}
+	return c.extension().start(ctx, c, f)
+}
+
+// Wait waits until every function Go started for the invocation ctx
+// belongs to has returned, those they started included, and returns the
+// first error or panic (a *PanicError) among them that no Wait returned
+// before. A panic fails the invocation even when Wait returned it. Wait
+// must not be called from such a function: it would wait for itself.
+// Outside an invocation it returns nil.
+func Wait(ctx context.Context) error {
+	c := fromContext(ctx)
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	x := c.ext
+	c.mu.Unlock()
+	if x == nil {
+		return nil
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.waitLocked()
+	err := x.err
+	x.err = nil
+	return err
+}
+
+// GoDetached runs f on a goroutine of its own that may outlive the
+// invocation ctx belongs to: the invocation is answered without waiting
+// for it, and f's context keeps ctx's values (the request ID, Logger) but
+// is never cancelled. A panic in f is recovered and logged, with the
+// request ID, and ends nothing. Nothing bounds or waits for detached
+// work, the shutdown included: bound it yourself, and prefer Go.
+func GoDetached(ctx context.Context, f func(context.Context)) {
+	ctx = context.WithoutCancel(ctx)
+	log := Logger(ctx)
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				logWorkPanic(log, "detached work panicked", newPanicError(v))
+			}
+		}()
+		f(ctx)
+	}()
+}
+
+func (x *invocationExt) start(ctx context.Context, c *invocationContext, f func(context.Context) error) error {
+	x.mu.Lock()
+	if x.ended {
+		x.mu.Unlock()
+		return ErrLateWork
+	}
+	if x.sem == nil {
+		x.sem = make(chan struct{}, maxWork)
+	}
+	sem := x.sem
+	x.mu.Unlock()
+	select {
+	case sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	x.mu.Lock()
+	if x.ended {
+		x.mu.Unlock()
+		<-sem
+		return ErrLateWork
+	}
+	if x.running == 0 {
+		x.idle = make(chan struct{})
+	}
+	x.running++
+	x.mu.Unlock()
+	go x.run(ctx, c, f)
+	return nil
+}
+
+func (x *invocationExt) run(ctx context.Context, c *invocationContext, f func(context.Context) error) {
+	err := errWorkExited // unless f returns
+	defer func() { x.done(c, err) }()
+	err = runWork(ctx, f)
+}
+
+// runWork runs f, its panic returned as a *PanicError.
+func runWork(ctx context.Context, f func(context.Context) error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = newPanicError(v)
+		}
+	}()
+	return f(ctx)
+}
+
+func (x *invocationExt) done(c *invocationContext, err error) {
+	var extra *PanicError // a panic that will not be the answer
+	x.mu.Lock()
+	if err != nil {
+		if pe, ok := err.(*PanicError); ok { //nolint:errorlint // runWork returns it unwrapped
+			if x.panic == nil {
+				x.panic = pe
+			} else {
+				extra = pe
+			}
+		}
+		if x.err == nil {
+			x.err = err
+		}
+	}
+	x.running--
+	if x.running == 0 {
+		close(x.idle)
+	}
+	sem := x.sem
+	x.mu.Unlock()
+	<-sem
+	if extra != nil {
+		logWorkPanic(c.zapLogger(), "fan-out work panicked", extra)
+	}
+}
+
+// waitLocked waits, with x.mu held and released meanwhile, until no work
+// runs.
+func (x *invocationExt) waitLocked() {
+	for x.running > 0 {
+		idle := x.idle
+		x.mu.Unlock()
+		<-idle
+		x.mu.Lock()
+	}
+}
+
+// finish ends what the invocation ctx started beside its handler, which
+// returned err: it waits for its work, then writes its metrics (and the
+// process's ColdStart, once). It returns the error the invocation fails
+// with: err, else the work's first panic, else the first error of the work
+// that Wait did not return. A second call does nothing.
+func (rt *Runtime) finish(c *invocationContext, err error) error {
+	c.mu.Lock()
+	x := c.ext
+	if x == nil {
+		c.ext = endedExt
+	}
+	c.mu.Unlock()
+	if x != nil && x != endedExt {
+		err = rt.finishExt(c, x, err)
+	}
+	if x != endedExt && rt.emf.TakeColdStart() {
+		if werr := rt.emf.WriteColdStart(c.lc.AwsRequestID, time.Now()); werr != nil {
+			c.zapLogger().Warn("cannot write the ColdStart metric", zap.Error(werr))
+		}
+	}
+	return err
+}
+
+func (rt *Runtime) finishExt(c *invocationContext, x *invocationExt, err error) error {
+	x.mu.Lock()
+	if x.ended {
+		x.mu.Unlock()
+		return err
+	}
+	x.waitLocked()
+	x.ended = true
+	pe, werr, set := x.panic, x.err, x.metrics
+	x.mu.Unlock()
+	if set != nil {
+		if ferr := set.Flush(c.lc.AwsRequestID, time.Now()); ferr != nil {
+			c.zapLogger().Warn("cannot write the invocation's metrics", zap.Error(ferr))
+		}
+	}
+	switch {
+	case err != nil:
+		if pe != nil && !errors.Is(err, pe) {
+			logWorkPanic(c.zapLogger(), "fan-out work panicked", pe)
+		}
+	case pe != nil:
+		err = pe
+	case werr != nil:
+		err = werr
+	}
+	return err
+}
+
+// finishStreamed finishes an invocation whose answer was streamed: a
+// failure of its work can no longer change it, and is logged.
+func (rt *Runtime) finishStreamed(c *invocationContext) {
+	if err := rt.finish(c, nil); err != nil {
+		c.zapLogger().Error("fan-out work failed after the response was streamed", zap.String("errorMessage", logMessage(err)))
+	}
+}
+
+func logWorkPanic(log *zap.Logger, msg string, pe *PanicError) {
+	body := panicBody(pe)
+	log.Error(msg, zap.String("errorType", body.Type), zap.String("errorMessage", body.Message),
+		zap.Array("stackTrace", stackFrames(body.StackTrace)))
+}
+
+// newEMF is the runtime's half of the handler's metrics, and the writer of
+// stdout that its documents share with the runtime's own (metrics.go), so
+// that each goes out whole.
+func newEMF(cfg limits.Config, stdout io.Writer) (*emf.Env, io.Writer) {
+	out := &lockedWriter{w: stdout}
+	return &emf.Env{Namespace: cfg.MetricsNamespace, Service: cfg.ServiceName,
+		Function: cfg.FunctionName, Out: out, Limit: maxLogLine}, out
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
