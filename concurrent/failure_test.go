@@ -302,6 +302,7 @@ func startRun(t *testing.T, rt *Runtime) (done <-chan struct{}, result *error) {
 		cancel()
 		select {
 		case <-ch:
+			waitHandlers(t, rt)
 		case <-time.After(10 * time.Second):
 			t.Error("Run did not return")
 		}

@@ -236,9 +236,24 @@ func runUntilCleanup(t testing.TB, rt *Runtime) context.Context {
 			}
 		case <-time.After(10 * time.Second):
 			t.Error("Run did not return after cancel")
+			return
 		}
+		waitHandlers(t, rt)
 	})
 	return ctx
+}
+
+// waitHandlers fails the test if a handler still runs 10 s after Run
+// returned (Run does not wait past its shutdown budget): one that outlived
+// its test could touch the next test's state.
+func waitHandlers(t testing.TB, rt *Runtime) {
+	t.Helper()
+	if rt.workers == nil {
+		return
+	}
+	if err := rt.workers.Release(10 * time.Second); err != nil {
+		t.Errorf("a handler outlived its runtime: %v", err)
+	}
 }
 
 // zapDiscard is a WriteSyncer to nowhere.
