@@ -2,13 +2,17 @@ package concurrent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/lmigo/lmigo/rapi/rapitest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 )
 
@@ -179,6 +183,224 @@ func checkLateAnswersLogged(t *testing.T, logs *observer.ObservedLogs, hung int)
 	for _, e := range late {
 		if id, _ := e.ContextMap()[keyRequestID].(string); !ids[id] {
 			t.Errorf("late answer logged for %q, which did not overrun: %v", id, e.ContextMap())
+		}
+	}
+}
+
+// hangN hands out n invocations that hang, each with deadline timeout,
+// and returns once the fake has timed them all out.
+func hangN(t *testing.T, api *rapitest.Server, h *overrunHandler, n int, timeout time.Duration) {
+	t.Helper()
+	ctx, cancel := testContext(t)
+	defer cancel()
+	before := h.hanging.Load()
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{"hang":true}`), Timeout: timeout})
+			if err != nil || r.Err == nil || r.Err.Type != rapitest.ErrorTypeTimeout {
+				t.Errorf("hung invocation: %+v, %v; want a timeout", r, err)
+			}
+		})
+	}
+	wg.Wait()
+	waitUntil(t, "the hung handlers", func() bool { return h.hanging.Load() == before+int64(n) })
+}
+
+// TestOverrunBound: at most LMIGO_MAX_OVERRUNS slots are replaced at once.
+// At N=2 with a bound of 1, the first of two hung handlers' slots is
+// replaced, the second is held (warned about, not replaced) and the bound
+// is logged once with the count, and so is a third hung handler on the
+// replacement; once the handlers return, the held slots serve again and
+// the environment is back to N polls, within N all along.
+func TestOverrunBound(t *testing.T) {
+	const (
+		n       = 2
+		grace   = 100 * time.Millisecond
+		timeout = 200 * time.Millisecond
+	)
+	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true})
+	log, logs := observe()
+	h := newOverrunHandler(n)
+	rt, err := New(h.handle, WithLogger(log), WithLookupEnv(api.Env(map[string]string{
+		"LMIGO_OVERRUN_GRACE": grace.String(),
+		"LMIGO_MAX_OVERRUNS":  "1",
+		"LMIGO_WEDGED_EXIT":   "off",
+	})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, wait := runStoppable(t, api, rt, n)
+	release := sync.OnceFunc(func() { close(h.hung) })
+	defer release()
+	hangN(t, api, h, 2, timeout)
+	waitUntil(t, "two overruns logged", func() bool { return logs.FilterMessage(msgOverrun).Len() == 2 })
+	// The replacement polls: one slot serves.
+	ctx, cancel := testContext(t)
+	defer cancel()
+	if err := api.WaitPolls(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	hangN(t, api, h, 1, timeout)
+	waitUntil(t, "the third overrun logged", func() bool { return logs.FilterMessage(msgOverrun).Len() == 3 })
+
+	replaced := 0
+	for _, e := range logs.FilterMessage(msgOverrun).All() {
+		if e.ContextMap()["replaced"] == true {
+			replaced++
+		}
+	}
+	bound := logs.FilterMessage(msgOverrunBound).All()
+	if replaced != 1 || len(bound) != 1 || bound[0].ContextMap()["overrunning"] != int64(1) {
+		t.Fatalf("%d replaced, want 1; the bound logged %d times, want once with the count: %v", replaced, len(bound), bound)
+	}
+	if st := api.Stats(); st.PendingPolls != 0 || st.Violations != 0 {
+		t.Fatalf("with every slot held and the bound reached: %+v", st)
+	}
+
+	release()
+	waitUntil(t, "the late answers", func() bool { return api.Stats().Late == 3 })
+	waitUntil(t, "the replaced slot released", func() bool { return rt.overrunning() == 0 })
+	if err := api.WaitPolls(ctx, n); err != nil {
+		t.Fatalf("not back to %d polls: %v", n, err)
+	}
+	stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if st := api.Stats(); st.Violations != 0 || st.MaxOutstanding > n || st.Late != 3 || st.Answered() != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestWedgedExit: when no slot can serve, every one held by a handler that
+// overran and the bound reached, for LMIGO_WEDGED_EXIT, the runtime writes
+// one FATAL line naming each hung request ID with how long it ran past its
+// deadline and where its handler is (its stack, cut), the last metrics
+// document counts EndedWedged, and the process exits 1 (the exit function
+// here, which returns).
+func TestWedgedExit(t *testing.T) {
+	const (
+		n       = 2
+		grace   = 100 * time.Millisecond
+		timeout = 200 * time.Millisecond
+		bound   = 300 * time.Millisecond
+	)
+	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true})
+	var stderr, stdout syncBuffer
+	exited := make(chan int, 1)
+	h := newOverrunHandler(n)
+	rt, err := New(h.handle, WithLookupEnv(api.Env(map[string]string{
+		"LMIGO_OVERRUN_GRACE":    grace.String(),
+		"LMIGO_MAX_OVERRUNS":     "1",
+		"LMIGO_WEDGED_EXIT":      bound.String(),
+		"AWS_LAMBDA_LOG_FORMAT":  "JSON",
+		"LMIGO_METRICS":          "emf",
+		"LMIGO_METRICS_INTERVAL": "1h",
+	})), func(o *options) {
+		o.stderr = zapcore.AddSync(&stderr)
+		o.stdout = &stdout
+		o.exit = func(code int) { exited <- code }
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, wait := runStoppable(t, api, rt, n)
+	release := sync.OnceFunc(func() { close(h.hung) })
+	defer release()
+	hangN(t, api, h, 2, timeout)
+	ctx, cancel := testContext(t)
+	defer cancel()
+	if err := api.WaitPolls(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	hangN(t, api, h, 1, timeout)
+	wedged := time.Now() // at the latest: the third overrun is not even replaced yet
+	var code int
+	select {
+	case code = <-exited:
+	case <-ctx.Done():
+		t.Fatalf("no exit while wedged:\n%s", stderr.String())
+	}
+	if took := time.Since(wedged); code != 1 || took < bound-grace {
+		// The third deadline passed before wedged was read: the
+		// environment may have been wedged since, up to the grace before.
+		t.Fatalf("exit %d after %v, want 1 after at least %v", code, took, bound-grace)
+	}
+
+	var overran []string
+	var fatal map[string]any
+	for line := range strings.SplitSeq(strings.TrimSpace(stderr.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not one JSON object: %q", line)
+		}
+		switch m["message"] {
+		case msgOverrun:
+			overran = append(overran, m[keyRequestID].(string))
+		case msgWedged:
+			if fatal != nil || m["level"] != "FATAL" || len(line) >= maxLogLine {
+				t.Fatalf("a second FATAL line, or not FATAL, or %d bytes: %s", len(line), line)
+			}
+			fatal = m
+		}
+	}
+	if fatal == nil || len(overran) != 3 {
+		t.Fatalf("FATAL line %v, %d overruns logged:\n%s", fatal, len(overran), stderr.String())
+	}
+	hung, _ := fatal["hung"].([]any)
+	named := map[string]bool{}
+	for _, x := range hung {
+		e := x.(map[string]any)
+		named[e[keyRequestID].(string)] = true
+		past, err := time.ParseDuration(e["pastDeadline"].(string))
+		if err != nil || past < grace || !strings.Contains(e["stack"].(string), "overrunHandler).handle") {
+			t.Errorf("hung entry %v: want its time past the deadline and its handler's stack", e)
+		}
+	}
+	for _, id := range overran {
+		if !named[id] {
+			t.Errorf("%s overran but is not named in the FATAL line %v", id, fatal)
+		}
+	}
+	if docs := strings.Split(strings.TrimSpace(stdout.String()), "\n"); len(docs) == 0 || emfValues(t, docs[len(docs)-1]+"\n")["EndedWedged"] != 1 {
+		t.Errorf("the last metrics document does not count EndedWedged: %s", stdout.String())
+	}
+
+	release()
+	waitUntil(t, "the late answers", func() bool { return api.Stats().Late == 3 })
+	stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if st := api.Stats(); st.Violations != 0 || st.MaxOutstanding > n {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestWedgedLineBounded: however many handlers hang and however deep their
+// stacks, the FATAL line stays within the log line bound, longest overrun
+// first, and says how many it did not list.
+func TestWedgedLineBounded(t *testing.T) {
+	now := time.Now()
+	for _, count := range []int{1, 3, 100, 5000} {
+		hung := make([]*overrun, count)
+		stacks := map[uint64]string{}
+		for i := range hung {
+			hung[i] = &overrun{deadline: now.Add(-time.Duration(i) * time.Second), goid: uint64(i + 1)}
+			hung[i].inv.RequestID = fmt.Sprintf("%08d-0000-4000-8000-000000000000", i)
+			stacks[uint64(i+1)] = strings.Repeat("main.handler(0x1234, 0x5678)\n\t/var/task/main.go:42 +0x1f\n", 200)
+		}
+		list := wedgedList{now: now, hung: hung, stacks: stacks}
+		list.fit(wedgedBudget)
+		enc := zapcore.NewJSONEncoder(encoderConfig())
+		buf, err := enc.EncodeEntry(zapcore.Entry{Level: zapcore.FatalLevel, Time: now, Message: msgWedged},
+			[]zapcore.Field{zap.Array("hung", list), zap.Int("notListed", count-list.n)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if buf.Len() >= maxLogLine || list.n == 0 || (count <= 3 && list.n != count) {
+			t.Fatalf("%d hung: a line of %d bytes listing %d", count, buf.Len(), list.n)
 		}
 	}
 }
