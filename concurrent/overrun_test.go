@@ -110,17 +110,7 @@ func TestOverrunReplacesSlot(t *testing.T) {
 				})
 			}
 
-			var timedOut sync.WaitGroup
-			for range hung {
-				timedOut.Go(func() {
-					r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{"hang":true}`), Timeout: timeout})
-					if err != nil || r.Err == nil || r.Err.Type != rapitest.ErrorTypeTimeout {
-						t.Errorf("hung invocation: %+v, %v; want a timeout", r, err)
-					}
-				})
-			}
-			timedOut.Wait()
-			waitUntil(t, "the hung handlers", func() bool { return h.hanging.Load() == int64(hung) })
+			hangN(t, api, h, hung, timeout)
 
 			// Full N serving again while the handlers still hang: n
 			// invocations at once, within a bound far beyond the grace.
