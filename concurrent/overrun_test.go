@@ -394,3 +394,72 @@ func TestWedgedLineBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestLongInvocationKept: an invocation whose deadline is 30 minutes away
+// is never taken for an overrun, however short the grace, while 10,000
+// short ones run beside it at N=16; its slot's connection, closed by the
+// Runtime API while it sat idle, is used again for its answer and its
+// next poll, and nothing is lost. (The handler finishes early, released by
+// the test: the deadline is what matters.)
+func TestLongInvocationKept(t *testing.T) {
+	const (
+		n      = 16
+		shorts = 10000
+		idle   = 50 * time.Millisecond
+	)
+	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true, IdleTimeout: idle})
+	log, logs := observe()
+	h := newOverrunHandler(n)
+	rt, err := New(h.handle, WithLogger(log), WithLookupEnv(api.Env(map[string]string{"LMIGO_OVERRUN_GRACE": "1ms"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, wait := runStoppable(t, api, rt, n)
+	release := sync.OnceFunc(func() { close(h.hung) })
+	defer release()
+	ctx, cancel := testContext(t)
+	defer cancel()
+	long := make(chan rapitest.Result, 1)
+	go func() {
+		r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{"hang":true}`), Timeout: 30 * time.Minute})
+		if err != nil {
+			t.Errorf("long invocation: %v", err)
+		}
+		long <- r
+	}()
+	waitUntil(t, "the long handler", func() bool { return h.hanging.Load() == 1 })
+
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range n - 1 {
+		wg.Go(func() {
+			for next.Add(1) <= shorts {
+				r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{}`), Timeout: time.Hour})
+				if err != nil || r.Err != nil || string(r.Body) != `"ok"` {
+					t.Errorf("short invocation: %s %+v, %v", r.Body, r.Err, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// Its connection idle for longer than the Runtime API keeps it.
+	waitUntil(t, "the long invocation's connection closed while idle", func() bool { return api.Stats().IdleClosed > 0 })
+	release()
+	if r := <-long; r.Err != nil || string(r.Body) != `"late"` {
+		t.Fatalf("the long invocation: %s %+v", r.Body, r.Err)
+	}
+	if err := api.WaitPolls(ctx, n); err != nil {
+		t.Fatalf("not back to %d polls: %v", n, err)
+	}
+	stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got := logs.FilterMessage(msgOverrun).Len(); got != 0 {
+		t.Fatalf("%d overruns logged for invocations far from their deadline", got)
+	}
+	if st := api.Stats(); st.Answered() != shorts+1 || st.Responses != shorts+1 || st.Violations != 0 || st.Duplicates != 0 || st.Late != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
