@@ -83,7 +83,9 @@
 // never exceed N, and an invocation never changes goroutine, nor waits
 // inside the process. The slots' goroutines run in a bounded pool
 // (package pool), which starts a slot again on a fresh goroutine when a
-// handler ends its own with runtime.Goexit.
+// handler ends its own with runtime.Goexit. Its size is the slots plus
+// LMIGO_MAX_OVERRUNS, the slots that may replace one whose handler
+// overran its deadline (Failures).
 //
 // # Contexts
 //
@@ -201,9 +203,29 @@
 // would not fit the answer's header beside request and invocation IDs of
 // kilobytes (xraycause.go). 400, 410 and 413 answers of the Runtime API end that
 // invocation only: logged at WARN with its request ID (at INFO for a
-// second post, see Exactly once), and the slot goes round again. A
-// handler that ignores its context (cancelled at the deadline) keeps its
-// slot until it returns, as on LMI, and its late answer gets 410.
+// second post, see Exactly once), and the slot goes round again.
+//
+// A handler that ignores its context (cancelled at the deadline) keeps
+// its goroutine until it returns, as on LMI, but not its slot: once its
+// invocation is past its deadline by LMIGO_OVERRUN_GRACE (500 ms; the
+// platform has answered the caller "Task timed out" by then, and counts
+// the invocation over), the runtime logs a WARN with its request ID,
+// deadline, time past it and its goroutine's stack (cut), and a new slot,
+// with its own goroutine, connection and buffers, polls in its place. The
+// old slot keeps what it had, lent to nobody else; when its handler
+// returns, its answer is posted with no poll behind it (the 410 is logged
+// with its request ID) and the slot is released: its goroutine leaves the
+// pool, its connection closes, its buffers go. At most LMIGO_MAX_OVERRUNS
+// slots (the slot count by default) are replaced at once; a slot beyond
+// that bound keeps its handler until it returns, and reaching the bound is
+// logged once with the count. When every slot has been held so for
+// LMIGO_WEDGED_EXIT (10 s; 0 or off: never), the environment serves
+// nothing while it looks alive: the runtime writes one FATAL line naming
+// each hung request ID, how long past its deadline, and its handler's
+// stack, cut to keep the line within 32 KiB, writes the last metrics
+// document, and exits 1, so that Lambda replaces the environment. The
+// watch costs an invocation one atomic store and one compare-and-swap; a
+// deadline far ahead (90 minutes) is never mistaken for an overrun.
 //
 // An answer to /next that cannot be used is never fatal: without a usable
 // request ID there is nothing to answer, and it is skipped (logged);
@@ -247,7 +269,8 @@
 // aws-lambda-go sends it. A logger given with [WithLogger] writes its
 // lines as its own core does. With LMIGO_METRICS=emf the runtime writes
 // aggregated metrics in CloudWatch Embedded Metric Format once per
-// LMIGO_METRICS_INTERVAL and once at shutdown.
+// LMIGO_METRICS_INTERVAL and once at shutdown, and once more before a
+// wedged environment exits.
 //
 // # Fan-out and metrics
 //

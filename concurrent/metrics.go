@@ -25,7 +25,11 @@ const emfNamespace = "lmigo"
 // MemoryHoldTime, how long new invocations were held back because the heap
 // was near the memory limit (admission.go). At its end: RetainedBufferBytes, what the slots keep between invocations;
 // HeapInUse, the heap's in-use spans (objects and the free space within
-// them), as runtime.MemStats.HeapInuse counts.
+// them), as runtime.MemStats.HeapInuse counts; Overrunning, the handlers
+// running past their deadline (overrun.go). Over the interval again:
+// SlotsReplaced, slots replaced because their handler overran;
+// EndedWedged, 1 in the last document of an environment that ended itself
+// because no slot could serve.
 var emfMetrics = [...]struct{ name, unit string }{
 	{"Invocations", "Count"},
 	{"Errors", "Count"},
@@ -35,6 +39,9 @@ var emfMetrics = [...]struct{ name, unit string }{
 	{"MemoryHoldTime", "Milliseconds"},
 	{"RetainedBufferBytes", "Bytes"},
 	{"HeapInUse", "Bytes"},
+	{"Overrunning", "Count"},
+	{"SlotsReplaced", "Count"},
+	{"EndedWedged", "Count"},
 }
 
 // runtimeMetrics aggregates what the runtime does between two EMF
@@ -54,6 +61,9 @@ type runtimeMetrics struct {
 	// reading, see now), 0 while one is free; busyTime sums such spans.
 	busySince atomic.Int64
 	busyTime  atomic.Int64
+	// Written by the overrun watch, rarely.
+	replaced atomic.Uint64
+	wedged   atomic.Uint64
 	// The counters are written by every slot; keep other data off their
 	// cache lines.
 	_ [64]byte
@@ -126,6 +136,13 @@ func (m *runtimeMetrics) end() {
 	}
 }
 
+// replacedSlot counts a slot replaced because its handler overran.
+func (m *runtimeMetrics) replacedSlot() {
+	if m != nil {
+		m.replaced.Add(1)
+	}
+}
+
 // failed counts an invocation answered with an error; err is the handler's
 // error, nil for one the runtime detected.
 func (m *runtimeMetrics) failed(err error) {
@@ -169,9 +186,12 @@ func (rt *Runtime) startMetrics() (stop func()) {
 func (rt *Runtime) emitMetrics(now time.Time) {
 	m := rt.metrics
 	retained := 0
+	rt.slotsMu.RLock()
 	for _, s := range rt.slots {
 		retained += s.bufs.Retained()
 	}
+	rt.slotsMu.RUnlock()
+	overrunning := rt.overrunsNow()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	metrics.Read(m.samples)
@@ -191,6 +211,9 @@ func (rt *Runtime) emitMetrics(now time.Time) {
 		float64(rt.takeHeldTime()) / float64(time.Millisecond),
 		float64(retained),
 		float64(heap),
+		float64(overrunning),
+		float64(m.replaced.Swap(0)),
+		float64(m.wedged.Swap(0)),
 	}
 	doc := appendEMF(nil, now, now.Sub(m.since), m.function, values[:])
 	m.since = now

@@ -254,7 +254,7 @@ func emfValues(t *testing.T, doc string) map[string]float64 {
 
 func TestAppendEMF(t *testing.T) {
 	now := time.UnixMilli(1700000000123)
-	values := []float64{12, 3, 1, 8, 1.25, 40.5, 65536, 4 << 20}
+	values := []float64{12, 3, 1, 8, 1.25, 40.5, 65536, 4 << 20, 2, 5, 1}
 	for _, fn := range []string{"orders", "", `we"ird\name`} {
 		doc := string(appendEMF(nil, now, 90*time.Second, fn, values))
 		got := emfValues(t, doc)

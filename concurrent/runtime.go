@@ -23,7 +23,20 @@ type Runtime struct {
 	h      *handler
 	log    *zap.Logger
 	client *rapi.Client
-	slots  []*slot
+	// slots are the slots serving; the overrun watch alone replaces one
+	// (overrun.go), under slotsMu, which others that read them from
+	// another goroutine hold. overruns are the replaced slots whose
+	// handlers still run.
+	slots    []*slot
+	slotsMu  sync.RWMutex
+	overruns []*overrun
+	// The overrun watch's own: the slots held by a handler that overran
+	// and not replaced, when it began to find every slot so, and whether
+	// it ended the process for that.
+	held        map[*slot]*overrun
+	wedgedSince time.Time
+	wedgedDone  bool
+	boundLogged atomic.Bool // the bound on overruns was logged as reached
 	// workers runs each slot as one long-lived task (runSlot): its size is
 	// the number of slot goroutines the runtime may have.
 	workers *pool.Workers[*slot]
@@ -90,10 +103,8 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 
 		setMemoryLimit: debug.SetMemoryLimit,
 	}
-	// Each slot's next poll goes out behind its answer (see send).
 	rt.client, err = rapi.New(cfg.RuntimeAPI, append([]rapi.Option{
 		rapi.WithMaxRequestBytes(cfg.MaxRequestBytes),
-		rapi.WithPipeline(rt.mayQueue),
 	}, o.rapi...)...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: AWS_LAMBDA_RUNTIME_API=%q: %w", ErrConfig, cfg.RuntimeAPI, err)
@@ -109,12 +120,21 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	}
 	rt.slots = make([]*slot, cfg.Slots)
 	for i := range rt.slots {
-		rt.slots[i] = &slot{conn: rt.client.Conn(), bufs: pool.NewBuffers(cfg.BufferRetainBytes)}
+		rt.slots[i] = rt.newSlot()
 	}
+	rt.held = map[*slot]*overrun{}
 	for _, f := range o.tune {
 		f(rt)
 	}
 	return rt, nil
+}
+
+// newSlot makes a slot. Its next poll goes out behind its answer (see
+// send) unless the overrun watch has replaced it (endWatch).
+func (rt *Runtime) newSlot() *slot {
+	s := &slot{bufs: pool.NewBuffers(rt.cfg.BufferRetainBytes)}
+	s.conn = rt.client.ConnPipelined(func() bool { return s.endWatch() && rt.mayQueue() })
+	return s
 }
 
 // Config returns the configuration the runtime was built with.
@@ -144,6 +164,7 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	rt.polling = pollCtx
 	rt.connect(pollCtx)
 	rt.startSlots()
+	stopWatch := rt.watchOverruns()
 
 	var err error
 	select {
@@ -162,6 +183,7 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	defer endShutdown()
 	rt.stopping.Store(true)
 	stopPolling()
+	stopWatch() // no slot is replaced from here on
 	drainBy := deadline
 	if len(rt.opts.hooks) > 0 {
 		drainBy = deadline.Add(-rt.cfg.ShutdownTimeout / hookShare)
@@ -173,6 +195,9 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	stopMetrics() // the last document, after the last invocation
 	for _, s := range rt.slots {
 		_ = s.conn.Close()
+	}
+	for _, o := range rt.replacedOverruns() {
+		_ = o.s.conn.Close()
 	}
 	rt.runHooks(deadline)
 	if err == nil {
@@ -207,10 +232,10 @@ func (rt *Runtime) connect(ctx context.Context) {
 const connectors = 4
 
 // startSlots starts each slot's goroutine in the pool. Its size is the
-// number of slot goroutines the runtime may have: the slots, and as many
-// spares (spareSlots).
+// number of slot goroutines the runtime may have: the slots, and the
+// replaced ones whose handlers overran (LMIGO_MAX_OVERRUNS).
 func (rt *Runtime) startSlots() {
-	workers, err := pool.NewWorkers(len(rt.slots)+spareSlots, rt.runSlot, pool.WithPanicHandler(rt.slotPanicked))
+	workers, err := pool.NewWorkers(len(rt.slots)+rt.cfg.MaxOverruns, rt.runSlot, pool.WithPanicHandler(rt.slotPanicked))
 	if err == nil {
 		rt.workers = workers
 	}
@@ -226,11 +251,6 @@ func (rt *Runtime) startSlots() {
 		}
 	}
 }
-
-// spareSlots is how many slot goroutines the pool may run beyond the
-// slots: room for slots that replace one whose handler overran its
-// deadline.
-const spareSlots = 0
 
 // slotPanicked logs a panic that escaped a slot's loop: the handler
 // adapter recovers the handler's own, so this is the runtime's. The pool

@@ -625,12 +625,3 @@ func (c *goroutineConn) Write(p []byte) (int, error) {
 	c.touch()
 	return c.Conn.Write(p)
 }
-
-// goroutineID is the calling goroutine's number, from its stack's header
-// ("goroutine 7 [running]:").
-func goroutineID() uint64 {
-	var b [64]byte
-	f := bytes.Fields(b[:runtime.Stack(b[:], false)])
-	id, _ := strconv.ParseUint(string(f[1]), 10, 64)
-	return id
-}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -22,12 +23,15 @@ import (
 // with the next poll queued behind the answer on the same connection, and
 // putBuffers keeps the buffers within the retain cap. Admission
 // (admission.go) may hold a slot back before a fresh poll; drain
-// (runtime.go) takes it once its goroutine has left the loop.
+// (runtime.go) takes it once its goroutine has left the loop. A slot whose
+// handler overran its deadline is replaced by a new one (overrun.go), and
+// retires once its handler returns.
 
 // slot is everything one invocation needs, reused from one invocation to
 // the next. It belongs to its goroutine (runSlot), and to drain once that
 // goroutine has left; others only cut a stalled answer off its connection
-// (watchStalls) and read what its buffers keep (emitMetrics).
+// (watchStalls), read what its buffers keep (emitMetrics), and watch its
+// deadline (watch, overrun.go).
 type slot struct {
 	conn *rapi.Conn
 	inv  rapi.Invocation
@@ -45,6 +49,12 @@ type slot struct {
 	// through: memory admission let this slot through a hold; it gives
 	// the pass back when its round ends (tidy, admission.go).
 	through bool
+	// watch is the deadline of the invocation being served, for the
+	// overrun watch, or what the watch made of it (overrun.go).
+	watch atomic.Int64
+	// goid is the ID of the slot's goroutine, whose stack the overrun
+	// watch logs.
+	goid atomic.Uint64
 }
 
 // runSlot is the life of slot s, on its goroutine of the pool: it polls
@@ -54,11 +64,17 @@ type slot struct {
 // invocation at a time: polls plus invocations in flight never exceed N.
 func (rt *Runtime) runSlot(s *slot) {
 	ctx := rt.polling
+	s.goid.Store(goroutineID())
 	for {
 		// After an invocation, or after a goroutine that ended without
 		// returning (runtime.Goexit in the handler: the pool starts the
 		// slot again here).
 		rt.tidy(s)
+		if s.replaced() {
+			// Its handler overran, and a new slot took its place.
+			rt.retire(s)
+			return
+		}
 		// Held back while memory is high, unless the poll is out already.
 		if !s.conn.Queued() && !rt.admit(ctx, s) || !rt.next(ctx, s) {
 			break
@@ -151,9 +167,9 @@ func (rt *Runtime) serve(s *slot) {
 	s.resp = s.bufs.Get()
 	s.ended = false
 	rt.metrics.begin()
-	defer rt.metrics.end()
 	rt.idle.begin()
-	defer func() { rt.idle.end(idleClock()) }()
+	s.startWatch()
+	defer rt.endServe(s)
 	// Panics are recovered by the handler adapter; runtime.Goexit cannot
 	// be, and ends the slot's goroutine (the pool starts another): it is
 	// answered here on its way out.
@@ -231,6 +247,15 @@ func (rt *Runtime) serve(s *slot) {
 			ErrResponseTooLarge, len(resp), rt.cfg.MaxResponseBytes))
 	default:
 		rt.respond(s, resp, contentType)
+	}
+}
+
+// endServe ends the invocation of s in the counts, unless the overrun
+// watch replaced the slot, which did so then.
+func (rt *Runtime) endServe(s *slot) {
+	if s.endWatch() {
+		rt.metrics.end()
+		rt.idle.end(idleClock())
 	}
 }
 

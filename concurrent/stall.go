@@ -10,9 +10,11 @@ import "time"
 // the hot path a clock read instead of a read deadline per invocation.
 func (rt *Runtime) watchStalls() (stop func()) {
 	return every(max(rt.client.StallTimeout()/4, time.Millisecond), func(time.Time) {
+		rt.slotsMu.RLock()
 		for _, s := range rt.slots {
 			s.conn.CutIfStalled()
 		}
+		rt.slotsMu.RUnlock()
 	})
 }
 

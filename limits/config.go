@@ -26,9 +26,21 @@ type Config struct {
 	LogFormat           Format        // AWS_LAMBDA_LOG_FORMAT
 	FunctionName        string        // AWS_LAMBDA_FUNCTION_NAME
 	ShutdownTimeout     time.Duration // LMIGO_SHUTDOWN_TIMEOUT
-	Metrics             Metrics       // LMIGO_METRICS
-	MetricsInterval     time.Duration // LMIGO_METRICS_INTERVAL: how often metrics are written
-	SIGTERM             bool          // LMIGO_SIGTERM: register an extension so that Lambda sends SIGTERM
+	// OverrunGrace (LMIGO_OVERRUN_GRACE) is how long past its deadline a
+	// handler may run before its slot is replaced: the platform has ended
+	// the invocation by then.
+	OverrunGrace time.Duration
+	// MaxOverruns (LMIGO_MAX_OVERRUNS) bounds the handlers overrunning at
+	// once whose slots were replaced: 0..16000, the slot count by default;
+	// 0 replaces none.
+	MaxOverruns int
+	// WedgedExit (LMIGO_WEDGED_EXIT) is how long no slot may be able to
+	// serve, every one held by an overrunning handler and MaxOverruns
+	// reached, before the process ends itself; 0 never.
+	WedgedExit      time.Duration
+	Metrics         Metrics       // LMIGO_METRICS
+	MetricsInterval time.Duration // LMIGO_METRICS_INTERVAL: how often metrics are written
+	SIGTERM         bool          // LMIGO_SIGTERM: register an extension so that Lambda sends SIGTERM
 	// JSONCodec (LMIGO_JSON_CODEC) names the JSON codec of typed handlers,
 	// lower case: std, jsonv2, goccy, sonic or segmentio, or "" when unset.
 	JSONCodec string
@@ -75,6 +87,20 @@ const (
 	defaultShutdownTimeout = 500 * time.Millisecond
 	maxShutdownTimeout     = 10 * time.Second
 
+	// The emulator answers "Task timed out" 1 to 2 ms after the deadline
+	// (README, Configuration): half a second is hundreds of times that,
+	// and gives the capacity back within a second of the deadline.
+	defaultOverrunGrace = 500 * time.Millisecond
+	maxOverrunGrace     = time.Hour
+	// maxOverruns: ten times the platform's largest N; each overrun costs
+	// a goroutine and what its handler holds.
+	maxOverruns = 10 * maxConcurrencyLimit
+	// defaultWedgedExit: long enough for a downstream that hung every
+	// handler to come back from a blip, short against the minutes a
+	// wedged environment would throttle every invoke routed to it.
+	defaultWedgedExit = 10 * time.Second
+	maxWedgedExit     = time.Hour
+
 	// CloudWatch stores metrics at 1-minute resolution unless told
 	// otherwise; a second is its finest resolution.
 	defaultMetricsInterval = 60 * time.Second
@@ -109,6 +135,9 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	}
 	c.LogFormat = r.format(envLogFormat, defFormat)
 	c.ShutdownTimeout = r.duration(envShutdownTimeout, defaultShutdownTimeout, 0, maxShutdownTimeout)
+	c.OverrunGrace = r.duration(envOverrunGrace, defaultOverrunGrace, 0, maxOverrunGrace)
+	c.MaxOverruns = r.count(envMaxOverruns, c.Slots, 0, maxOverruns)
+	c.WedgedExit = r.durationOff(envWedgedExit, defaultWedgedExit, maxWedgedExit)
 	c.Metrics = r.metrics(envMetrics)
 	c.MetricsInterval = r.duration(envMetricsInterval, defaultMetricsInterval, minMetricsInterval, maxMetricsInterval)
 	c.SIGTERM = r.flag(envSIGTERM)

@@ -41,6 +41,9 @@ func defaults() Config {
 		LogLevel:            LevelInfo,
 		LogFormat:           FormatText,
 		ShutdownTimeout:     500 * time.Millisecond,
+		OverrunGrace:        500 * time.Millisecond,
+		MaxOverruns:         1,
+		WedgedExit:          10 * time.Second,
 		MetricsInterval:     60 * time.Second,
 	}
 }
@@ -141,6 +144,15 @@ func TestFromEnvGood(t *testing.T) {
 		{"shutdown max", map[string]string{envShutdownTimeout: "10s"}, func(c *Config) { c.ShutdownTimeout = 10 * time.Second }},
 		{"shutdown tiny", map[string]string{envShutdownTimeout: "1ns"}, func(c *Config) { c.ShutdownTimeout = 1 }},
 
+		{"overrun grace", map[string]string{envOverrunGrace: "2s"}, func(c *Config) { c.OverrunGrace = 2 * time.Second }},
+		{"overrun grace max", map[string]string{envOverrunGrace: "1h"}, func(c *Config) { c.OverrunGrace = time.Hour }},
+		{"max overruns", map[string]string{envMaxConcurrency: "64", envSlots: "8", envMaxOverruns: "100"}, func(c *Config) { c.MaxConcurrency, c.Slots, c.MaxOverruns = 64, 8, 100 }},
+		{"max overruns 0", map[string]string{envMaxOverruns: "0"}, func(c *Config) { c.MaxOverruns = 0 }},
+		{"max overruns above N", map[string]string{envMaxOverruns: "16000"}, func(c *Config) { c.MaxOverruns = 16000 }},
+		{"wedged exit", map[string]string{envWedgedExit: "1m"}, func(c *Config) { c.WedgedExit = time.Minute }},
+		{"wedged exit off", map[string]string{envWedgedExit: "Off"}, func(c *Config) { c.WedgedExit = 0 }},
+		{"wedged exit 0", map[string]string{envWedgedExit: "0"}, func(c *Config) { c.WedgedExit = 0 }},
+
 		{"metrics emf", map[string]string{envMetrics: "emf"}, func(c *Config) { c.Metrics = MetricsEMF }},
 		{"metrics EMF spaced", map[string]string{envMetrics: " EMF "}, func(c *Config) { c.Metrics = MetricsEMF }},
 		{"metrics off", map[string]string{envMetrics: "Off"}, func(c *Config) {}},
@@ -173,6 +185,9 @@ func TestFromEnvGood(t *testing.T) {
 			}
 			want := defaults()
 			tt.want(&want)
+			if _, set := tt.env[envMaxOverruns]; !set {
+				want.MaxOverruns = want.Slots // its default follows the slots
+			}
 			if got != want {
 				t.Errorf("FromEnv =\n %+v\nwant\n %+v", got, want)
 			}
@@ -257,6 +272,14 @@ func TestFromEnvBad(t *testing.T) {
 		{"shutdown zero", map[string]string{envShutdownTimeout: "0s"}, envShutdownTimeout, "0s", "out of range (above 0, at most 10s)"},
 		{"shutdown negative", map[string]string{envShutdownTimeout: "-1s"}, envShutdownTimeout, "-1s", "out of range"},
 		{"shutdown too long", map[string]string{envShutdownTimeout: "10.001s"}, envShutdownTimeout, "10.001s", "out of range"},
+		{"overrun grace zero", map[string]string{envOverrunGrace: "0s"}, envOverrunGrace, "0s", "out of range (above 0, at most 1h0m0s)"},
+		{"overrun grace word", map[string]string{envOverrunGrace: "long"}, envOverrunGrace, "long", "not a Go duration"},
+		{"max overruns negative", map[string]string{envMaxOverruns: "-1"}, envMaxOverruns, "-1", "out of range (0..16000)"},
+		{"max overruns too many", map[string]string{envMaxOverruns: "16001"}, envMaxOverruns, "16001", "out of range (0..16000)"},
+		{"max overruns word", map[string]string{envMaxOverruns: "all"}, envMaxOverruns, "all", "not an integer (0..16000)"},
+		{"wedged exit word", map[string]string{envWedgedExit: "never"}, envWedgedExit, "never", "not a Go duration"},
+		{"wedged exit too long", map[string]string{envWedgedExit: "2h"}, envWedgedExit, "2h", "out of range (above 0, at most 1h0m0s, or 0 or off)"},
+		{"wedged exit negative", map[string]string{envWedgedExit: "-1s"}, envWedgedExit, "-1s", "out of range"},
 
 		{"metrics unknown", map[string]string{envMetrics: "prometheus"}, envMetrics, "prometheus", "not a metrics output (OFF, EMF)"},
 		{"metrics true", map[string]string{envMetrics: "true"}, envMetrics, "true", "not a metrics output"},
@@ -326,6 +349,9 @@ func TestFromEnvAllErrors(t *testing.T) {
 		envLogLevel:            "LOUD",
 		envLogFormat:           "xml",
 		envShutdownTimeout:     "forever",
+		envOverrunGrace:        "-1s",
+		envMaxOverruns:         "x",
+		envWedgedExit:          "soon",
 		envMetrics:             "statsd",
 		envMetricsInterval:     "1ms",
 		envSIGTERM:             "maybe",
@@ -344,7 +370,8 @@ func TestFromEnvAllErrors(t *testing.T) {
 	}
 	want := []string{envRuntimeAPI, envMaxConcurrency, envBufferRetain, envMaxRequest,
 		envMaxResponse, envMemorySize, envMemoryLimitFraction, envLogLevel, envLogFormat, envShutdownTimeout,
-		envMetrics, envMetricsInterval, envSIGTERM, envJSONCodec, envMetricsNamespace, envServiceName}
+		envOverrunGrace, envMaxOverruns, envWedgedExit, envMetrics, envMetricsInterval, envSIGTERM, envJSONCodec,
+		envMetricsNamespace, envServiceName}
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Errorf("reported %v\nwant     %v", names, want)
 	}

@@ -22,6 +22,9 @@
 //	MemoryMB == 0 (unset) or 1 <= MemoryMB <= 1048576
 //	MemoryLimitFraction == 0 (off) or 0.1 <= MemoryLimitFraction <= 1
 //	0 < ShutdownTimeout <= 10s
+//	0 < OverrunGrace <= 1h
+//	0 <= MaxOverruns <= 16000
+//	WedgedExit == 0 (never) or 0 < WedgedExit <= 1h
 //	1s <= MetricsInterval <= 1h
 //
 // # Parsing rules
@@ -63,6 +66,13 @@
 // AWS_LAMBDA_LOG_FORMAT defaults to JSON on Lambda Managed Instances, where
 // the platform always uses JSON, and to TEXT elsewhere, as on-demand Lambda
 // does. A value that is set is always honoured.
+//
+// LMIGO_OVERRUN_GRACE, LMIGO_MAX_OVERRUNS and LMIGO_WEDGED_EXIT bound what
+// a handler that ignores its deadline may cost: its slot is replaced once
+// it has run the grace past its deadline, at most LMIGO_MAX_OVERRUNS slots
+// at once (by default as many as there are slots), and an environment where
+// no slot can serve any more ends itself after LMIGO_WEDGED_EXIT (0 or off:
+// never).
 //
 // LMIGO_METRICS is off (the default) or emf. LMIGO_METRICS_INTERVAL is
 // checked even when metrics are off, so that a typo shows before someone

@@ -346,6 +346,45 @@ func (r *reader) duration(name string, def, lo, hi time.Duration) time.Duration 
 	return d
 }
 
+// durationOff is duration with 0 or off (any case) for none, which gives 0.
+func (r *reader) durationOff(name string, def, hi time.Duration) time.Duration {
+	raw, v := r.get(name)
+	if v == "0" || strings.EqualFold(v, "off") {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	switch {
+	case v == "":
+		return def
+	case err != nil:
+		r.fail(name, raw, "not a Go duration, e.g. 30s, or 0 or off")
+	case d <= 0 || d > hi:
+		r.fail(name, raw, "out of range (above 0, at most "+hi.String()+", or 0 or off)")
+	default:
+		return d
+	}
+	return def
+}
+
+// count parses an integer within lo..hi.
+func (r *reader) count(name string, def, lo, hi int) int {
+	raw, v := r.get(name)
+	if v == "" {
+		return def
+	}
+	bounds := "(" + strconv.Itoa(lo) + ".." + strconv.Itoa(hi) + ")"
+	n, err := strconv.Atoi(v)
+	switch {
+	case err != nil && !errors.Is(err, strconv.ErrRange):
+		r.fail(name, raw, "not an integer "+bounds)
+	case err != nil, n < lo, n > hi:
+		r.fail(name, raw, "out of range "+bounds)
+	default:
+		return n
+	}
+	return def
+}
+
 func (r *reader) metrics(name string) Metrics {
 	raw, v := r.get(name)
 	switch strings.ToUpper(v) {

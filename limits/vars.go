@@ -16,6 +16,9 @@ const (
 	envLogLevel            = "AWS_LAMBDA_LOG_LEVEL"
 	envLogFormat           = "AWS_LAMBDA_LOG_FORMAT"
 	envShutdownTimeout     = "LMIGO_SHUTDOWN_TIMEOUT"
+	envOverrunGrace        = "LMIGO_OVERRUN_GRACE"
+	envMaxOverruns         = "LMIGO_MAX_OVERRUNS"
+	envWedgedExit          = "LMIGO_WEDGED_EXIT"
 	envMetrics             = "LMIGO_METRICS"
 	envMetricsInterval     = "LMIGO_METRICS_INTERVAL"
 	envSIGTERM             = "LMIGO_SIGTERM"
@@ -52,6 +55,9 @@ func Vars() []Var {
 		{envLogLevel, "INFO", "Lowest log level written: TRACE, DEBUG, INFO, WARN, ERROR or FATAL, any case."},
 		{envLogFormat, "JSON on Managed Instances, else TEXT", "Log format: JSON or TEXT, any case."},
 		{envShutdownTimeout, "500ms", "How long shutdown waits for running invocations: a Go duration, above 0 and at most 10s."},
+		{envOverrunGrace, "500ms", "How long past its deadline a handler may run before a new slot polls in its place (the handler keeps running on its own): a Go duration, above 0 and at most 1h."},
+		{envMaxOverruns, "LMIGO_SLOTS", "Most handlers overrunning at once whose slots were replaced: 0..16000; 0 replaces none."},
+		{envWedgedExit, "10s", "How long no slot may be able to serve (every one held by an overrunning handler, LMIGO_MAX_OVERRUNS reached) before the process logs FATAL and exits so that Lambda replaces the environment: a Go duration, above 0 and at most 1h, or 0 or off for never."},
 		{envMetrics, "off", "Runtime metrics: off, or emf for one CloudWatch Embedded Metric Format line on stdout per interval and one at shutdown; any case."},
 		{envMetricsInterval, "60s", "How often metrics are written: a Go duration, 1s..1h."},
 		{envSIGTERM, "off", "on (1, true, on): register an internal extension at start, so that Lambda sends SIGTERM before it shuts the execution environment down; off (0, false, off): do not. Any case."},

@@ -45,7 +45,7 @@ func TestVarsDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	concrete := []string{envMaxConcurrency, envBufferRetain, envMaxRequest,
-		envMaxResponse, envMemoryLimitFraction, envLogLevel, envShutdownTimeout, envMetrics, envMetricsInterval}
+		envMaxResponse, envMemoryLimitFraction, envLogLevel, envShutdownTimeout, envOverrunGrace, envWedgedExit, envMetrics, envMetricsInterval}
 	for _, name := range concrete {
 		if name == envMaxConcurrency {
 			// Its default only shows without the base's value.
@@ -67,6 +67,9 @@ func TestVarsDefaults(t *testing.T) {
 	}
 	if want.Slots != want.MaxConcurrency || defs[envSlots] != "N" {
 		t.Errorf("Slots default: Config %d of N=%d, Vars says %q", want.Slots, want.MaxConcurrency, defs[envSlots])
+	}
+	if want.MaxOverruns != want.Slots || defs[envMaxOverruns] != "LMIGO_SLOTS" {
+		t.Errorf("MaxOverruns default: Config %d of %d slots, Vars says %q", want.MaxOverruns, want.Slots, defs[envMaxOverruns])
 	}
 }
 

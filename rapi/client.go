@@ -143,6 +143,16 @@ func (c *Client) Conn() *Conn {
 	return newConn(c)
 }
 
+// ConnPipelined returns a new connection, as Conn, whose pipelining
+// condition is when instead of Options.Pipeline (see Options.Pipeline;
+// nil: none), for a caller that decides per connection whether a post
+// queues a poll: a slot whose invocation is over, say, posts alone.
+func (c *Client) ConnPipelined(when func() bool) *Conn {
+	cn := newConn(c)
+	cn.pipe = newPipeline(when)
+	return cn
+}
+
 // InitError posts POST /runtime/init/error on a connection of its own, then
 // closes it. The runtime must exit afterwards: the post does not end init.
 func (c *Client) InitError(ctx context.Context, errorType string, body []byte) error {

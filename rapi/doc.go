@@ -58,7 +58,8 @@
 // answer): it is sent once more on a new connection, as the server cannot
 // have registered it. A queued GET is never resent (below).
 //
-// Pipelining (Options.Pipeline, chosen once for every Conn of a Client):
+// Pipelining (Options.Pipeline, chosen once for every Conn of a Client, or
+// for one Conn by Client.ConnPipelined):
 // on LMI, a caller gets its response before the runtime's next /next is
 // registered, and an invoke that finds no pending poll is throttled. With
 // pipelining, Respond and Fail write GET /next right behind the POST on the

@@ -1056,3 +1056,58 @@ func TestConnect(t *testing.T) {
 		t.Fatalf("Connect to a closed port: %v, want ErrTransport", err)
 	}
 }
+
+// TestConnPipelinedOwnCondition: a Conn made by ConnPipelined asks its own
+// condition, not Options.Pipeline, whether a post queues a poll: a runtime
+// decides per slot (one whose handler overran posts its late answer with
+// no poll behind it).
+func TestConnPipelinedOwnCondition(t *testing.T) {
+	s, err := rapitest.New(rapitest.Options{MaxConcurrency: 1, Queue: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tests := []struct {
+		name       string
+		client     []Option
+		conn       bool // the Conn's own condition
+		wantQueued bool
+	}{
+		{"client queues, Conn does not", []Option{WithPipeline(always)}, false, false},
+		{"client does not, Conn does", nil, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := New(s.Addr(), tt.client...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cn := c.ConnPipelined(func() bool { return tt.conn })
+			defer cn.Close()
+			res := make(chan rapitest.Result, 1)
+			go func() {
+				r, _ := s.Invoke(ctx, rapitest.Request{Payload: []byte(`{}`)})
+				res <- r
+			}()
+			var inv Invocation
+			mustNext(t, cn, &inv)
+			if err := cn.Respond(ctx, &inv, []byte(`{}`), "application/json"); err != nil {
+				t.Fatal(err)
+			}
+			<-res
+			if cn.Queued() != tt.wantQueued {
+				t.Fatalf("queued %v, want %v", cn.Queued(), tt.wantQueued)
+			}
+			if tt.wantQueued {
+				if err := cn.ReadAnswer(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.WaitPolls(ctx, 1); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -24,8 +24,14 @@
 // ([Stats].MaxOutstanding, [Stats].MaxPolls).
 //
 // An invocation is held by the runtime from hand-out until the runtime posts
-// /response or /error for it, whatever the outcome (accepted, 410 after its
-// deadline, 400 after its caller gave up, 413), except one whose request ID
+// /response or /error for it, whatever the outcome (accepted, 400 after its
+// caller gave up, 413), or until its deadline, whichever comes first: as on
+// the platform, an invocation that timed out is over and no longer counts
+// toward N, though its handler may still run (its late post gets 410), so
+// that a runtime may poll in its place; a poll beyond N while the
+// invocations it holds are live is a violation. The deadline decides, by
+// the server's clock, even before the timer that ends Invoke has fired.
+// Not held either is an invocation whose request ID
 // the runtime cannot have read (a fault cut or replaced that part of its
 // /next reply, or Request.Headers removed the ID or made it unusable in a
 // URL path): the runtime does not hold that one. A /next whose client has gone away stays registered, as

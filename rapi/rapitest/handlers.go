@@ -53,6 +53,11 @@ func (s *Server) handleNext(w http.ResponseWriter, r *http.Request) {
 	p.state.Store(pollWaiting)
 	raiseTo(&s.c.maxPending, s.c.pending.Add(1))
 	o := s.c.outstanding.Add(1)
+	if o > int64(s.opts.MaxConcurrency) && s.expire() {
+		// An invocation past its deadline is over on the platform, even
+		// before the timer that ends its Invoke has fired.
+		o = s.c.outstanding.Load()
+	}
 	raiseTo(&s.c.maxOutstanding, o)
 	if o > int64(s.opts.MaxConcurrency) {
 		s.c.violations.Add(1)
@@ -198,13 +203,12 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request, isError bool
 		return
 	}
 	inv := v.(*invocation)
-	if !end.Before(inv.deadline) && inv.state.CompareAndSwap(stateAssigned, stateTimedOut) {
-		// The deadline decides, not Invoke's timer, which may run late.
-		s.c.timeouts.Add(1)
-		inv.done <- timeoutResult(inv) // cap 1, and only the CAS winner sends
+	if !end.Before(inv.deadline) {
+		s.timeOut(inv) // the deadline decides, not Invoke's timer, which may run late
 	}
 	if !inv.state.CompareAndSwap(stateAssigned, stateAnswered) {
-		// Ended by its deadline or its caller; the runtime's slot is free now.
+		// Ended by its deadline (its slot freed then) or its caller (the
+		// runtime's slot is free now).
 		s.release(inv)
 		if inv.state.Load() == stateTimedOut {
 			s.c.late.Add(1)

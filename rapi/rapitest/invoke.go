@@ -164,12 +164,8 @@ func (s *Server) Invoke(ctx context.Context, req Request) (Result, error) {
 	select {
 	case res = <-inv.done:
 	case <-timer.C:
-		if inv.state.CompareAndSwap(stateAssigned, stateTimedOut) {
-			s.c.timeouts.Add(1)
-			res = timeoutResult(inv)
-		} else {
-			res = <-inv.done
-		}
+		s.timeOut(inv)
+		res = <-inv.done // the timeout, or the post that came first
 	case <-ctx.Done():
 		if inv.state.CompareAndSwap(stateAssigned, stateCanceled) {
 			s.c.canceled.Add(1)
@@ -316,6 +312,36 @@ func (s *Server) assign(p *poll, req *Request) *invocation {
 	inv.written.Add(1)
 	p.ch <- inv // cap 1 and p is ours: never blocks
 	return inv
+}
+
+// timeOut ends inv by its deadline unless it has ended already, and
+// reports whether it did. As on the platform, the invocation is over then:
+// it no longer counts toward N, though the runtime may still hold it (a
+// handler that ignores its deadline), and its late post gets 410.
+func (s *Server) timeOut(inv *invocation) bool {
+	if !inv.state.CompareAndSwap(stateAssigned, stateTimedOut) {
+		return false
+	}
+	s.c.timeouts.Add(1)
+	s.release(inv)
+	inv.done <- timeoutResult(inv) // cap 1, and only the CAS winner sends
+	return true
+}
+
+// expire ends, by their deadline, the invocations the fake's clock says
+// are past it, and reports whether it ended any. It walks every
+// invocation in flight: it is for a poll that would be a violation
+// otherwise, never on the way of a well-behaved runtime.
+func (s *Server) expire() bool {
+	now := s.opts.now()
+	ended := false
+	s.inflight.Range(func(_, v any) bool {
+		if inv := v.(*invocation); !now.Before(inv.deadline) && s.timeOut(inv) {
+			ended = true
+		}
+		return true
+	})
+	return ended
 }
 
 // release frees the runtime's slot counted for inv, once.

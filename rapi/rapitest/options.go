@@ -63,6 +63,11 @@ type Options struct {
 	// A fixed port lets a test start a runtime before its Runtime API
 	// exists (its connections are refused until then).
 	Addr string
+	// IdleTimeout, when set, closes a keep-alive connection that has
+	// waited that long for its next request ([Stats].IdleClosed), as a
+	// Runtime API may close one a runtime left idle while a long
+	// invocation ran. 0 keeps idle connections open.
+	IdleTimeout time.Duration
 
 	// now is the clock that deadlines are set and held to; nil means
 	// time.Now. A test sets it to decide what is late without racing a timer.
@@ -78,6 +83,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("%w: MaxResponseBytes %d < 0", ErrInvalidOptions, o.MaxResponseBytes)
 	case o.Timeout < 0:
 		return o, fmt.Errorf("%w: Timeout %v < 0", ErrInvalidOptions, o.Timeout)
+	case o.IdleTimeout < 0:
+		return o, fmt.Errorf("%w: IdleTimeout %v < 0", ErrInvalidOptions, o.IdleTimeout)
 	}
 	if o.MaxConcurrency == 0 {
 		o.MaxConcurrency = 1

@@ -27,6 +27,8 @@ type Server struct {
 	pollq    chan *poll    // pending /next, oldest first
 	pollSig  chan struct{} // cap 1: a /next was queued (wakes WaitPolls or WaitPoll)
 	inflight sync.Map      // request ID -> *invocation held by the runtime
+	// connStates: net.Conn -> its last http.ConnState, with IdleTimeout.
+	connStates sync.Map
 
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -81,10 +83,14 @@ func New(opts Options) (*Server, error) {
 		// connection for every request, a few percent of the fake's CPU
 		// under load; a peer that stalls mid-request is cut by Close.
 		// A peer that misbehaves on purpose is a test case, not news.
-		ErrorLog: log.New(io.Discard, "", 0),
-		ConnState: func(_ net.Conn, st http.ConnState) {
+		ErrorLog:    log.New(io.Discard, "", 0),
+		IdleTimeout: opts.IdleTimeout,
+		ConnState: func(c net.Conn, st http.ConnState) {
 			if st == http.StateNew {
 				s.c.newConns.Add(1)
+			}
+			if opts.IdleTimeout > 0 {
+				s.trackIdle(c, st)
 			}
 		},
 	}
@@ -93,6 +99,20 @@ func New(opts Options) (*Server, error) {
 		_ = s.srv.Serve(ln) // returns ErrServerClosed after Close
 	}()
 	return s, nil
+}
+
+// trackIdle counts the connections closed while idle, which with
+// IdleTimeout set is the server closing them (a client that closes an
+// idle connection is counted too).
+func (s *Server) trackIdle(c net.Conn, st http.ConnState) {
+	switch st {
+	case http.StateClosed, http.StateHijacked:
+		if prev, ok := s.connStates.LoadAndDelete(c); ok && prev == http.StateIdle && st == http.StateClosed {
+			s.c.idleClosed.Add(1)
+		}
+	default:
+		s.connStates.Store(c, st)
+	}
 }
 
 // Addr returns host:port, the value for AWS_LAMBDA_RUNTIME_API.

@@ -39,7 +39,8 @@ type Stats struct {
 	CrossWired int64 // 410: the echo named another invocation; it stays open
 	NoEcho     int64 // posts without the echo (accepted, as by the emulator)
 
-	NewConns int64 // TCP connections accepted
+	NewConns   int64 // TCP connections accepted
+	IdleClosed int64 // connections closed after Options.IdleTimeout idle
 
 	PendingPolls   int64 // /next waiting for an invocation now
 	Outstanding    int64 // pending /next + invocations held by the runtime now
@@ -74,7 +75,7 @@ type counters struct {
 	extensions, extPolls, extRefused                                     atomic.Int64
 	late, tooLarge, badRequests, unknown, duplicates, faults             atomic.Int64
 	crossWired, noEcho                                                   atomic.Int64
-	newConns                                                             atomic.Int64
+	newConns, idleClosed                                                 atomic.Int64
 
 	pending, outstanding       atomic.Int64
 	maxPending, maxOutstanding atomic.Int64
@@ -106,6 +107,7 @@ func (c *counters) snapshot() Stats {
 		CrossWired:     c.crossWired.Load(),
 		NoEcho:         c.noEcho.Load(),
 		NewConns:       c.newConns.Load(),
+		IdleClosed:     c.idleClosed.Load(),
 		PendingPolls:   c.pending.Load(),
 		Outstanding:    c.outstanding.Load(),
 		MaxPolls:       c.maxPending.Load(),

@@ -1,0 +1,465 @@
+package concurrent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lmigo/lmigo/rapi/rapitest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+// overrunEvent drives overrunHandler.
+type overrunEvent struct {
+	Hang    bool `json:"hang"`    // ignore the deadline: block until the test releases the hung handlers
+	Barrier bool `json:"barrier"` // block until the barrier is full
+}
+
+// overrunHandler answers at once, or hangs until hung is closed (never by
+// time), or waits at a barrier of n handlers, to prove n slots serve at once.
+type overrunHandler struct {
+	hung    chan struct{}
+	hanging atomic.Int64
+	barrier *barrier
+	abort   chan struct{} // opens the barrier when the test fails
+}
+
+func newOverrunHandler(n int) *overrunHandler {
+	return &overrunHandler{hung: make(chan struct{}), barrier: &barrier{n: n, all: make(chan struct{})}, abort: make(chan struct{})}
+}
+
+func (h *overrunHandler) handle(_ context.Context, ev overrunEvent) (string, error) {
+	switch {
+	case ev.Hang:
+		h.hanging.Add(1)
+		defer h.hanging.Add(-1)
+		<-h.hung
+		return "late", nil
+	case ev.Barrier:
+		h.barrier.arrive()
+		select {
+		case <-h.barrier.all:
+		case <-h.abort:
+		}
+		return "together", nil
+	}
+	return "ok", nil
+}
+
+// TestOverrunReplacesSlot: at N=8, with 1..8 handlers that ignore their
+// deadline and a steady load beside them, every slot whose handler overran
+// is replaced once its deadline is past by the grace: the environment
+// serves at full N again (8 invocations at once, at a barrier), polls plus
+// the invocations the fake still holds never exceed N, nothing is lost,
+// and when the hung handlers return at last their late answers get 410,
+// are logged with their request IDs, and their goroutines leave the pool.
+func TestOverrunReplacesSlot(t *testing.T) {
+	const (
+		n       = 8
+		grace   = 100 * time.Millisecond
+		timeout = 200 * time.Millisecond // the hung invocations' deadline
+	)
+	for hung := 1; hung <= n; hung++ {
+		t.Run(fmt.Sprintf("%d hung", hung), func(t *testing.T) {
+			api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true})
+			log, logs := observe()
+			h := newOverrunHandler(n)
+			rt, err := New(h.handle, WithLogger(log), WithLookupEnv(api.Env(map[string]string{
+				"LMIGO_OVERRUN_GRACE": grace.String(),
+				"LMIGO_WEDGED_EXIT":   "off",
+			})))
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop, wait := runStoppable(t, api, rt, n)
+			ctx, cancel := testContext(t)
+			defer cancel()
+			released := false
+			release := func() {
+				if !released {
+					released = true
+					close(h.hung)
+				}
+			}
+			defer release()
+
+			// A steady load, all through.
+			var shorts atomic.Int64
+			loadCtx, stopLoad := context.WithCancel(ctx)
+			var load sync.WaitGroup
+			for range 2 {
+				load.Go(func() {
+					for loadCtx.Err() == nil {
+						r, err := api.Invoke(loadCtx, rapitest.Request{Payload: []byte(`{}`), Timeout: time.Hour})
+						if err != nil {
+							return // stopped
+						}
+						if r.Err != nil || string(r.Body) != `"ok"` {
+							t.Errorf("short invocation: %s %+v", r.Body, r.Err)
+							return
+						}
+						shorts.Add(1)
+					}
+				})
+			}
+
+			hangN(t, api, h, hung, timeout)
+
+			// Full N serving again while the handlers still hang: n
+			// invocations at once, within a bound far beyond the grace.
+			defer close(h.abort)
+			bctx, bcancel := context.WithTimeout(ctx, 30*time.Second)
+			defer bcancel()
+			var together sync.WaitGroup
+			for range n {
+				together.Go(func() {
+					r, err := api.Invoke(bctx, rapitest.Request{Payload: []byte(`{"barrier":true}`), Timeout: time.Hour})
+					if err != nil || r.Err != nil || string(r.Body) != `"together"` {
+						t.Errorf("barrier invocation: %s %+v, %v", r.Body, r.Err, err)
+					}
+				})
+			}
+			together.Wait()
+			if t.Failed() {
+				t.Fatalf("not %d invocations at once with %d handlers hung: stats %+v", n, hung, api.Stats())
+			}
+			for _, e := range logs.FilterMessage(msgOverrun).All() {
+				if past, _ := e.ContextMap()["pastDeadline"].(time.Duration); past < grace {
+					t.Errorf("replaced %v past the deadline, before the grace %v: %v", past, grace, e.ContextMap())
+				}
+			}
+			if got := logs.FilterMessage(msgOverrun).Len(); got != hung {
+				t.Errorf("%d overrun warnings, want %d", got, hung)
+			}
+
+			release()
+			waitUntil(t, "the late answers", func() bool { return api.Stats().Late == int64(hung) })
+			waitUntil(t, "the hung slots released", func() bool { return rt.overrunning() == 0 })
+			stopLoad()
+			load.Wait()
+			stop()
+			if err := wait(); err != nil {
+				t.Fatal(err)
+			}
+			st := api.Stats()
+			if st.Violations != 0 || st.MaxOutstanding > n || st.Duplicates != 0 ||
+				st.Timeouts != int64(hung) || st.Answered() != shorts.Load()+n || st.Late != int64(hung) {
+				t.Fatalf("stats %+v, %d short invocations", st, shorts.Load())
+			}
+			checkLateAnswersLogged(t, logs, hung)
+		})
+	}
+}
+
+// checkLateAnswersLogged: each late answer of a handler that overran is
+// logged with its request ID.
+func checkLateAnswersLogged(t *testing.T, logs *observer.ObservedLogs, hung int) {
+	t.Helper()
+	ids := map[string]bool{}
+	for _, e := range logs.FilterMessage(msgOverrun).All() {
+		ids[e.ContextMap()[keyRequestID].(string)] = true
+	}
+	late := logs.FilterMessage(msgOverrunReturned).All()
+	if len(late) != hung || len(ids) != hung {
+		t.Fatalf("%d late answers logged for %d overruns, want %d", len(late), len(ids), hung)
+	}
+	for _, e := range late {
+		if id, _ := e.ContextMap()[keyRequestID].(string); !ids[id] {
+			t.Errorf("late answer logged for %q, which did not overrun: %v", id, e.ContextMap())
+		}
+	}
+}
+
+// hangN hands out n invocations that hang, each with deadline timeout,
+// and returns once the fake has timed them all out.
+func hangN(t *testing.T, api *rapitest.Server, h *overrunHandler, n int, timeout time.Duration) {
+	t.Helper()
+	ctx, cancel := testContext(t)
+	defer cancel()
+	before := h.hanging.Load()
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{"hang":true}`), Timeout: timeout})
+			if err != nil || r.Err == nil || r.Err.Type != rapitest.ErrorTypeTimeout {
+				t.Errorf("hung invocation: %+v, %v; want a timeout", r, err)
+			}
+		})
+	}
+	wg.Wait()
+	waitUntil(t, "the hung handlers", func() bool { return h.hanging.Load() == before+int64(n) })
+}
+
+// TestOverrunBound: at most LMIGO_MAX_OVERRUNS slots are replaced at once.
+// At N=2 with a bound of 1, the first of two hung handlers' slots is
+// replaced, the second is held (warned about, not replaced) and the bound
+// is logged once with the count, and so is a third hung handler on the
+// replacement; once the handlers return, the held slots serve again and
+// the environment is back to N polls, within N all along.
+func TestOverrunBound(t *testing.T) {
+	const (
+		n       = 2
+		grace   = 100 * time.Millisecond
+		timeout = 200 * time.Millisecond
+	)
+	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true})
+	log, logs := observe()
+	h := newOverrunHandler(n)
+	rt, err := New(h.handle, WithLogger(log), WithLookupEnv(api.Env(map[string]string{
+		"LMIGO_OVERRUN_GRACE": grace.String(),
+		"LMIGO_MAX_OVERRUNS":  "1",
+		"LMIGO_WEDGED_EXIT":   "off",
+	})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, wait := runStoppable(t, api, rt, n)
+	release := sync.OnceFunc(func() { close(h.hung) })
+	defer release()
+	hangN(t, api, h, 2, timeout)
+	waitUntil(t, "two overruns logged", func() bool { return logs.FilterMessage(msgOverrun).Len() == 2 })
+	// The replacement polls: one slot serves.
+	ctx, cancel := testContext(t)
+	defer cancel()
+	if err := api.WaitPolls(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	hangN(t, api, h, 1, timeout)
+	waitUntil(t, "the third overrun logged", func() bool { return logs.FilterMessage(msgOverrun).Len() == 3 })
+
+	replaced := 0
+	for _, e := range logs.FilterMessage(msgOverrun).All() {
+		if e.ContextMap()["replaced"] == true {
+			replaced++
+		}
+	}
+	bound := logs.FilterMessage(msgOverrunBound).All()
+	if replaced != 1 || len(bound) != 1 || bound[0].ContextMap()["overrunning"] != int64(1) {
+		t.Fatalf("%d replaced, want 1; the bound logged %d times, want once with the count: %v", replaced, len(bound), bound)
+	}
+	if st := api.Stats(); st.PendingPolls != 0 || st.Violations != 0 {
+		t.Fatalf("with every slot held and the bound reached: %+v", st)
+	}
+
+	release()
+	waitUntil(t, "the late answers", func() bool { return api.Stats().Late == 3 })
+	waitUntil(t, "the replaced slot released", func() bool { return rt.overrunning() == 0 })
+	if err := api.WaitPolls(ctx, n); err != nil {
+		t.Fatalf("not back to %d polls: %v", n, err)
+	}
+	stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if st := api.Stats(); st.Violations != 0 || st.MaxOutstanding > n || st.Late != 3 || st.Answered() != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestWedgedExit: when no slot can serve, every one held by a handler that
+// overran and the bound reached, for LMIGO_WEDGED_EXIT, the runtime writes
+// one FATAL line naming each hung request ID with how long it ran past its
+// deadline and where its handler is (its stack, cut), the last metrics
+// document counts EndedWedged, and the process exits 1 (the exit function
+// here, which returns).
+func TestWedgedExit(t *testing.T) {
+	const (
+		n       = 2
+		grace   = 100 * time.Millisecond
+		timeout = 200 * time.Millisecond
+		bound   = 300 * time.Millisecond
+	)
+	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true})
+	var stderr, stdout syncBuffer
+	exited := make(chan int, 1)
+	h := newOverrunHandler(n)
+	rt, err := New(h.handle, WithLookupEnv(api.Env(map[string]string{
+		"LMIGO_OVERRUN_GRACE":    grace.String(),
+		"LMIGO_MAX_OVERRUNS":     "1",
+		"LMIGO_WEDGED_EXIT":      bound.String(),
+		"AWS_LAMBDA_LOG_FORMAT":  "JSON",
+		"LMIGO_METRICS":          "emf",
+		"LMIGO_METRICS_INTERVAL": "1h",
+	})), func(o *options) {
+		o.stderr = zapcore.AddSync(&stderr)
+		o.stdout = &stdout
+		o.exit = func(code int) { exited <- code }
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, wait := runStoppable(t, api, rt, n)
+	release := sync.OnceFunc(func() { close(h.hung) })
+	defer release()
+	hangN(t, api, h, 2, timeout)
+	ctx, cancel := testContext(t)
+	defer cancel()
+	if err := api.WaitPolls(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	hangN(t, api, h, 1, timeout)
+	wedged := time.Now() // at the latest: the third overrun is not even replaced yet
+	var code int
+	select {
+	case code = <-exited:
+	case <-ctx.Done():
+		t.Fatalf("no exit while wedged:\n%s", stderr.String())
+	}
+	if took := time.Since(wedged); code != 1 || took < bound-grace {
+		// The third deadline passed before wedged was read: the
+		// environment may have been wedged since, up to the grace before.
+		t.Fatalf("exit %d after %v, want 1 after at least %v", code, took, bound-grace)
+	}
+
+	var overran []string
+	var fatal map[string]any
+	for line := range strings.SplitSeq(strings.TrimSpace(stderr.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not one JSON object: %q", line)
+		}
+		switch m["message"] {
+		case msgOverrun:
+			overran = append(overran, m[keyRequestID].(string))
+		case msgWedged:
+			if fatal != nil || m["level"] != "FATAL" || len(line) >= maxLogLine {
+				t.Fatalf("a second FATAL line, or not FATAL, or %d bytes: %s", len(line), line)
+			}
+			fatal = m
+		}
+	}
+	if fatal == nil || len(overran) != 3 {
+		t.Fatalf("FATAL line %v, %d overruns logged:\n%s", fatal, len(overran), stderr.String())
+	}
+	hung, _ := fatal["hung"].([]any)
+	named := map[string]bool{}
+	for _, x := range hung {
+		e := x.(map[string]any)
+		named[e[keyRequestID].(string)] = true
+		past, err := time.ParseDuration(e["pastDeadline"].(string))
+		if err != nil || past < grace || !strings.Contains(e["stack"].(string), "overrunHandler).handle") {
+			t.Errorf("hung entry %v: want its time past the deadline and its handler's stack", e)
+		}
+	}
+	for _, id := range overran {
+		if !named[id] {
+			t.Errorf("%s overran but is not named in the FATAL line %v", id, fatal)
+		}
+	}
+	if docs := strings.Split(strings.TrimSpace(stdout.String()), "\n"); len(docs) == 0 || emfValues(t, docs[len(docs)-1]+"\n")["EndedWedged"] != 1 {
+		t.Errorf("the last metrics document does not count EndedWedged: %s", stdout.String())
+	}
+
+	release()
+	waitUntil(t, "the late answers", func() bool { return api.Stats().Late == 3 })
+	stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if st := api.Stats(); st.Violations != 0 || st.MaxOutstanding > n {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestWedgedLineBounded: however many handlers hang and however deep their
+// stacks, the FATAL line stays within the log line bound, longest overrun
+// first, and says how many it did not list.
+func TestWedgedLineBounded(t *testing.T) {
+	now := time.Now()
+	for _, count := range []int{1, 3, 100, 5000} {
+		hung := make([]*overrun, count)
+		stacks := map[uint64]string{}
+		for i := range hung {
+			hung[i] = &overrun{deadline: now.Add(-time.Duration(i) * time.Second), goid: uint64(i + 1)}
+			hung[i].inv.RequestID = fmt.Sprintf("%08d-0000-4000-8000-000000000000", i)
+			stacks[uint64(i+1)] = strings.Repeat("main.handler(0x1234, 0x5678)\n\t/var/task/main.go:42 +0x1f\n", 200)
+		}
+		list := wedgedList{now: now, hung: hung, stacks: stacks}
+		list.fit(wedgedBudget)
+		enc := zapcore.NewJSONEncoder(encoderConfig())
+		buf, err := enc.EncodeEntry(zapcore.Entry{Level: zapcore.FatalLevel, Time: now, Message: msgWedged},
+			[]zapcore.Field{zap.Array("hung", list), zap.Int("notListed", count-list.n)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if buf.Len() >= maxLogLine || list.n == 0 || (count <= 3 && list.n != count) {
+			t.Fatalf("%d hung: a line of %d bytes listing %d", count, buf.Len(), list.n)
+		}
+	}
+}
+
+// TestLongInvocationKept: an invocation whose deadline is 30 minutes away
+// is never taken for an overrun, however short the grace, while 10,000
+// short ones run beside it at N=16; its slot's connection, closed by the
+// Runtime API while it sat idle, is used again for its answer and its
+// next poll, and nothing is lost. (The handler finishes early, released by
+// the test: the deadline is what matters.)
+func TestLongInvocationKept(t *testing.T) {
+	const (
+		n      = 16
+		shorts = 10000
+		idle   = 50 * time.Millisecond
+	)
+	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true, IdleTimeout: idle})
+	log, logs := observe()
+	h := newOverrunHandler(n)
+	rt, err := New(h.handle, WithLogger(log), WithLookupEnv(api.Env(map[string]string{"LMIGO_OVERRUN_GRACE": "1ms"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, wait := runStoppable(t, api, rt, n)
+	release := sync.OnceFunc(func() { close(h.hung) })
+	defer release()
+	ctx, cancel := testContext(t)
+	defer cancel()
+	long := make(chan rapitest.Result, 1)
+	go func() {
+		r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{"hang":true}`), Timeout: 30 * time.Minute})
+		if err != nil {
+			t.Errorf("long invocation: %v", err)
+		}
+		long <- r
+	}()
+	waitUntil(t, "the long handler", func() bool { return h.hanging.Load() == 1 })
+
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range n - 1 {
+		wg.Go(func() {
+			for next.Add(1) <= shorts {
+				r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{}`), Timeout: time.Hour})
+				if err != nil || r.Err != nil || string(r.Body) != `"ok"` {
+					t.Errorf("short invocation: %s %+v, %v", r.Body, r.Err, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// Its connection idle for longer than the Runtime API keeps it.
+	waitUntil(t, "the long invocation's connection closed while idle", func() bool { return api.Stats().IdleClosed > 0 })
+	release()
+	if r := <-long; r.Err != nil || string(r.Body) != `"late"` {
+		t.Fatalf("the long invocation: %s %+v", r.Body, r.Err)
+	}
+	if err := api.WaitPolls(ctx, n); err != nil {
+		t.Fatalf("not back to %d polls: %v", n, err)
+	}
+	stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got := logs.FilterMessage(msgOverrun).Len(); got != 0 {
+		t.Fatalf("%d overruns logged for invocations far from their deadline", got)
+	}
+	if st := api.Stats(); st.Answered() != shorts+1 || st.Responses != shorts+1 || st.Violations != 0 || st.Duplicates != 0 || st.Late != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
