@@ -29,6 +29,8 @@ type Workers[T any] struct {
 	closed  bool       // under mu: Release was called
 	once    sync.Once
 	stopped chan struct{} // closed when every goroutine of the pool has exited
+
+	afterRestart func() // tests: called by the goroutine a restarted task left
 }
 
 // NewWorkers returns a pool that runs fn for each Invoke, at most size at
@@ -91,17 +93,23 @@ func (w *Workers[T]) run(arg T) {
 
 // restart starts fn(arg) again after it ended without returning (a panic,
 // which ants reports next, or runtime.Goexit). ants counts the goroutine
-// it leaves until that goroutine's last deferred call: the capacity grows
-// by one for the Invoke, and shrinks back at once, so that the task gets a
-// fresh goroutine now and the pool runs no more than size tasks.
+// it leaves until that goroutine's last deferred call, and so the others
+// that ended just before and are still leaving: the capacity grows to one
+// above all that ants counts for the Invoke (under mu, which every Invoke
+// holds, that count cannot grow), and shrinks back at once, so that the
+// task gets a fresh goroutine now and the pool runs no more than size
+// tasks.
 func (w *Workers[T]) restart(arg T) {
+	if w.afterRestart != nil {
+		defer w.afterRestart()
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return
 	}
 	size := w.p.Cap()
-	w.p.Tune(size + 1)
+	w.p.Tune(max(size, w.p.Running()+1))
 	err := w.p.Invoke(arg)
 	w.p.Tune(size)
 	if err != nil {

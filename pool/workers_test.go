@@ -313,3 +313,66 @@ func TestWorkersRestart(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkersRestartTogether: a task that ends without returning while
+// another such task's goroutine is still leaving is started again too. ants
+// counts a goroutine until its last deferred call, after the restart.
+func TestWorkersRestartTogether(t *testing.T) {
+	t.Parallel()
+	for _, end := range []struct {
+		name string
+		f    func()
+	}{{"goexit", runtime.Goexit}, {"panic", func() { panic("boom") }}} {
+		t.Run(end.name, func(t *testing.T) {
+			t.Parallel()
+			const size = 2
+			out := &notifyWriter{wrote: make(chan struct{}, 1)}
+			var calls [size]atomic.Int64
+			gates := [size]chan struct{}{make(chan struct{}), make(chan struct{})}
+			again := make(chan int, size)
+			w, err := NewWorkers(size, func(i int) {
+				if calls[i].Add(1) == 1 {
+					<-gates[i]
+					end.f()
+				}
+				again <- i
+			}, WithPanicHandler(func(any) {}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.stderr = out
+			// The first task's old goroutine waits here, still counted,
+			// until the second task has been started again.
+			leaving, restarts := make(chan struct{}), atomic.Int64{}
+			release := make(chan struct{})
+			w.afterRestart = func() {
+				if restarts.Add(1) == 1 {
+					close(leaving)
+					<-release
+					return
+				}
+				close(release)
+			}
+			for i := range size {
+				if err := w.Invoke(i); err != nil {
+					t.Fatal(err)
+				}
+			}
+			close(gates[0])
+			recvWithin(t, leaving, "the first task's restart")
+			close(gates[1])
+			for range size {
+				select {
+				case <-again:
+				case <-out.wrote:
+					t.Fatal(out.String())
+				case <-time.After(wait):
+					t.Fatal("not every task started again")
+				}
+			}
+			if err := w.Release(wait); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
