@@ -215,7 +215,9 @@ func TestRefusedAnswersUnderEmulator(t *testing.T) {
 // internal extension, so that the emulator's shutdown sends it SIGTERM:
 // the emulator first aborts the invocation in flight (its caller gets an
 // error), the runtime lets the handler finish, logs "runtime stopped" and
-// exits 0 before the emulator's 600 ms SIGKILL. Without the extension the
+// exits 0 before the emulator's 600 ms SIGKILL. The handler ends at SIGTERM
+// rather than after a fixed sleep, so that a busy machine leaves the
+// shutdown its whole 600 ms. Without the extension the
 // runtime is SIGKILLed at once and logs nothing.
 func TestSIGTERMUnderEmulator(t *testing.T) {
 	for _, tt := range []struct {
@@ -237,7 +239,7 @@ func TestSIGTERMUnderEmulator(t *testing.T) {
 			go func() {
 				ctx, cancel := context.WithDeadline(context.Background(), waitBy(t))
 				defer cancel()
-				r, err := e.InvokeWith(ctx, []byte(`{"sleep_ms":300,"announce":true}`), http.Header{rie.RequestIDHeader: {"inflight-1"}})
+				r, err := e.InvokeWith(ctx, []byte(`{"sleep_ms":4000,"until_sigterm":true,"announce":true}`), http.Header{rie.RequestIDHeader: {"inflight-1"}})
 				if err != nil {
 					r.FunctionError = err.Error()
 				}

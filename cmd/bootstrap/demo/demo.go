@@ -6,6 +6,8 @@
 //
 //	{"size":N}          respond with exactly N bytes of valid JSON (a JSON string, N >= 2)
 //	{"sleep_ms":M}      sleep M milliseconds (cut short by the deadline)
+//	{"until_sigterm":true}  cut the sleep short when the process gets SIGTERM,
+//	                    so that a test's handler ends when its shutdown begins
 //	{"cpu_ms":C}        burn C milliseconds of CPU
 //	{"stack_kib":K}     grow the goroutine's stack to K KiB (a power of two, 16 or more), as deep recursion does
 //	{"fail":"msg"}      return an error with that message
@@ -30,8 +32,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -53,6 +57,8 @@ type Event struct {
 	Gather   int             `json:"gather"`
 	ID       json.RawMessage `json:"id"`
 	Announce bool            `json:"announce"`
+	// UntilSIGTERM cuts the sleep short at SIGTERM.
+	UntilSIGTERM bool `json:"until_sigterm"`
 }
 
 // Reply is the small default response.
@@ -76,9 +82,15 @@ func Handle(ctx context.Context, ev Event) (json.RawMessage, error) {
 	}
 	if ev.SleepMS > 0 {
 		t := time.NewTimer(time.Duration(ev.SleepMS) * time.Millisecond)
+		var term <-chan struct{} // nil: never
+		if ev.UntilSIGTERM {
+			term = sigterm()
+		}
 		select {
 		case <-t.C:
 		case <-ctx.Done():
+			t.Stop()
+		case <-term:
 			t.Stop()
 		}
 	}
@@ -255,3 +267,17 @@ func announce(ctx context.Context) {
 	}
 	_, _ = os.Stdout.Write([]byte("demo: started " + id + "\n"))
 }
+
+// sigterm returns a channel closed when the process gets SIGTERM. It
+// listens from its first call on (the signal's default action, exit, is
+// then off: the runtime's own handling decides).
+var sigterm = sync.OnceValue(func() <-chan struct{} {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		<-c
+		close(done)
+	}()
+	return done
+})
