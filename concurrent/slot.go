@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -55,6 +56,14 @@ type slot struct {
 	// goid is the ID of the slot's goroutine, whose stack the overrun
 	// watch logs.
 	goid atomic.Uint64
+}
+
+// newSlot makes a slot. Its next poll goes out behind its answer (see
+// send) unless the overrun watch has replaced it (endWatch).
+func (rt *Runtime) newSlot() *slot {
+	s := &slot{bufs: pool.NewBuffers(rt.cfg.BufferRetainBytes)}
+	s.conn = rt.client.ConnPipelined(func() bool { return s.endWatch() && rt.mayQueue() })
+	return s
 }
 
 // runSlot is the life of slot s, on its goroutine of the pool: it polls
@@ -301,3 +310,34 @@ func (rt *Runtime) putBuffers(s *slot) {
 	}
 	s.inv.Payload = nil
 }
+
+// startWatch puts s's invocation under the overrun watch as it begins.
+func (s *slot) startWatch() {
+	if d := s.inv.Deadline.UnixNano(); d > 0 {
+		s.watch.Store(d)
+	}
+}
+
+// endWatch takes s's invocation back from the overrun watch as it is
+// answered, before the answer is written (it is the slot's pipelining
+// condition, and serve's last word): false once the watch has replaced the
+// slot, whose answer then goes alone, with no poll behind it.
+func (s *slot) endWatch() bool {
+	for {
+		switch v := s.watch.Load(); v {
+		case watchNone:
+			return true
+		case watchReplaced:
+			return false
+		case watchTaking:
+			runtime.Gosched() // the watch decides within microseconds
+		default: // a deadline, or watchHeld
+			if s.watch.CompareAndSwap(v, watchNone) {
+				return true
+			}
+		}
+	}
+}
+
+// replaced reports whether the watch replaced s: its goroutine retires.
+func (s *slot) replaced() bool { return s.watch.Load() == watchReplaced }
