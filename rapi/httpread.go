@@ -31,7 +31,7 @@ const (
 // carries at least one byte. Memory stays bounded (spill grows to framing at
 // most, and only for lines longer than the bufio buffer), and so do the
 // bytes read per payload byte (a size line, then CRLF): the rest is bounded
-// by time, which the stall and deadline machinery (broken.go) owns.
+// by time, which the stall and deadline machinery (conn.go) owns.
 type limits struct {
 	head    int
 	headers int
