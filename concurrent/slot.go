@@ -28,7 +28,9 @@ import (
 // (admission.go) may hold a slot back before a fresh poll; drain
 // (runtime.go) takes it once its goroutine has left the loop. A slot whose
 // handler overran its deadline is replaced by a new one (overrun.go), and
-// retires once its handler returns.
+// retires once its handler returns; the watch's store on the slot
+// (startWatch, endWatch) is at the end of this file. An invocation's counts
+// are in inflight.go.
 
 // slot is everything one invocation needs, reused from one invocation to
 // the next. It belongs to its goroutine (runSlot), and to drain once that
