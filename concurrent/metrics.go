@@ -50,7 +50,7 @@ var emfMetrics = [...]struct{ name, unit string }{
 // high-water mark, one for its end); the emitter swaps them to zero, so
 // each document holds one interval. Nothing on the hot path allocates or
 // takes a lock; the clock is read only when the last free slot is taken
-// or given back.
+// or given back. The counting, begin and end, is in inflight.go.
 type runtimeMetrics struct {
 	invocations atomic.Uint64
 	inflight    atomic.Int64
@@ -97,42 +97,6 @@ func newMetrics(cfg limits.Config, out io.Writer) *runtimeMetrics {
 			{Name: "/memory/classes/heap/unused:bytes"},
 		},
 		since: now,
-	}
-}
-
-// now reads the monotonic clock, never 0.
-func (m *runtimeMetrics) now() int64 { return int64(time.Since(m.epoch)) + 1 }
-
-// begin counts an invocation taking its slot.
-func (m *runtimeMetrics) begin() {
-	if m == nil {
-		return
-	}
-	m.invocations.Add(1)
-	n := m.inflight.Add(1)
-	if n == m.slots {
-		m.busySince.Store(m.now())
-	}
-	for {
-		hi := m.maxInflight.Load()
-		if n <= hi || m.maxInflight.CompareAndSwap(hi, n) {
-			return
-		}
-	}
-}
-
-// end counts an invocation answered.
-func (m *runtimeMetrics) end() {
-	if m == nil {
-		return
-	}
-	// A begin that stored busySince late (after this Swap) leaves a stale
-	// value, but the next end that frees a slot follows a begin that fills
-	// the last one, which stores it anew: nothing stale is ever added.
-	if m.inflight.Add(-1) == m.slots-1 {
-		if since := m.busySince.Swap(0); since != 0 {
-			m.busyTime.Add(m.now() - since)
-		}
 	}
 }
 

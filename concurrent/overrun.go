@@ -70,37 +70,6 @@ type overrun struct {
 	replaced bool
 }
 
-// startWatch puts s's invocation under the overrun watch as it begins.
-func (s *slot) startWatch() {
-	if d := s.inv.Deadline.UnixNano(); d > 0 {
-		s.watch.Store(d)
-	}
-}
-
-// endWatch takes s's invocation back from the overrun watch as it is
-// answered, before the answer is written (it is the slot's pipelining
-// condition, and serve's last word): false once the watch has replaced the
-// slot, whose answer then goes alone, with no poll behind it.
-func (s *slot) endWatch() bool {
-	for {
-		switch v := s.watch.Load(); v {
-		case watchNone:
-			return true
-		case watchReplaced:
-			return false
-		case watchTaking:
-			runtime.Gosched() // the watch decides within microseconds
-		default: // a deadline, or watchHeld
-			if s.watch.CompareAndSwap(v, watchNone) {
-				return true
-			}
-		}
-	}
-}
-
-// replaced reports whether the watch replaced s: its goroutine retires.
-func (s *slot) replaced() bool { return s.watch.Load() == watchReplaced }
-
 // watchOverruns starts the overrun watch; stop ends it and waits for it.
 func (rt *Runtime) watchOverruns() (stop func()) {
 	period := max(min(rt.cfg.OverrunGrace/2, overrunCheckMax), time.Millisecond)

@@ -129,14 +129,6 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	return rt, nil
 }
 
-// newSlot makes a slot. Its next poll goes out behind its answer (see
-// send) unless the overrun watch has replaced it (endWatch).
-func (rt *Runtime) newSlot() *slot {
-	s := &slot{bufs: pool.NewBuffers(rt.cfg.BufferRetainBytes)}
-	s.conn = rt.client.ConnPipelined(func() bool { return s.endWatch() && rt.mayQueue() })
-	return s
-}
-
 // Config returns the configuration the runtime was built with.
 func (rt *Runtime) Config() limits.Config { return rt.cfg }
 

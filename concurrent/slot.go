@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/lmigo/lmigo/pool"
 	"github.com/lmigo/lmigo/rapi"
 	"github.com/valyala/bytebufferpool"
+	"go.uber.org/zap"
 )
 
 // The life of a slot: one goroutine of the pool, one connection, two
@@ -25,7 +28,9 @@ import (
 // (admission.go) may hold a slot back before a fresh poll; drain
 // (runtime.go) takes it once its goroutine has left the loop. A slot whose
 // handler overran its deadline is replaced by a new one (overrun.go), and
-// retires once its handler returns.
+// retires once its handler returns; the watch's store on the slot
+// (startWatch, endWatch) is at the end of this file. An invocation's counts
+// are in inflight.go.
 
 // slot is everything one invocation needs, reused from one invocation to
 // the next. It belongs to its goroutine (runSlot), and to drain once that
@@ -55,6 +60,14 @@ type slot struct {
 	// goid is the ID of the slot's goroutine, whose stack the overrun
 	// watch logs.
 	goid atomic.Uint64
+}
+
+// newSlot makes a slot. Its next poll goes out behind its answer (see
+// send) unless the overrun watch has replaced it (endWatch).
+func (rt *Runtime) newSlot() *slot {
+	s := &slot{bufs: pool.NewBuffers(rt.cfg.BufferRetainBytes)}
+	s.conn = rt.client.ConnPipelined(func() bool { return s.endWatch() && rt.mayQueue() })
+	return s
 }
 
 // runSlot is the life of slot s, on its goroutine of the pool: it polls
@@ -151,6 +164,67 @@ func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 		}
 		backoff = min(backoff*2, backoffMax)
 	}
+}
+
+// outageLogEvery is the most often the runtime repeats its warning while
+// polls keep failing: N slots retrying with backoff would otherwise write
+// N lines per backoff step.
+const outageLogEvery = time.Second
+
+// outage rate-limits what the slots log while /next fails: the first
+// failure is logged at once, then at most one line per outageLogEvery for
+// the whole runtime, counting the failures in between; the first poll that
+// succeeds afterwards logs once that the Runtime API is back. It is shared
+// by all slots.
+type outage struct {
+	down atomic.Bool // fast path for ok: one load per successful poll
+
+	mu       sync.Mutex
+	since    time.Time // first failure of this outage
+	logged   time.Time // last line written
+	failures int64     // failures since the outage began
+	quiet    int64     // failures since the last line
+}
+
+// failed records a failed poll and logs it unless a line went out less than
+// outageLogEvery ago.
+func (o *outage) failed(log *zap.Logger, err error, backoff time.Duration) {
+	now := time.Now()
+	o.mu.Lock()
+	if !o.down.Load() {
+		o.down.Store(true)
+		o.since, o.failures, o.quiet, o.logged = now, 0, 0, time.Time{}
+	}
+	o.failures++
+	o.quiet++
+	if now.Sub(o.logged) < outageLogEvery {
+		o.mu.Unlock()
+		return
+	}
+	failures, quiet, since := o.failures, o.quiet, o.since
+	o.logged, o.quiet = now, 0
+	o.mu.Unlock()
+	log.Warn("polling for the next invocation failed, retrying",
+		zap.Error(err), zap.Duration("backoff", backoff),
+		zap.Int64("failures", failures), zap.Int64("failuresSinceLastLine", quiet),
+		zap.Duration("downFor", now.Sub(since)))
+}
+
+// ok records a successful poll; after failures it logs the recovery once.
+func (o *outage) ok(log *zap.Logger) {
+	if !o.down.Load() {
+		return
+	}
+	o.mu.Lock()
+	if !o.down.Load() {
+		o.mu.Unlock()
+		return
+	}
+	o.down.Store(false)
+	failures, since := o.failures, o.since
+	o.mu.Unlock()
+	log.Info("polling for the next invocation works again",
+		zap.Int64("failures", failures), zap.Duration("downFor", time.Since(since)))
 }
 
 // refusedPoll reports whether err is a 4xx answer to /next. A poll sends
@@ -301,3 +375,34 @@ func (rt *Runtime) putBuffers(s *slot) {
 	}
 	s.inv.Payload = nil
 }
+
+// startWatch puts s's invocation under the overrun watch as it begins.
+func (s *slot) startWatch() {
+	if d := s.inv.Deadline.UnixNano(); d > 0 {
+		s.watch.Store(d)
+	}
+}
+
+// endWatch takes s's invocation back from the overrun watch as it is
+// answered, before the answer is written (it is the slot's pipelining
+// condition, and serve's last word): false once the watch has replaced the
+// slot, whose answer then goes alone, with no poll behind it.
+func (s *slot) endWatch() bool {
+	for {
+		switch v := s.watch.Load(); v {
+		case watchNone:
+			return true
+		case watchReplaced:
+			return false
+		case watchTaking:
+			runtime.Gosched() // the watch decides within microseconds
+		default: // a deadline, or watchHeld
+			if s.watch.CompareAndSwap(v, watchNone) {
+				return true
+			}
+		}
+	}
+}
+
+// replaced reports whether the watch replaced s: its goroutine retires.
+func (s *slot) replaced() bool { return s.watch.Load() == watchReplaced }

@@ -239,3 +239,22 @@ func (s *nextHeaders) finish() error {
 
 // errInvalidID is wrapped with ErrInvalid or errMalformed by callers.
 var errInvalidID = errors.New("request ID not safe in a URL path")
+
+// requestID returns the request ID gathered by header so far, or "" when
+// there is none or it is not safe in a URL path. It allocates: error paths
+// only.
+func (s *nextHeaders) requestID() string {
+	id := s.gathered(fRequestID)
+	if checkRequestID(id) != nil {
+		return ""
+	}
+	return id
+}
+
+// gathered returns fresh field f as read by header so far, or "".
+func (s *nextHeaders) gathered(f int) string {
+	if s.inv == nil || s.seen&(1<<f) == 0 {
+		return ""
+	}
+	return string(s.strs[s.spans[f].off:s.spans[f].end])
+}

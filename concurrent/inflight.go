@@ -6,6 +6,12 @@ import (
 	"time"
 )
 
+// In-flight accounting. An invocation is counted as it begins and as it
+// is answered (serve, endServe), in two sets of counters: idleTracker's,
+// read by the idle free below and by admission (admission.go), and
+// runtimeMetrics', for the EMF metrics (metrics.go) when they are on.
+// Both live here, so that an invocation updates its counts in one file.
+
 // Memory back to the OS after a burst. The Go runtime returns freed heap
 // to the OS only gradually (the scavenger), so the RSS after a burst of
 // large responses stays near its peak for minutes. Once no invocation has
@@ -70,4 +76,40 @@ func (rt *Runtime) startIdleFree() (stop func()) {
 		free()
 		freed = n
 	})
+}
+
+// now reads the monotonic clock, never 0.
+func (m *runtimeMetrics) now() int64 { return int64(time.Since(m.epoch)) + 1 }
+
+// begin counts an invocation taking its slot.
+func (m *runtimeMetrics) begin() {
+	if m == nil {
+		return
+	}
+	m.invocations.Add(1)
+	n := m.inflight.Add(1)
+	if n == m.slots {
+		m.busySince.Store(m.now())
+	}
+	for {
+		hi := m.maxInflight.Load()
+		if n <= hi || m.maxInflight.CompareAndSwap(hi, n) {
+			return
+		}
+	}
+}
+
+// end counts an invocation answered.
+func (m *runtimeMetrics) end() {
+	if m == nil {
+		return
+	}
+	// A begin that stored busySince late (after this Swap) leaves a stale
+	// value, but the next end that frees a slot follows a begin that fills
+	// the last one, which stores it anew: nothing stale is ever added.
+	if m.inflight.Add(-1) == m.slots-1 {
+		if since := m.busySince.Swap(0); since != 0 {
+			m.busyTime.Add(m.now() - since)
+		}
+	}
 }
