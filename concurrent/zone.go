@@ -234,10 +234,14 @@ func validZoneID(id string) bool {
 		return false
 	}
 	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
+		if !zoneIDByte(id[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// zoneIDByte reports whether c may be in a zone ID.
+func zoneIDByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-'
 }
