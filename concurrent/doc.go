@@ -281,9 +281,12 @@
 // A panic in one fails that invocation only, as a handler's panic does
 // (errorType the panic value's type, the stack; logged with the request
 // ID), whether or not the handler called [Wait]; an error it returned that
-// no Wait took fails it too. After a streamed answer, which they can no
-// longer change, they are logged. [GoDetached] starts work that may
-// outlive the invocation, its panics recovered and logged.
+// no Wait took fails it too. A streamed answer waits for the work when
+// its reader ends: the work's failure goes in the stream's error trailers,
+// after the bytes streamed so far; after a stream that ended otherwise
+// (its reader failed, its connection was lost) it is logged. [GoDetached]
+// starts work that may outlive the invocation, its panics recovered and
+// logged.
 //
 // Package concurrent/metrics records the handler's own metrics in its
 // invocation; they are written at the same point, after the work and

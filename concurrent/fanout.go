@@ -271,8 +271,10 @@ func (rt *Runtime) finishExt(c *invocationContext, x *invocationExt, err error) 
 	return err
 }
 
-// finishStreamed finishes an invocation whose answer was streamed: a
-// failure of its work can no longer change it, and is logged.
+// finishStreamed finishes an invocation whose answer was streamed. Its
+// work was waited for when its reader ended (guardedReader), and a failure
+// went in the trailers; one that comes only now, after a stream that ended
+// otherwise, can no longer change the answer, and is logged.
 func (rt *Runtime) finishStreamed(c *invocationContext) {
 	if err := rt.finish(c, nil); err != nil {
 		c.zapLogger().Error("fan-out work failed after the response was streamed", zap.String("errorMessage", logMessage(err)))

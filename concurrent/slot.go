@@ -294,7 +294,7 @@ func (rt *Runtime) serve(s *slot) {
 
 	contentType, body, direct, err := rt.h.runLent(ctx, inv.Payload, s.resp, &ctx.out)
 	if body != nil {
-		rt.stream(s, contentType, body) // while ctx lives: body may need it
+		rt.stream(s, ctx, contentType, body) // while ctx lives: body may need it
 		rt.finishStreamed(ctx)
 		return
 	}

@@ -28,10 +28,10 @@ import (
 // the first byte is posted as an ordinary /error, one after it in the
 // stream's trailers; a panic in Read is such an error. s.resp holds the
 // error document.
-func (rt *Runtime) stream(s *slot, contentType string, body io.Reader) {
+func (rt *Runtime) stream(s *slot, ctx *invocationContext, contentType string, body io.Reader) {
 	inv := &s.inv
 	contentType = rt.cleanContentType(inv, contentType)
-	g := &guardedReader{r: body}
+	g := &guardedReader{r: body, rt: rt, c: ctx}
 	var src io.Reader = g
 	if wt, ok := body.(io.WriterTo); ok {
 		// Written out from its own bytes (rapi.Conn.Stream): a
@@ -131,11 +131,16 @@ func (rt *Runtime) closeReader(inv *rapi.Invocation, body io.Reader) {
 }
 
 // guardedReader turns a panic in the handler's Read into a *PanicError
-// returned by Read, so that it fails the stream, not the process.
+// returned by Read, so that it fails the stream, not the process. When the
+// reader ends, it waits for the work the invocation fanned out (fanout.go):
+// a failure of that work takes the place of io.EOF, and so goes in the
+// stream's error trailers.
 type guardedReader struct {
 	r     io.Reader
 	n     int64 // bytes read
 	reads int
+	rt    *Runtime
+	c     *invocationContext // nil: nothing to finish (tests)
 }
 
 func (g *guardedReader) Read(p []byte) (n int, err error) {
@@ -148,7 +153,23 @@ func (g *guardedReader) Read(p []byte) (n int, err error) {
 			g.n += int64(n)
 		}
 	}()
-	return g.r.Read(p)
+	n, err = g.r.Read(p)
+	if errors.Is(err, io.EOF) {
+		err = g.ended(err)
+	}
+	return n, err
+}
+
+// ended is err, or the failure of the invocation's fanned-out work once it
+// has ended.
+func (g *guardedReader) ended(err error) error {
+	if g.c == nil {
+		return err
+	}
+	if ferr := g.rt.finish(g.c, nil); ferr != nil {
+		return ferr
+	}
+	return err
 }
 
 // guardedWriterTo is guardedReader for a reader that writes itself out
@@ -171,7 +192,11 @@ func (g *guardedWriterTo) WriteTo(w io.Writer) (n int64, err error) {
 			n, err = g.n, newPanicError(v)
 		}
 	}()
-	return g.wt.WriteTo(&g.cw)
+	n, err = g.wt.WriteTo(&g.cw)
+	if err == nil {
+		err = g.ended(nil)
+	}
+	return n, err
 }
 
 // countingWriter counts what goes through it, and keeps w's WriteString
