@@ -94,7 +94,8 @@
 //     The invoke port listens before init is done; an invoke arriving
 //     meanwhile waits for init. When init fails (the runtime exits before
 //     its first /next) the emulator exits with status 1 ("INIT failed");
-//     Start then returns ErrInit. Start detects the end of init with an
+//     Start then returns ErrInit, with the emulator's output up to its
+//     exit (the runtime's lines about the failure included). Start detects the end of init with an
 //     invoke whose X-Amz-Client-Context is not base64: the emulator waits
 //     for init, then refuses it with 400 "ErrMalformedRequest" without
 //     involving the runtime (it logs one WARN line about it).

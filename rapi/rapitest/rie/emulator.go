@@ -381,6 +381,12 @@ func (e *Emulator) probe(ctx context.Context) (bool, error) {
 	if resp.StatusCode == http.StatusBadRequest && et == probeErrorType {
 		return true, nil
 	}
+	// The emulator exits after a failed init: its output, the runtime's
+	// lines about the failure included, is all copied once it has.
+	select {
+	case <-e.exited:
+	case <-ctx.Done():
+	}
 	return false, fmt.Errorf("%w: status %d, %s: %s\n%s", ErrInit, resp.StatusCode, et, body, e.logs.tail(4096))
 }
 
