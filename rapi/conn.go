@@ -366,7 +366,7 @@ func (c *Conn) post(ctx context.Context, op string, r *request, queue bool) erro
 	// Whatever ends the connection from here (error, Connection: close,
 	// interruption) goes through drop, which forgets the poll.
 	c.pipe.queued = queue
-	if queue && c.leaveAnswer(op) {
+	if queue && len(r.body) <= lazyMaxBody && c.leaveAnswer(op) {
 		return nil
 	}
 	return c.answer(ctx, op, nil)

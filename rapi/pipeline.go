@@ -34,6 +34,12 @@ const (
 	lazyWake = lazyFresh
 	// maxLowat bounds the learned size of an accepted answer.
 	maxLowat = 1 << 10
+	// lazyMaxBody: the answer to a post whose body is larger is read at
+	// once (its poll still queued), since a post left to Next keeps its
+	// body until then, and an idle slot may wait long for its next
+	// invocation. What a Conn keeps of its caller's bytes between
+	// invocations stays under this, whatever the retain cap.
+	lazyMaxBody = 64 << 10
 )
 
 // pipeline is the state of a Conn's pipelining (Options.Pipeline): the
