@@ -130,6 +130,9 @@ func TestOverrunReplacesSlot(t *testing.T) {
 			if t.Failed() {
 				t.Fatalf("not %d invocations at once with %d handlers hung: stats %+v", n, hung, api.Stats())
 			}
+			// The watch replaces a slot, then writes its warning: the
+			// replacements may serve before the last warning is out.
+			waitUntil(t, "a warning per overrun", func() bool { return logs.FilterMessage(msgOverrun).Len() >= hung })
 			for _, e := range logs.FilterMessage(msgOverrun).All() {
 				if past, _ := e.ContextMap()["pastDeadline"].(time.Duration); past < grace {
 					t.Errorf("replaced %v past the deadline, before the grace %v: %v", past, grace, e.ContextMap())
