@@ -227,7 +227,7 @@ const connectors = 4
 // number of slot goroutines the runtime may have: the slots, and the
 // replaced ones whose handlers overran (LMIGO_MAX_OVERRUNS).
 func (rt *Runtime) startSlots() {
-	workers, err := pool.NewWorkers(len(rt.slots)+rt.cfg.MaxOverruns, rt.runSlot, pool.WithPanicHandler(rt.slotPanicked))
+	workers, err := pool.NewWorkers(len(rt.slots)+rt.cfg.MaxOverruns, runSlot, pool.WithPanicHandler(rt.slotPanicked))
 	if err == nil {
 		rt.workers = workers
 	}
@@ -239,7 +239,7 @@ func (rt *Runtime) startSlots() {
 			// Unreachable with the arguments above; a slot of its own
 			// keeps the capacity rather than losing it.
 			rt.log.Error("the slot pool refused a slot", zap.Error(err))
-			go rt.runSlot(s)
+			go runSlot(s)
 		}
 	}
 }

@@ -38,6 +38,7 @@ import (
 // (watchStalls), read what its buffers keep (emitMetrics), and watch its
 // deadline (watch, overrun.go).
 type slot struct {
+	rt   *Runtime
 	conn *rapi.Conn
 	inv  rapi.Invocation
 	bufs *pool.Buffers
@@ -65,7 +66,7 @@ type slot struct {
 // newSlot makes a slot. Its next poll goes out behind its answer (see
 // send) unless the overrun watch has replaced it (endWatch).
 func (rt *Runtime) newSlot() *slot {
-	s := &slot{bufs: pool.NewBuffers(rt.cfg.BufferRetainBytes)}
+	s := &slot{rt: rt, bufs: pool.NewBuffers(rt.cfg.BufferRetainBytes)}
 	s.conn = rt.client.ConnPipelined(func() bool { return s.endWatch() && rt.mayQueue() })
 	return s
 }
@@ -75,7 +76,10 @@ func (rt *Runtime) newSlot() *slot {
 // polled, answers, and goes round again, until polling stops. No
 // invocation changes goroutine on its way. One slot is one poll or one
 // invocation at a time: polls plus invocations in flight never exceed N.
-func (rt *Runtime) runSlot(s *slot) {
+// A function, not a method: the pool calls it with no wrapper's frame on
+// the slot's stack (see parkedStackBound).
+func runSlot(s *slot) {
+	rt := s.rt
 	ctx := rt.polling
 	s.goid.Store(goroutineID())
 	for {
@@ -111,6 +115,8 @@ const (
 )
 
 // next fills s with an invocation. It returns false when polling must stop.
+// A slot spends most of its life waiting here: what failures need is in
+// pollFailed, so that this frame stays small (see parkedStackBound).
 func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 	backoff := backoffMin
 	for {
@@ -120,50 +126,63 @@ func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 		s.inv.Payload = s.req.B[:0]
 		err := s.conn.Next(ctx, &s.inv)
 		s.req.B = s.inv.Payload
-		switch {
-		case err == nil:
+		if err == nil {
 			rt.outage.ok(rt.log)
 			return true
-		case errors.Is(err, rapi.ErrRuntimeAPI):
-			rt.stop(err)
-			return false
-		case errors.As(err, new(*rapi.AnswerError)):
-			// The answer to the slot's last post (see send). The queued
-			// poll is read next, or sent again if the connection broke.
-			rt.lateReply(s.answered, err)
-			continue
-		case refusedPoll(err):
-			rt.stop(err)
-			return false
-		case s.inv.RequestID != "":
-			// Handed out but not servable (too large, or the answer broke
-			// off after its request ID, a shutdown's interruption
-			// included): only this runtime can end it before its
-			// deadline. No backoff: the /error has a poll queued behind it,
-			// which must not wait while an invocation may be handed to it
-			// (if the /error failed, so does that poll).
-			if errors.Is(err, rapi.ErrPayloadTooLarge) {
-				rt.failUnserved(s, errTypeRequestTooLarge,
-					fmt.Errorf("request payload larger than %d bytes (LMIGO_MAX_REQUEST_BYTES)", rt.cfg.MaxRequestBytes))
-			} else {
-				rt.failUnreadable(s, err)
-			}
-			continue
-		case ctx.Err() != nil:
+		}
+		if !rt.pollFailed(ctx, s, err, &backoff) {
 			return false
 		}
-		rt.outage.failed(rt.log, err, backoff)
-		// Full jitter keeps N slots from retrying in lockstep.
-		wait := backoff/2 + rand.N(backoff/2+1)
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return false
-		}
-		backoff = min(backoff*2, backoffMax)
 	}
+}
+
+// pollFailed handles a failed poll: it returns false when polling must
+// stop, else true once the slot may poll again (after a backoff when the
+// Runtime API could not be reached).
+//
+//go:noinline
+func (rt *Runtime) pollFailed(ctx context.Context, s *slot, err error, backoff *time.Duration) bool {
+	switch {
+	case errors.Is(err, rapi.ErrRuntimeAPI):
+		rt.stop(err)
+		return false
+	case errors.As(err, new(*rapi.AnswerError)):
+		// The answer to the slot's last post (see send). The queued
+		// poll is read next, or sent again if the connection broke.
+		rt.lateReply(s.answered, err)
+		return true
+	case refusedPoll(err):
+		rt.stop(err)
+		return false
+	case s.inv.RequestID != "":
+		// Handed out but not servable (too large, or the answer broke
+		// off after its request ID, a shutdown's interruption
+		// included): only this runtime can end it before its
+		// deadline. No backoff: the /error has a poll queued behind it,
+		// which must not wait while an invocation may be handed to it
+		// (if the /error failed, so does that poll).
+		if errors.Is(err, rapi.ErrPayloadTooLarge) {
+			rt.failUnserved(s, errTypeRequestTooLarge,
+				fmt.Errorf("request payload larger than %d bytes (LMIGO_MAX_REQUEST_BYTES)", rt.cfg.MaxRequestBytes))
+		} else {
+			rt.failUnreadable(s, err)
+		}
+		return true
+	case ctx.Err() != nil:
+		return false
+	}
+	rt.outage.failed(rt.log, err, *backoff)
+	// Full jitter keeps N slots from retrying in lockstep.
+	wait := *backoff/2 + rand.N(*backoff/2+1)
+	t := time.NewTimer(wait)
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		t.Stop()
+		return false
+	}
+	*backoff = min(*backoff*2, backoffMax)
+	return true
 }
 
 // outageLogEvery is the most often the runtime repeats its warning while

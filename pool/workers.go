@@ -47,7 +47,20 @@ func NewWorkers[T any](size int, fn func(T), opts ...Option) (*Workers[T], error
 		opt(&o)
 	}
 	w := &Workers[T]{fn: fn, onPanic: o.onPanic, stopped: make(chan struct{})}
-	p, err := ants.NewPoolWithFuncGeneric(size, w.run,
+	// A function literal, not the method value w.run: a method value of a
+	// generic type costs one more frame on every task's stack, and a task
+	// parked for long keeps its frames (concurrent's slots). A task that
+	// ends without returning starts again (restart).
+	p, err := ants.NewPoolWithFuncGeneric(size, func(arg T) {
+		returned := false
+		defer func() {
+			if !returned {
+				w.restart(arg)
+			}
+		}()
+		w.fn(arg)
+		returned = true
+	},
 		ants.WithNonblocking(true),
 		// Resident goroutines: a task that ends leaves its goroutine parked
 		// for the next Invoke.
@@ -77,18 +90,6 @@ func (w *Workers[T]) Invoke(arg T) error {
 		return nil
 	}
 	return fmt.Errorf("%w: %d running", errFull, w.p.Running())
-}
-
-// run is what ants calls on a goroutine of the pool.
-func (w *Workers[T]) run(arg T) {
-	returned := false
-	defer func() {
-		if !returned {
-			w.restart(arg)
-		}
-	}()
-	w.fn(arg)
-	returned = true
 }
 
 // restart starts fn(arg) again after it ended without returning (a panic,

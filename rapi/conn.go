@@ -121,40 +121,24 @@ func (c *Conn) Connect(ctx context.Context) error { return c.begin(ctx, opConnec
 // an answer that stalls midway is cut off by CutIfStalled.
 func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 	if inv == nil {
-		return fmt.Errorf("rapi: %s: %w: nil Invocation", opNext, ErrInvalid)
+		return errNilInvocation()
 	}
+	// A slot waits for its next invocation here, most of its life: the
+	// frame stays small (what else Next needs is in callees that have
+	// returned by then), so that a parked slot's stack stays small enough
+	// for Go to shrink it after a burst grew it (concurrent's
+	// TestParkedSlotStack).
 	inv.reset()
-	defer c.trim()
-	if err := c.pipe.lost; err != nil {
-		c.pipe.lost = nil
-		return err
-	}
-	for retried := false; ; retried = true {
-		reused := c.nc != nil && !c.interrupted.Load()
-		if err := c.begin(ctx, opNext); err != nil {
-			return err
-		}
-		if c.pipe.pending != "" {
-			if err := c.readLeft(ctx); err != nil {
-				return err
-			}
-			if err := c.pipe.lost; err != nil { // a success whose body broke
-				c.pipe.lost = nil
-				return err
-			}
-			// An answer that ended the connection took the queued poll
-			// with it, unread by the server: poll afresh on a new one.
-			if c.nc == nil {
-				reused = false
-				if err := c.begin(ctx, opNext); err != nil {
-					return err
-				}
-			}
+	err := c.pipe.lost
+	c.pipe.lost = nil
+	for retried := false; err == nil; retried = true {
+		var reused bool
+		if reused, err = c.beginNext(ctx); err != nil {
+			break
 		}
 		// From here every path reads the queued answer or drops nc.
 		queued := c.pipe.queued
 		c.pipe.queued = false
-		var err error
 		if !queued {
 			_, err = c.nc.Write(c.c.pre.next)
 		}
@@ -162,16 +146,70 @@ func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 			_, err = c.br.Peek(1) // the long poll: wait for the first byte
 		}
 		if err == nil {
+			err = c.readNext(ctx, inv)
 			break
 		}
-		// A queued GET went out behind a post that the server was reading:
-		// it may have registered it before the connection ended, so it is
-		// not sent again here (the caller decides, with the error).
-		if queued || retried || !reused || !c.staleConn(ctx, err) {
-			return c.fail(ctx, opNext, err)
-		}
-		c.drop()
+		err = c.nextFailed(ctx, err, queued || retried || !reused)
 	}
+	c.trim()
+	return err
+}
+
+//go:noinline
+func errNilInvocation() error {
+	return fmt.Errorf("rapi: %s: %w: nil Invocation", opNext, ErrInvalid)
+}
+
+// beginNext readies the connection for the poll: dialed, and the answer to
+// the last post read. reused reports whether the poll goes out on a
+// connection that served before.
+//
+//go:noinline
+func (c *Conn) beginNext(ctx context.Context) (reused bool, err error) {
+	reused = c.nc != nil && !c.interrupted.Load()
+	if err := c.begin(ctx, opNext); err != nil {
+		return false, err
+	}
+	if c.pipe.pending == "" {
+		return reused, nil
+	}
+	if err := c.readLeft(ctx); err != nil {
+		return false, err
+	}
+	if err := c.pipe.lost; err != nil { // a success whose body broke
+		c.pipe.lost = nil
+		return false, err
+	}
+	// An answer that ended the connection took the queued poll with it,
+	// unread by the server: poll afresh on a new one.
+	if c.nc == nil {
+		if err := c.begin(ctx, opNext); err != nil {
+			return false, err
+		}
+		return false, nil
+	}
+	return reused, nil
+}
+
+// nextFailed handles err, met before any byte of the poll's answer: nil
+// when the poll may go out again on a fresh connection, else the error
+// Next returns. A queued GET went out behind a post that the server was
+// reading: it may have registered it before the connection ended, so it is
+// not sent again (final; the caller decides, with the error).
+//
+//go:noinline
+func (c *Conn) nextFailed(ctx context.Context, err error, final bool) error {
+	if final || !c.staleConn(ctx, err) {
+		return c.fail(ctx, opNext, err)
+	}
+	c.drop()
+	return nil
+}
+
+// readNext reads the invocation whose answer has begun.
+//
+//go:noinline
+func (c *Conn) readNext(ctx context.Context, inv *Invocation) error {
 	// The answer has begun: the rest of it must not stall (see CutIfStalled).
 	c.beginAnswer()
 	defer c.endAnswer()

@@ -59,7 +59,9 @@ type Invocation struct {
 var errNoDeadline = fmt.Errorf("%w: no %s header", errMalformed, hdrDeadlineMs)
 
 func (inv *Invocation) reset() {
-	*inv = Invocation{Payload: inv.Payload[:0], DeadlineErr: errNoDeadline}
+	p := inv.Payload[:0]
+	*inv = Invocation{} // cleared in place: no copy of the struct on the stack (Next's frame)
+	inv.Payload, inv.DeadlineErr = p, errNoDeadline
 }
 
 // Fields whose values are new for every invocation. They are gathered into
