@@ -153,7 +153,9 @@
 //
 // Once no invocation has been in flight for about 2 s (idleFreeAfter), the
 // runtime hands the memory freed since the last burst back to the OS
-// (debug.FreeOSMemory), once per burst.
+// (debug.FreeOSMemory), once per burst, and again while the goroutines'
+// stacks still shrink: a GC halves a parked goroutine's stack at most
+// once, and a slot's goroutine keeps the stack a deep handler grew.
 //
 // Run sets the soft memory limit (debug.SetMemoryLimit) to
 // LMIGO_MEMORY_LIMIT_FRACTION of AWS_LAMBDA_FUNCTION_MEMORY_SIZE when

@@ -2,6 +2,7 @@ package concurrent
 
 import (
 	"runtime/debug"
+	"runtime/metrics"
 	"sync/atomic"
 	"time"
 )
@@ -48,8 +49,36 @@ type idleTracker struct {
 
 // init sets the defaults.
 func (t *idleTracker) init() {
-	t.freeAfter, t.checkEvery, t.free = idleFreeAfter, idleCheckEvery, debug.FreeOSMemory
+	t.freeAfter, t.checkEvery, t.free = idleFreeAfter, idleCheckEvery, freeMemory
 }
+
+// freeMemory hands memory back to the OS (debug.FreeOSMemory), and again
+// while the goroutines' stacks shrink, at most freeRounds times: a GC
+// halves a parked goroutine's stack at most once, and a slot's goroutine
+// keeps the stack a deep handler grew (32 KiB: three GCs to its parked 4
+// KiB). Without grown stacks it is one round.
+func freeMemory() {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/stacks:bytes"}}
+	stacks := func() uint64 {
+		metrics.Read(sample)
+		if sample[0].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return sample[0].Value.Uint64()
+	}
+	before := stacks()
+	for range freeRounds {
+		debug.FreeOSMemory()
+		after := stacks()
+		if after >= before {
+			return
+		}
+		before = after
+	}
+}
+
+// freeRounds bounds freeMemory: a stack of 4 MiB back to 4 KiB.
+const freeRounds = 10
 
 func (t *idleTracker) begin() {
 	t.begun.Add(1)
