@@ -293,7 +293,7 @@ func logWorkPanic(log *zap.Logger, msg string, pe *PanicError) {
 func newEMF(cfg limits.Config, stdout io.Writer) (*emf.Env, io.Writer) {
 	out := &lockedWriter{w: stdout}
 	return &emf.Env{Namespace: cfg.MetricsNamespace, Service: cfg.ServiceName,
-		Function: cfg.FunctionName, Out: out, Limit: maxLogLine}, out
+		Function: cfg.FunctionName, Disabled: cfg.MetricsDisabled, Out: out, Limit: maxLogLine}, out
 }
 
 type lockedWriter struct {

@@ -254,3 +254,38 @@ func TestUserMetricsN64(t *testing.T) {
 		t.Errorf("%d ColdStart documents, want 1", cold)
 	}
 }
+
+// TestUserMetricsDisabled: with POWERTOOLS_METRICS_DISABLED=true the calls
+// succeed, namespace or not, still refuse what could not be written, and
+// nothing is written, ColdStart included.
+func TestUserMetricsDisabled(t *testing.T) {
+	for _, namespace := range []string{"Shop", ""} {
+		t.Run("namespace "+namespace, func(t *testing.T) {
+			api := newAPI(t, rapitest.Options{Queue: true})
+			out := new(syncBuffer)
+			handler := func(ctx context.Context, i int) (string, error) {
+				if err := metrics.AddDimension(ctx, "Shard", "s1"); err != nil {
+					return "", err
+				}
+				if err := metrics.Add(ctx, "Orders", metrics.Count, float64(i)); err != nil {
+					return "", err
+				}
+				if err := metrics.Add(ctx, "Orders", "Furlongs", 1); err == nil {
+					return "", fmt.Errorf("a unit not in CloudWatch's list was taken")
+				}
+				return "ok", nil
+			}
+			e := env{"AWS_LAMBDA_MAX_CONCURRENCY": "2", "POWERTOOLS_METRICS_NAMESPACE": namespace,
+				"POWERTOOLS_METRICS_DISABLED": "true", "AWS_LAMBDA_FUNCTION_NAME": "fn"}
+			serve(t, api, e, handler, withStdout(out))
+			for i := range 4 {
+				if r := invoke(t, api, strconv.Itoa(i)); r.Err != nil || string(r.Body) != `"ok"` {
+					t.Fatalf("invocation %d: %s %v", i, r.Body, r.Err)
+				}
+			}
+			if s := out.String(); strings.Contains(s, "_aws") {
+				t.Errorf("metrics written while disabled:\n%s", s)
+			}
+		})
+	}
+}

@@ -51,6 +51,9 @@ type Config struct {
 	// ServiceName (POWERTOOLS_SERVICE_NAME) is the service dimension of
 	// the handler's metrics, "" when unset.
 	ServiceName string
+	// MetricsDisabled (POWERTOOLS_METRICS_DISABLED): the handler's metrics
+	// are recorded and checked as usual, and never written.
+	MetricsDisabled bool
 }
 
 // Defaults and bounds.
@@ -145,6 +148,7 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	c.FunctionName = r.str(envFunctionName)
 	c.MetricsNamespace = r.namespace(envMetricsNamespace)
 	c.ServiceName = r.dimensionValue(envServiceName)
+	c.MetricsDisabled = r.powertoolsFlag(envMetricsDisabled)
 
 	if len(r.errs) > 0 {
 		return Config{}, errors.Join(r.errs...)

@@ -173,6 +173,11 @@ func TestFromEnvGood(t *testing.T) {
 		{"metrics namespace", map[string]string{envMetricsNamespace: " Shop/Orders "}, func(c *Config) { c.MetricsNamespace = "Shop/Orders" }},
 		{"metrics namespace 255", map[string]string{envMetricsNamespace: strings.Repeat("n", 255)}, func(c *Config) { c.MetricsNamespace = strings.Repeat("n", 255) }},
 		{"service name", map[string]string{envServiceName: "payment"}, func(c *Config) { c.ServiceName = "payment" }},
+		{"metrics disabled True", map[string]string{envMetricsDisabled: " True "}, func(c *Config) { c.MetricsDisabled = true }},
+		{"metrics disabled yes", map[string]string{envMetricsDisabled: "yes"}, func(c *Config) { c.MetricsDisabled = true }},
+		{"metrics disabled 1", map[string]string{envMetricsDisabled: "1"}, func(c *Config) { c.MetricsDisabled = true }},
+		{"metrics disabled false", map[string]string{envMetricsDisabled: "false"}, func(c *Config) {}},
+		{"metrics disabled N", map[string]string{envMetricsDisabled: "N"}, func(c *Config) {}},
 
 		{"function name", map[string]string{envFunctionName: " fn "}, func(c *Config) { c.FunctionName = "fn" }},
 	}
@@ -295,6 +300,7 @@ func TestFromEnvBad(t *testing.T) {
 		{"metrics namespace AWS", map[string]string{envMetricsNamespace: "AWS/Lambda"}, envMetricsNamespace, "AWS/Lambda", "begins with AWS/"},
 		{"metrics namespace not ASCII", map[string]string{envMetricsNamespace: "café"}, envMetricsNamespace, "café", "not 1..255 printable ASCII"},
 		{"service name control", map[string]string{envServiceName: "a\tb"}, envServiceName, "a\tb", "not 1..1024 printable ASCII"},
+		{"metrics disabled maybe", map[string]string{envMetricsDisabled: "maybe"}, envMetricsDisabled, "maybe", "not true or false"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -359,6 +365,7 @@ func TestFromEnvAllErrors(t *testing.T) {
 		envFunctionName:        "fn",
 		envMetricsNamespace:    "AWS/x",
 		envServiceName:         "\x01",
+		envMetricsDisabled:     "2",
 	}
 	_, err := FromEnv(mapEnv(env))
 	if !errors.Is(err, ErrInvalid) {
@@ -371,7 +378,7 @@ func TestFromEnvAllErrors(t *testing.T) {
 	want := []string{envRuntimeAPI, envMaxConcurrency, envBufferRetain, envMaxRequest,
 		envMaxResponse, envMemorySize, envMemoryLimitFraction, envLogLevel, envLogFormat, envShutdownTimeout,
 		envOverrunGrace, envMaxOverruns, envWedgedExit, envMetrics, envMetricsInterval, envSIGTERM, envJSONCodec,
-		envMetricsNamespace, envServiceName}
+		envMetricsNamespace, envServiceName, envMetricsDisabled}
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Errorf("reported %v\nwant     %v", names, want)
 	}

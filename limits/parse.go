@@ -410,6 +410,21 @@ func (r *reader) flag(name string) bool {
 	return false
 }
 
+// powertoolsFlag parses a switch as Powertools for AWS Lambda reads one:
+// 1, y, yes, t, true, on or 0, n, no, f, false, off, any case; unset is
+// false.
+func (r *reader) powertoolsFlag(name string) bool {
+	raw, v := r.get(name)
+	switch strings.ToLower(v) {
+	case "", "0", "n", "no", "f", "false", "off":
+		return false
+	case "1", "y", "yes", "t", "true", "on":
+		return true
+	}
+	r.fail(name, raw, "not true or false (1, y, yes, t, true, on, 0, n, no, f, false, off)")
+	return false
+}
+
 // jsonCodecs are the names LMIGO_JSON_CODEC accepts: the built-in std and
 // the codec packages under concurrent/codec. Whether the bootstrap links the
 // one named is for the runtime to say.

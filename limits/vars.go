@@ -26,6 +26,7 @@ const (
 	envFunctionName        = "AWS_LAMBDA_FUNCTION_NAME"
 	envMetricsNamespace    = "POWERTOOLS_METRICS_NAMESPACE"
 	envServiceName         = "POWERTOOLS_SERVICE_NAME"
+	envMetricsDisabled     = "POWERTOOLS_METRICS_DISABLED"
 )
 
 // Var describes one environment variable read by FromEnv, for
@@ -65,5 +66,6 @@ func Vars() []Var {
 		{envFunctionName, "", "Function name, set by Lambda: the FunctionName dimension of the runtime metrics. (aws-lambda-go's lambdacontext reads this and the other variables Lambda sets itself.)"},
 		{envMetricsNamespace, "", "CloudWatch namespace of the handler's metrics (package concurrent/metrics), as Powertools reads it: 1..255 printable ASCII characters, not beginning with AWS/; unset, those metrics are not written."},
 		{envServiceName, "", "The service dimension of the handler's metrics and of their ColdStart metric, as Powertools reads it: 1..1024 printable ASCII characters."},
+		{envMetricsDisabled, "false", "true: the handler's metrics (package concurrent/metrics) and their ColdStart are not written, and the calls return no error for a missing namespace, as Powertools reads it: 1, y, yes, t, true, on or 0, n, no, f, false, off, any case."},
 	}
 }

@@ -12,6 +12,9 @@
 // Lambda reads it; unset, every call returns ErrNoNamespace and nothing is
 // written. POWERTOOLS_SERVICE_NAME, when set, is a dimension "service" of
 // every metric unless the handler sets that dimension itself.
+// POWERTOOLS_METRICS_DISABLED=true (as Powertools reads it) keeps the
+// calls and their checks, namespace or not, and writes nothing, ColdStart
+// included: metrics off in a test or a stage, with the same code.
 //
 // When the handler has returned, and the work it started with
 // concurrent.Go has too, the runtime writes the invocation's metrics on

@@ -80,6 +80,9 @@ type Env struct {
 	Namespace string // "" when unset: nothing is recorded
 	Service   string // the service dimension, "" for none
 	Function  string // ColdStart's function_name dimension, "" for none
+	// Disabled: metrics are recorded and checked, never written
+	// (POWERTOOLS_METRICS_DISABLED), with or without a Namespace.
+	Disabled bool
 	// Out takes each document in one Write; the caller serialises it with
 	// the runtime's other writers of stdout.
 	Out io.Writer
@@ -91,7 +94,7 @@ type Env struct {
 
 // TakeColdStart reports true once per Env, when metrics are on.
 func (e *Env) TakeColdStart() bool {
-	return e != nil && e.Namespace != "" && !e.coldStart.Load() && e.coldStart.CompareAndSwap(false, true)
+	return e != nil && e.Namespace != "" && !e.Disabled && !e.coldStart.Load() && e.coldStart.CompareAndSwap(false, true)
 }
 
 // WriteColdStart writes the ColdStart document, as Powertools writes it:
@@ -144,7 +147,7 @@ func (s *Set) check() error {
 	switch {
 	case s.ended:
 		return ErrInvocationEnded
-	case s.env == nil || s.env.Namespace == "":
+	case s.env == nil || s.env.Namespace == "" && !s.env.Disabled:
 		return ErrNoNamespace
 	}
 	return nil
@@ -301,7 +304,7 @@ func (s *Set) Flush(requestID string, now time.Time) error {
 		return nil
 	}
 	s.ended = true
-	if len(s.metrics) == 0 || s.env == nil || s.env.Namespace == "" {
+	if len(s.metrics) == 0 || s.env == nil || s.env.Namespace == "" || s.env.Disabled {
 		return nil
 	}
 	var w docWriter
