@@ -77,7 +77,7 @@ func (rt *Runtime) newSlot() *slot {
 // invocation changes goroutine on its way. One slot is one poll or one
 // invocation at a time: polls plus invocations in flight never exceed N.
 // A function, not a method: the pool calls it with no wrapper's frame on
-// the slot's stack (see parkedStackBound).
+// the slot's stack (TestParkedSlotStack holds the bound).
 func runSlot(s *slot) {
 	rt := s.rt
 	ctx := rt.polling
@@ -116,7 +116,8 @@ const (
 
 // next fills s with an invocation. It returns false when polling must stop.
 // A slot spends most of its life waiting here: what failures need is in
-// pollFailed, so that this frame stays small (see parkedStackBound).
+// pollFailed, so that this frame stays small (TestParkedSlotStack holds
+// the bound).
 func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 	backoff := backoffMin
 	for {
