@@ -3,7 +3,9 @@ package concurrent
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -157,6 +159,30 @@ func envLogFormat(lookup func(string) (string, bool)) limits.Format {
 		}
 	}
 	return limits.FormatJSON
+}
+
+// logStart says once what the runtime runs with, and warns of each
+// LMIGO_ variable it does not know: a typo would otherwise go unseen.
+func (rt *Runtime) logStart() {
+	if rt.opts.environ != nil {
+		for _, u := range limits.UnknownVars(rt.opts.environ()) {
+			rt.log.Warn("unknown variable ignored",
+				zap.String("variable", u.Name), zap.String("nearest", u.Nearest))
+		}
+	}
+	limit := rt.derivedMemoryLimit()
+	if limit <= 0 {
+		limit = debug.SetMemoryLimit(-1) // -1 only reads it
+	}
+	if limit == math.MaxInt64 {
+		limit = 0 // none
+	}
+	rt.log.Info("runtime starting",
+		zap.Int("slots", rt.cfg.Slots),
+		zap.Int("maxConcurrency", rt.cfg.MaxConcurrency),
+		zap.Int("bufferRetainBytes", rt.cfg.BufferRetainBytes),
+		zap.Int64("memoryLimitBytes", limit),
+		zap.Duration("overrunGrace", rt.cfg.OverrunGrace))
 }
 
 // Field names of an invocation's IDs in every line logged for it.

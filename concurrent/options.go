@@ -20,6 +20,7 @@ type options struct {
 	values  []ctxValue
 	handler handlerConfig
 	lookup  func(string) (string, bool)
+	environ func() []string // the names warned of when unknown; nil: none
 	logger  *zap.Logger
 	sigterm bool          // WithSIGTERM
 	hooks   []func()      // WithSIGTERM
@@ -46,6 +47,7 @@ func defaultOptions() options {
 	return options{
 		baseCtx: context.Background(),
 		lookup:  os.LookupEnv,
+		environ: os.Environ,
 		stderr:  os.Stderr,
 		stdout:  os.Stdout,
 		exit:    os.Exit,
@@ -108,8 +110,9 @@ func WithCodec(name string) Option {
 
 // WithLookupEnv replaces os.LookupEnv as the source of configuration, for
 // tests and for programs that compute their environment.
+// A lookup cannot list its names, so no unknown LMIGO_ variable is warned of.
 func WithLookupEnv(lookup func(string) (string, bool)) Option {
-	return func(o *options) { o.lookup = lookup }
+	return func(o *options) { o.lookup, o.environ = lookup, nil }
 }
 
 // WithLogger replaces the runtime's logger. By default the runtime logs to
