@@ -151,7 +151,7 @@
 // response buffer between invocations (limits.Config.BufferRetainBytes);
 // a buffer that grew past it is dropped when its invocation ends.
 //
-// Once no invocation has been in flight for about 2 s (idleFreeAfter), the
+// Once no invocation has been in flight for about 2 s, the
 // runtime hands the memory freed since the last burst back to the OS
 // (debug.FreeOSMemory), once per burst, and again while the goroutines'
 // stacks still shrink: a GC halves a parked goroutine's stack at most
@@ -259,7 +259,7 @@
 // traceId, tenantId) and are written with one locked write, so lines of
 // concurrent invocations never interleave. [SlogHandler] and [Slog] give
 // log/slog users the same lines. Every line the runtime's logger writes,
-// the handler's included, is at most 32 KiB (maxLogLine): the emulator's
+// the handler's included, is at most 32 KiB: the emulator's
 // copy of a runtime's output stops at the first line over 64 KiB, and the
 // environment stalls after it. A longer line is cut: in JSON its longest
 // strings first, each ending in "…[cut N bytes]", then if need be its last
@@ -277,7 +277,7 @@
 // # Fan-out and metrics
 //
 // [Go] starts work that belongs to the handler's invocation: at most 64
-// functions at once per invocation (maxWork; the slots' pool is kept for
+// functions at once per invocation (the slots' pool is kept for
 // slots), waited for, with the invocation's context live until its
 // deadline, when the handler has returned and before the answer is posted.
 // A panic in one fails that invocation only, as a handler's panic does
@@ -292,7 +292,7 @@
 //
 // Package concurrent/metrics records the handler's own metrics in its
 // invocation; they are written at the same point, after the work and
-// before the answer, as EMF lines on stdout (each at most maxLogLine,
+// before the answer, as EMF lines on stdout (each at most 32 KiB,
 // written whole, never beside another invocation's). An invocation that
 // records nothing and starts nothing allocates nothing for either.
 //
