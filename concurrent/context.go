@@ -266,12 +266,10 @@ func RequestID(ctx context.Context) string {
 }
 
 // TraceID returns the X-Ray trace header of the invocation ctx belongs to
-// (the Lambda-Runtime-Trace-Id value, "Root=1-...;Parent=...;Sampled=1"),
-// or "". Pass it on yourself, as the X-Amzn-Trace-Id header of outgoing
-// requests: on Lambda Managed Instances _X_AMZN_TRACE_ID is not set, since
-// one process serves many invocations at once. It is also stored under the
-// context key "x-amzn-trace-id", where tracing libraries written for
-// aws-lambda-go look for it.
+// ("Root=1-...;Parent=...;Sampled=1"), or "". Pass it on yourself as
+// X-Amzn-Trace-Id: one process serves many invocations, so
+// _X_AMZN_TRACE_ID is not set. It is also under the context key
+// "x-amzn-trace-id", where aws-lambda-go's tracing libraries look.
 func TraceID(ctx context.Context) string {
 	if c := fromContext(ctx); c != nil {
 		return c.traceID
@@ -288,15 +286,11 @@ func TenantID(ctx context.Context) string {
 }
 
 // Logger returns a zap logger whose lines carry the IDs of the invocation
-// ctx belongs to: requestId, traceId (the Root of its X-Ray trace header)
-// and tenantId, where present. It is built on the first call of each
-// invocation and cached: later calls cost a context lookup. Outside an
-// invocation it returns the process logger, whose lines carry no IDs.
-//
-// The logger writes Lambda's format (JSON or TEXT, as
-// AWS_LAMBDA_LOG_FORMAT says) to stderr at AWS_LAMBDA_LOG_LEVEL, each line
-// in one write; see [LevelTrace] for TRACE. Its Fatal ends the process, and
-// with it every invocation in flight: prefer Error.
+// ctx belongs to: requestId, traceId and tenantId. It is built on an
+// invocation's first call and cached. Outside an invocation it returns the
+// process logger. It writes Lambda's format to stderr, at
+// AWS_LAMBDA_LOG_LEVEL, each line in one write. Its Fatal ends every
+// invocation in flight: prefer Error.
 func Logger(ctx context.Context) *zap.Logger {
 	if c := fromContext(ctx); c != nil {
 		return c.zapLogger()

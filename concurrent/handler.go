@@ -23,23 +23,15 @@ import (
 // the handler returns.
 type Buffer = bytebufferpool.ByteBuffer
 
-// RawHandler handles one invocation without any JSON decoding or encoding:
-// it reads payload and writes the response into out, which is empty on
-// entry. The response is sent with Content-Type application/json. If it
-// returns an error, whatever it wrote is discarded.
+// RawHandler handles one invocation without JSON: it reads payload and
+// writes the response into out, empty on entry, sent as application/json.
+// On error what it wrote is dropped.
 //
-// Neither payload nor out may be used after it returns. out is this
-// invocation's own and is emptied then: a late Write through it appends
-// to an array of its own, which is never sent (it returns no error:
-// Buffer's Write cannot fail). The arrays of payload and of out.B are
-// reused by later invocations: a slice of either kept past the return
-// reads or writes another invocation's bytes.
-//
-// out.B may also be set to a slice the handler owns (a static answer
-// shared by every invocation, the payload itself): the response is then
-// sent from that array, which the runtime reads until the Runtime API has
-// accepted the answer (it may post it again), so it must not change
-// meanwhile, and never writes to, keeps or lends to another invocation.
+// Neither may be used after it returns: their arrays serve later
+// invocations, and a late Write to out is never sent. out.B may be set to
+// the handler's own slice (a shared static answer): the runtime reads it
+// until the answer is taken, so it must not change meanwhile, and never
+// writes to it. docs/design.md, "Exactly once", says why.
 type RawHandler func(ctx context.Context, payload []byte, out *Buffer) error
 
 // PanicError is a panic recovered from a handler. The invocation fails with

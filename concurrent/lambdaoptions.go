@@ -9,18 +9,11 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 )
 
-// StartWithOptions is [Start] with aws-lambda-go's options: the drop-in
-// for lambda.StartWithOptions, so that
-//
-//	lambda.StartWithOptions(h, lambda.WithSetIndent("", "  "), lambda.WithEnableSIGTERM(f))
-//
-// moves with its options unchanged. Each lambda.Option sets what the
-// runtime's option of the same name sets (lambda.WithEnableSIGTERM:
-// [WithSIGTERM]), applied in order as aws-lambda-go applies them:
-// WithContext, WithContextValue, WithSetEscapeHTML, WithSetIndent,
-// WithUseNumber, WithDisallowUnknownFields and lambda.WithEnableSIGTERM. An option
-// this runtime cannot read (a nil one, or one of an aws-lambda-go version
-// whose options changed) fails init, as a bad configuration does.
+// StartWithOptions is [Start] with aws-lambda-go's options, the drop-in
+// for lambda.StartWithOptions: each lambda.Option sets what the option of
+// the same name sets here (lambda.WithEnableSIGTERM: [WithSIGTERM]), in
+// order. An option this runtime cannot read (nil, or from an
+// aws-lambda-go version whose options changed) fails init.
 func StartWithOptions(handler any, options ...lambda.Option) {
 	opt, err := lambdaOptions(options)
 	if err != nil {

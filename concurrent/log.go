@@ -24,11 +24,8 @@ import (
 // or with (*zap.Logger).Log(LevelTrace, ...).
 const LevelTrace = zapcore.DebugLevel - 1
 
-// Trace logs msg at TRACE. When TRACE is disabled it allocates nothing,
-// fields included: they are copied only for a line that is written. (zap's
-// own level methods allocate the fields slice even for a disabled line,
-// since it escapes into the core; on hot paths use
-// `if ce := l.Check(lvl, msg); ce != nil { ce.Write(fields...) }`.)
+// Trace logs msg at TRACE. A disabled line allocates nothing, fields
+// included: zap's own level methods allocate the fields slice even then.
 func Trace(l *zap.Logger, msg string, fields ...zap.Field) {
 	if ce := l.Check(LevelTrace, msg); ce != nil {
 		ce.Write(slices.Clone(fields)...)
