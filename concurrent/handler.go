@@ -28,9 +28,9 @@ type Buffer = bytebufferpool.ByteBuffer
 // On error what it wrote is dropped.
 //
 // Neither may be used after it returns: their arrays serve later
-// invocations, and a late Write to out is never sent. out.B may be set to
-// the handler's own slice (a shared static answer): the runtime reads it
-// until the answer is taken, so it must not change meanwhile, and never
+// invocations. A late Write to out is never sent. out.B may be set to the
+// handler's own slice, a shared static answer say. The runtime then reads
+// it until the answer is taken, so it must not change meanwhile; it never
 // writes to it. docs/design.md, "Exactly once", says why.
 type RawHandler func(ctx context.Context, payload []byte, out *Buffer) error
 

@@ -40,22 +40,18 @@ func NewHandler(handler any, opts ...Option) lambda.Handler {
 	return &invoker{h: h}
 }
 
-// StreamInvoker is a lambda.Handler whose answer may be streamed: a
-// wrapper implements it to pass on the answer of the handler it wraps as
-// it is, buffered or streamed, with its own content type. New and Start
-// call InvokeStream, never Invoke, and honour no ContentType method of a
-// StreamInvoker. The value of NewHandler is one, so a wrapper built on it
-// implements InvokeStream by calling its InvokeStream
-// (github.com/lmigo/lmigo/concurrent/oteltrace does).
+// StreamInvoker is a lambda.Handler whose answer may be streamed. A
+// wrapper implements it to pass on its handler's answer as it is,
+// buffered or streamed, with its content type. New and Start call
+// InvokeStream, never Invoke or ContentType. NewHandler's value is one, so
+// a wrapper built on it calls its InvokeStream (package oteltrace does).
 type StreamInvoker interface {
 	lambda.Handler
-	// InvokeStream runs one invocation, as Invoke does, and returns the
-	// answer's content type with either its bytes, out (Invoke's, which
-	// must not change once returned), or, for an answer the runtime
-	// streams (an io.Reader result: docs/streaming.md),
-	// body, unread. Whoever gets body reads it, while ctx is live, and
-	// then closes it if it is an io.Closer; a wrapper ends its own work
-	// on the answer (a span) when body ends or is closed. With an error,
+	// InvokeStream runs one invocation, as Invoke does. It returns the
+	// content type and either out, the bytes (fixed once returned), or
+	// body, a reader to stream, unread (docs/streaming.md). Whoever gets
+	// body reads it while ctx is live, then closes it if it is an
+	// io.Closer. A wrapper ends its span when body ends. With an error,
 	// out and body are nil.
 	InvokeStream(ctx context.Context, payload []byte) (contentType string, out []byte, body io.Reader, err error)
 }
