@@ -26,12 +26,12 @@ var invocationKey invocationKeyType
 var lambdaContextProbe = lambdacontext.NewContext(context.Background(), new(lambdacontext.LambdaContext))
 
 // invocationContext is one invocation's context: its deadline, its end
-// (cancelled when the handler returns), its LambdaContext, IDs and
-// loggers, in one allocation where the standard library needs a chain of
-// five (context.WithDeadline's timerCtx, timer and two closures, and a
-// WithValue). What only some handlers use is made on first use: the Done
-// channel and the deadline's timer when Done is called (a child context
-// calls it), the loggers on the first line.
+// (when the handler returns), its LambdaContext, IDs and loggers. It is
+// one allocation where the standard library needs five: WithDeadline's
+// timerCtx, timer and two closures, and a WithValue. What only some
+// handlers use is made on first use. The Done channel and the deadline's
+// timer come when Done is called, as a child context does; the loggers
+// come with the first line.
 //
 // When the parent can be cancelled (WithContext), parent is instead a
 // context.WithDeadline of it, to which Deadline, Done and Err defer.
@@ -46,9 +46,9 @@ type invocationContext struct {
 	stop     context.CancelFunc // non-nil: parent is derived and carries the cancellation
 	lc       lambdacontext.LambdaContext
 	traceID  string
-	// base is the runtime's logger; logger adds this invocation's IDs to
-	// it, built on first use so that an invocation that logs nothing pays
-	// nothing. slogger is the same for log/slog.
+	// base is the runtime's logger. logger adds this invocation's IDs to
+	// it on first use, so an invocation that logs nothing pays nothing.
+	// slogger is the same for log/slog.
 	base *zap.Logger
 
 	mu      sync.Mutex

@@ -33,12 +33,12 @@ func StartHandlerFunc[TIn, TOut any, H lambda.HandlerFunc[TIn, TOut]](handler H,
 // lambdaOptions reads what los set, applied in order, and returns the
 // Option that sets the same.
 //
-// A lambda.Option is a func(*handlerOptions) over an unexported type. It is
-// applied here to a value of that type, made by reflect and given the
-// defaults lambda.NewHandlerWithOptions gives it, and the fields it set are
-// read back (TestLambdaOptionShape pins them). Nothing of aws-lambda-go
-// runs but the options themselves: NewHandlerWithOptions would register
-// its own SIGTERM extension and signal handler.
+// A lambda.Option is a func(*handlerOptions) over an unexported type.
+// Here reflect makes a value of that type, with the defaults
+// lambda.NewHandlerWithOptions gives it. Each option is applied to it, and
+// the fields it set are read back (TestLambdaOptionShape pins them).
+// Nothing of aws-lambda-go runs but the options: NewHandlerWithOptions
+// would register its own SIGTERM extension and signal handler.
 func lambdaOptions(los []lambda.Option) (Option, error) {
 	st := reflect.TypeFor[lambda.Option]().In(0).Elem()
 	if err := checkLambdaOptionShape(st); err != nil {
