@@ -17,7 +17,7 @@ package concurrent
 // serves on after the case, what it does on SIGTERM, the extensions
 // registered, and what the handler printed. The two are identical, or
 // differ only for one of awsReasons, each a difference the docs state
-// (README.md "What differs", concurrent/doc.go); a reason applies only
+// (docs/aws-lambda-go.md, "What differs"); a reason applies only
 // where its exact difference is found, and makes the two sides equal
 // there. A case whose difference no reason explains fails the test.
 //

@@ -26,12 +26,12 @@ var invocationKey invocationKeyType
 var lambdaContextProbe = lambdacontext.NewContext(context.Background(), new(lambdacontext.LambdaContext))
 
 // invocationContext is one invocation's context: its deadline, its end
-// (cancelled when the handler returns), its LambdaContext, IDs and
-// loggers, in one allocation where the standard library needs a chain of
-// five (context.WithDeadline's timerCtx, timer and two closures, and a
-// WithValue). What only some handlers use is made on first use: the Done
-// channel and the deadline's timer when Done is called (a child context
-// calls it), the loggers on the first line.
+// (when the handler returns), its LambdaContext, IDs and loggers. It is
+// one allocation where the standard library needs five: WithDeadline's
+// timerCtx, timer and two closures, and a WithValue. What only some
+// handlers use is made on first use. The Done channel and the deadline's
+// timer come when Done is called, as a child context does; the loggers
+// come with the first line.
 //
 // When the parent can be cancelled (WithContext), parent is instead a
 // context.WithDeadline of it, to which Deadline, Done and Err defer.
@@ -46,9 +46,9 @@ type invocationContext struct {
 	stop     context.CancelFunc // non-nil: parent is derived and carries the cancellation
 	lc       lambdacontext.LambdaContext
 	traceID  string
-	// base is the runtime's logger; logger adds this invocation's IDs to
-	// it, built on first use so that an invocation that logs nothing pays
-	// nothing. slogger is the same for log/slog.
+	// base is the runtime's logger. logger adds this invocation's IDs to
+	// it on first use, so an invocation that logs nothing pays nothing.
+	// slogger is the same for log/slog.
 	base *zap.Logger
 
 	mu      sync.Mutex
@@ -266,12 +266,10 @@ func RequestID(ctx context.Context) string {
 }
 
 // TraceID returns the X-Ray trace header of the invocation ctx belongs to
-// (the Lambda-Runtime-Trace-Id value, "Root=1-...;Parent=...;Sampled=1"),
-// or "". Pass it on yourself, as the X-Amzn-Trace-Id header of outgoing
-// requests: on Lambda Managed Instances _X_AMZN_TRACE_ID is not set, since
-// one process serves many invocations at once. It is also stored under the
-// context key "x-amzn-trace-id", where tracing libraries written for
-// aws-lambda-go look for it.
+// ("Root=1-...;Parent=...;Sampled=1"), or "". Pass it on yourself as
+// X-Amzn-Trace-Id: one process serves many invocations, so
+// _X_AMZN_TRACE_ID is not set. It is also under the context key
+// "x-amzn-trace-id", where aws-lambda-go's tracing libraries look.
 func TraceID(ctx context.Context) string {
 	if c := fromContext(ctx); c != nil {
 		return c.traceID
@@ -288,15 +286,11 @@ func TenantID(ctx context.Context) string {
 }
 
 // Logger returns a zap logger whose lines carry the IDs of the invocation
-// ctx belongs to: requestId, traceId (the Root of its X-Ray trace header)
-// and tenantId, where present. It is built on the first call of each
-// invocation and cached: later calls cost a context lookup. Outside an
-// invocation it returns the process logger, whose lines carry no IDs.
-//
-// The logger writes Lambda's format (JSON or TEXT, as
-// AWS_LAMBDA_LOG_FORMAT says) to stderr at AWS_LAMBDA_LOG_LEVEL, each line
-// in one write; see [LevelTrace] for TRACE. Its Fatal ends the process, and
-// with it every invocation in flight: prefer Error.
+// ctx belongs to: requestId, traceId and tenantId. It is built on an
+// invocation's first call and cached. Outside an invocation it returns the
+// process logger. It writes Lambda's format to stderr, at
+// AWS_LAMBDA_LOG_LEVEL, each line in one write. Its Fatal ends every
+// invocation in flight: prefer Error.
 func Logger(ctx context.Context) *zap.Logger {
 	if c := fromContext(ctx); c != nil {
 		return c.zapLogger()

@@ -24,7 +24,7 @@ import (
 const copyTestSize = 6 << 20
 
 // TestResponseCopies holds every response path to the copies of its body
-// that the package doc's table allows. A buffered body's copies are
+// that docs/memory.md's table allows. A buffered body's copies are
 // counted as body-sized allocations: with a retain cap far below the body,
 // every body-sized buffer the runtime fills is new on every invocation;
 // garbage collection is off while counting and GOMAXPROCS is 1, so pooled
@@ -45,7 +45,7 @@ func TestResponseCopies(t *testing.T) {
 		name    string
 		handler any
 		size    int // of the response
-		copies  int // the package doc's table
+		copies  int // docs/memory.md's table
 		written int // buffers the handler fills itself
 	}{
 		{"json.RawMessage handler", func(context.Context, json.RawMessage) (json.RawMessage, error) { return body, nil }, len(body), 0, 0},
@@ -64,7 +64,7 @@ func TestResponseCopies(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			buffers := countBuffers(t, tt.handler, `{}`, tt.size, tt.size, "64KiB")
 			if got := buffers - tt.written; got != tt.copies {
-				t.Fatalf("the body was copied %d times in user space (%d body-sized buffers, %d filled by the handler); the package doc says %d",
+				t.Fatalf("the body was copied %d times in user space (%d body-sized buffers, %d filled by the handler); docs/memory.md says %d",
 					got, buffers, tt.written, tt.copies)
 			}
 		})
@@ -73,13 +73,13 @@ func TestResponseCopies(t *testing.T) {
 	t.Run("lambda.Handler, N=2", func(t *testing.T) {
 		h := invokerFunc(func(context.Context, []byte) ([]byte, error) { return body, nil })
 		if got := countBuffersAt(t, 2, h, `{}`, len(body), len(body), "64KiB"); got != 0 {
-			t.Fatalf("the body was copied %d times in user space; the package doc says 0", got)
+			t.Fatalf("the body was copied %d times in user space; docs/memory.md says 0", got)
 		}
 	})
 }
 
 // TestStreamedResponseCopies: a streamed io.Reader result is copied once
-// into the slot's chunk buffer (by Read), as the package doc says, and
+// into the slot's chunk buffer (by Read), as docs/memory.md says, and
 // never into a buffer of the body's size.
 func TestStreamedResponseCopies(t *testing.T) {
 	body := bytes.Repeat([]byte("z"), copyTestSize)
@@ -108,7 +108,7 @@ func TestStreamedResponseCopies(t *testing.T) {
 				copies = 1
 			}
 			if copies != tt.copies {
-				t.Fatalf("%d Read calls: %d copies into the chunk buffer; the package doc says %d", reads.Load(), copies, tt.copies)
+				t.Fatalf("%d Read calls: %d copies into the chunk buffer; docs/memory.md says %d", reads.Load(), copies, tt.copies)
 			}
 		})
 	}
@@ -200,7 +200,7 @@ func TestRetainedBuffersKeepTheirUse(t *testing.T) {
 }
 
 // TestRequestCopies: a request payload is read once into the slot's
-// buffer and decoded from there, as the package doc says: a raw handler
+// buffer and decoded from there, as docs/memory.md says: a raw handler
 // gets that buffer, a json.RawMessage event and a lambda.Handler's payload
 // are one copy (the handler may keep them), a typed event is decoded by
 // json.Unmarshal over the buffer (its one string of the payload's size is
@@ -232,7 +232,7 @@ func TestRequestCopies(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := countBuffers(t, tt.handler, payload, len(strconv.Itoa(copyTestSize)), copyTestSize, "16MiB"); got != tt.copies {
-				t.Fatalf("%d payload-sized buffers per invocation, the package doc says %d", got, tt.copies)
+				t.Fatalf("%d payload-sized buffers per invocation, docs/memory.md says %d", got, tt.copies)
 			}
 		})
 	}

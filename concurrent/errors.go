@@ -13,19 +13,16 @@ var (
 	// StartWithOptions fails init with it for a lambda.Option it cannot
 	// read.
 	ErrConfig = errors.New("concurrent: invalid configuration")
-	// ErrRuntimeAPI is returned by Run when the Runtime API reports that the
-	// environment is broken (a 5xx answer) or refuses to hand out
-	// invocations (a 4xx to /next): the process should exit.
+	// ErrRuntimeAPI is returned by Run when the Runtime API answers 5xx,
+	// or 4xx to /next. No retry helps, so the process should exit.
 	ErrRuntimeAPI = errors.New("concurrent: runtime API failure")
 	// ErrResponseTooLarge is the error an invocation fails with when its
 	// buffered response is larger than limits.Config.MaxResponseBytes, and
 	// the error NewHandler's Invoke returns for a reader result longer
 	// than it reads.
 	ErrResponseTooLarge = errors.New("response too large")
-	// ErrInvocationEnded is returned by the writer a streamed io.WriterTo
-	// result was given (Write, WriteString, ReadFrom) once its WriteTo has
-	// returned: the writer is dead, and its slot streams other
-	// invocations' answers.
+	// ErrInvocationEnded is returned by a streamed io.WriterTo's writer
+	// once WriteTo has returned. The slot streams other answers by then.
 	ErrInvocationEnded = errors.New("concurrent: write after the invocation ended")
 	// ErrLateWork is returned by Go called once its invocation has been
 	// answered (by a goroutine the handler left behind): the function
@@ -70,13 +67,11 @@ const (
 
 // Errors returned by AvailabilityZoneID.
 var (
-	// ErrNoMetadata is returned by AvailabilityZoneID where Lambda's
-	// metadata endpoint is not offered: AWS_LAMBDA_METADATA_API or
-	// AWS_LAMBDA_METADATA_TOKEN is not set, as outside Lambda.
+	// ErrNoMetadata is returned by AvailabilityZoneID outside Lambda, where
+	// AWS_LAMBDA_METADATA_API or AWS_LAMBDA_METADATA_TOKEN is not set.
 	ErrNoMetadata = errors.New("concurrent: no Lambda metadata endpoint (AWS_LAMBDA_METADATA_API or AWS_LAMBDA_METADATA_TOKEN not set)")
 	// ErrMetadata is wrapped by the error AvailabilityZoneID returns when
-	// the metadata endpoint is offered but could not be read: an address
-	// that is not host:port, a connection that failed or timed out, a
-	// status other than 200, or an answer without a zone ID.
+	// the endpoint is set but cannot be read. The address may be bad, the
+	// connection may fail, or the answer may lack a zone ID.
 	ErrMetadata = errors.New("concurrent: Lambda metadata endpoint failed")
 )

@@ -67,22 +67,17 @@ func (c *invocationContext) metricSet() *emf.Set {
 	return x.metrics
 }
 
-// Go runs f on a goroutine of its own as part of the invocation ctx
-// belongs to, with ctx. The invocation is answered only once every f it
-// started has returned (its context is cancelled at its deadline, as the
-// handler's), whether or not the handler called [Wait]: nothing Go
-// starts outlives its invocation. A panic in f is recovered and ends only
-// that invocation: it fails with it, as with a panic of the handler
-// (errorType the panic value's type, and the stack), logged with its
-// request ID. The first error f returns is returned by Wait; if the
-// handler did not take it with Wait, the invocation fails with it.
+// Go runs f on a goroutine of its own, as part of the invocation ctx
+// belongs to. The invocation is answered only once every f has returned,
+// so nothing Go starts outlives it. A panic in f fails that invocation
+// alone, as a handler's panic does, and is logged with its request ID.
+// The first error is returned by [Wait]; one no Wait took fails the
+// invocation.
 //
-// At most 64 functions run at once per invocation: past that, Go waits
-// for one to return, or for ctx to end (it then returns ctx.Err() and f
-// does not run). Go called once the invocation has been answered returns
-// ErrLateWork, and f does not run. Outside an invocation (a plain
-// context, a test calling a handler) Go runs f at once, on the caller's
-// goroutine, and returns its error, a panic as a *PanicError.
+// At most 64 run at once per invocation, so a loop cannot start more:
+// past that, Go waits for a place or for ctx to end. After the answer it
+// returns [ErrLateWork] and f does not run. Outside an invocation Go runs
+// f at once and returns its error, a panic as a *[PanicError].
 func Go(ctx context.Context, f func(context.Context) error) error {
 	c := fromContext(ctx)
 	if c == nil {
@@ -91,11 +86,10 @@ func Go(ctx context.Context, f func(context.Context) error) error {
 	return c.extension().start(ctx, c, f)
 }
 
-// Wait waits until every function Go started for the invocation ctx
-// belongs to has returned, those they started included, and returns the
-// first error or panic (a *PanicError) among them that no Wait returned
-// before. A panic fails the invocation even when Wait returned it. Wait
-// must not be called from such a function: it would wait for itself.
+// Wait waits for every function [Go] started for the invocation ctx
+// belongs to, and returns the first error or panic (a *[PanicError]) that
+// no Wait returned before. A panic fails the invocation even so. It must
+// not be called from such a function, which would wait for itself.
 // Outside an invocation it returns nil.
 func Wait(ctx context.Context) error {
 	c := fromContext(ctx)
@@ -116,12 +110,10 @@ func Wait(ctx context.Context) error {
 	return err
 }
 
-// GoDetached runs f on a goroutine of its own that may outlive the
-// invocation ctx belongs to: the invocation is answered without waiting
-// for it, and f's context keeps ctx's values (the request ID, Logger) but
-// is never cancelled. A panic in f is recovered and logged, with the
-// request ID, and ends nothing. Nothing bounds or waits for detached
-// work, the shutdown included: bound it yourself, and prefer Go.
+// GoDetached runs f on a goroutine that may outlive the invocation ctx
+// belongs to: the answer does not wait for it. f's context keeps ctx's
+// values but is never cancelled. A panic in f is logged and ends nothing.
+// Nothing bounds or waits for it, the shutdown included: prefer [Go].
 func GoDetached(ctx context.Context, f func(context.Context)) {
 	ctx = context.WithoutCancel(ctx)
 	log := Logger(ctx)

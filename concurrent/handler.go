@@ -23,23 +23,15 @@ import (
 // the handler returns.
 type Buffer = bytebufferpool.ByteBuffer
 
-// RawHandler handles one invocation without any JSON decoding or encoding:
-// it reads payload and writes the response into out, which is empty on
-// entry. The response is sent with Content-Type application/json. If it
-// returns an error, whatever it wrote is discarded.
+// RawHandler handles one invocation without JSON: it reads payload and
+// writes the response into out, empty on entry, sent as application/json.
+// On error what it wrote is dropped.
 //
-// Neither payload nor out may be used after it returns. out is this
-// invocation's own and is emptied then: a late Write through it appends
-// to an array of its own, which is never sent (it returns no error:
-// Buffer's Write cannot fail). The arrays of payload and of out.B are
-// reused by later invocations: a slice of either kept past the return
-// reads or writes another invocation's bytes.
-//
-// out.B may also be set to a slice the handler owns (a static answer
-// shared by every invocation, the payload itself): the response is then
-// sent from that array, which the runtime reads until the Runtime API has
-// accepted the answer (it may post it again), so it must not change
-// meanwhile, and never writes to, keeps or lends to another invocation.
+// Neither may be used after it returns: their arrays serve later
+// invocations. A late Write to out is never sent. out.B may be set to the
+// handler's own slice, a shared static answer say. The runtime then reads
+// it until the answer is taken, so it must not change meanwhile; it never
+// writes to it. docs/design.md, "Exactly once", says why.
 type RawHandler func(ctx context.Context, payload []byte, out *Buffer) error
 
 // PanicError is a panic recovered from a handler. The invocation fails with
@@ -321,11 +313,10 @@ func convertFunc[F any](v reflect.Value) (F, bool) {
 // LMIGO_MAX_RESPONSE_BYTES, the platform's bound on a buffered answer.
 const maxReadResponse = 6 << 20
 
-// call runs the handler for one invocation, as run does, and reads an
-// io.Reader result into out and closes it: the whole response, as
-// aws-lambda-go's Invoke returns it, up to maxReadResponse bytes (past it,
-// an error wrapping ErrResponseTooLarge). NewHandler's Invoke is built on
-// it; the runtime calls run and streams such a result (Runtime.stream).
+// call runs the handler for one invocation, as run does. It reads an
+// io.Reader result whole into out and closes it, as aws-lambda-go's Invoke
+// does. Past maxReadResponse bytes it fails with ErrResponseTooLarge.
+// NewHandler's Invoke is built on it; the runtime streams such a result.
 func (h *handler) call(ctx context.Context, payload []byte, out *Buffer) (contentType string, err error) {
 	contentType, body, direct, err := h.run(ctx, payload, out)
 	err = unwrapEvent(err)
@@ -348,19 +339,20 @@ func (h *handler) call(ctx context.Context, payload []byte, out *Buffer) (conten
 	return contentType, nil
 }
 
-// run runs the handler for one invocation. It writes the response into
-// out, which must be empty, and returns its content type; or, for a result
-// that aws-lambda-go sends as the bytes it reads (an io.Reader, see
-// writeValue), leaves out empty and returns the reader as body, unread, for
-// the caller to stream and close; or, for a json.RawMessage result that is
-// already what the encoder would write (callRawMessage, callReflect) and
-// for a lambda.Handler's bytes (callInvoker), leaves out empty and returns
-// the handler's own bytes as direct, to be sent as they are and not
-// modified. On error out is left empty and body and direct are nil. A
-// panic in the handler is recovered and returned as a *PanicError; it
-// never reaches the slot's loop. An event that does not decode is returned as
-// an *eventError. out goes to a RawHandler, which may keep it: it must be
-// the invocation's own, never lent again (runLent).
+// run runs the handler for one invocation and returns its content type
+// with the answer in one of three places:
+//
+//   - out, empty on entry, holds the encoded response;
+//   - body is a reader result (see writeValue), unread, for the caller to
+//     stream and close;
+//   - direct is the handler's own bytes, sent as they are: a compact
+//     json.RawMessage (callRawMessage, callReflect) or a lambda.Handler's
+//     bytes (callInvoker).
+//
+// On error out is empty and body and direct are nil. A panic comes back
+// as a *PanicError, so it never reaches the slot's loop. An event that
+// does not decode comes back as an *eventError. A RawHandler may keep out,
+// so out must be the invocation's own (runLent).
 func (h *handler) run(ctx context.Context, payload []byte, out *Buffer) (contentType string, body io.Reader, direct []byte, err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -393,10 +385,10 @@ func (h *handler) run(ctx context.Context, payload []byte, out *Buffer) (content
 
 // runLent is run with the handler writing into lent, a Buffer of the
 // invocation's own, over buf's array. However run ends (runtime.Goexit
-// too), buf gets the array back and lent is left empty: a RawHandler that
-// kept its out and writes to it later appends to an array of its own,
-// never to buf's, which the next invocation reuses. lent must never be
-// lent again.
+// too), buf gets the array back and lent is left empty. So a RawHandler
+// that kept its out appends to an array of its own later. It never
+// reaches buf's, which the next invocation reuses. lent is never lent
+// again.
 func (h *handler) runLent(ctx context.Context, payload []byte, buf, lent *Buffer) (contentType string, body io.Reader, direct []byte, err error) {
 	lent.B = buf.B
 	defer func() { buf.B, lent.B = lent.B, nil }()
@@ -413,13 +405,13 @@ func newPanicError(v any) *PanicError {
 	return &PanicError{Value: v, Stack: append([]uintptr(nil), pcs[:n]...)}
 }
 
-// callRaw runs a RawHandler. A response it leaves in an array the runtime
-// did not lend (out.B set to a slice of its own, to the payload, or grown
-// past its capacity by append) is returned as direct, borrowed until the
-// answer is accepted, and out gets the lent array back, even after a panic:
-// the runtime never writes to, keeps or lends again an array it did not
-// lend, since the handler may share it. (After a growth the runtime lends
-// a large enough buffer next time, so a steady size costs no allocation.)
+// callRaw runs a RawHandler. Its response may lie in an array the runtime
+// did not lend: a slice of its own, the payload, or one append grew. That
+// one is returned as direct, borrowed until the answer is accepted, and
+// out gets the lent array back, even after a panic. The handler may share
+// such an array, so the runtime never writes to, keeps or lends it. After
+// a growth the next buffer lent is large enough: a steady size allocates
+// nothing.
 func (h *handler) callRaw(ctx context.Context, payload []byte, out *Buffer) (direct []byte, err error) {
 	lent := out.B[:0]
 	defer func() {
@@ -439,14 +431,12 @@ func sameArray(a, b []byte) bool {
 	return unsafe.SliceData(a) == unsafe.SliceData(b)
 }
 
-// callRawMessage runs a json.RawMessage handler. A result that the encoder
-// would only validate and compact (jsonscan.Compact, one pass) is returned as
-// direct, the handler's own bytes, whatever its size: byte for byte what
-// aws-lambda-go sends. Sending it direct allocates nothing, and copying
-// even a small one into out costs more than not copying
-// (BenchmarkRawMessageResponse: from 64 B to 6 MiB, direct was as fast or
-// faster, and rapi coalesces a small body with its headers either way), so
-// there is no size under which it is copied.
+// callRawMessage runs a json.RawMessage handler. A result the encoder
+// would only validate and compact (jsonscan.Compact, one pass) is returned
+// as direct, the handler's own bytes: byte for byte what aws-lambda-go
+// sends. Sending it direct allocates nothing. No size is copied, since
+// copying costs more even when small (BenchmarkRawMessageResponse: 64 B to
+// 6 MiB); rapi joins a small body to its headers either way.
 func (h *handler) callRawMessage(ctx context.Context, payload []byte, out *Buffer) (string, []byte, error) {
 	trace := handlertrace.FromContext(ctx)
 	event, err := decodeRawMessage(payload)
@@ -543,19 +533,18 @@ func (h *handler) callReflect(ctx context.Context, payload []byte, out *Buffer) 
 	return contentType, body, nil, err
 }
 
-// contextValue makes a reflect.Value of type context.Context, which Call
-// passes on as it is, instead of one of ctx's dynamic type, which Call
-// would convert into a new interface on every invocation.
+// contextValue makes a reflect.Value of type context.Context. Call passes
+// it on as it is; one of ctx's dynamic type it would convert anew on every
+// invocation.
 func contextValue(ctx context.Context) reflect.Value {
 	return reflect.ValueOf(&ctx).Elem()
 }
 
 // decode decodes the event as json.Decoder does: the first JSON value of
-// payload, with anything after it ignored. json.Unmarshal goes straight
-// from payload without the decoder's copy and agrees with it whenever
-// payload is a single valid value; only other payloads take the decoder.
-// Decoding straight from payload relies on UnmarshalJSON methods copying
-// what they keep, as encoding/json requires: payload is reused.
+// payload, anything after it ignored. json.Unmarshal skips the decoder's
+// copy and agrees with it on a payload of one valid value; only other
+// payloads take the decoder. UnmarshalJSON methods must copy what they
+// keep, as encoding/json requires, since payload is reused.
 func (h *handler) decode(payload []byte, v any) error {
 	if h.cfg.codec != nil {
 		return h.cfg.codec.Decode(payload, v)

@@ -9,18 +9,11 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 )
 
-// StartWithOptions is [Start] with aws-lambda-go's options: the drop-in
-// for lambda.StartWithOptions, so that
-//
-//	lambda.StartWithOptions(h, lambda.WithSetIndent("", "  "), lambda.WithEnableSIGTERM(f))
-//
-// moves with its options unchanged. Each lambda.Option sets what the
-// runtime's option of the same name sets (lambda.WithEnableSIGTERM:
-// [WithSIGTERM]), applied in order as aws-lambda-go applies them:
-// WithContext, WithContextValue, WithSetEscapeHTML, WithSetIndent,
-// WithUseNumber, WithDisallowUnknownFields and lambda.WithEnableSIGTERM. An option
-// this runtime cannot read (a nil one, or one of an aws-lambda-go version
-// whose options changed) fails init, as a bad configuration does.
+// StartWithOptions is [Start] with aws-lambda-go's options, the drop-in
+// for lambda.StartWithOptions: each lambda.Option sets what the option of
+// the same name sets here (lambda.WithEnableSIGTERM: [WithSIGTERM]), in
+// order. An option this runtime cannot read (nil, or from an
+// aws-lambda-go version whose options changed) fails init.
 func StartWithOptions(handler any, options ...lambda.Option) {
 	opt, err := lambdaOptions(options)
 	if err != nil {
@@ -40,12 +33,12 @@ func StartHandlerFunc[TIn, TOut any, H lambda.HandlerFunc[TIn, TOut]](handler H,
 // lambdaOptions reads what los set, applied in order, and returns the
 // Option that sets the same.
 //
-// A lambda.Option is a func(*handlerOptions) over an unexported type. It is
-// applied here to a value of that type, made by reflect and given the
-// defaults lambda.NewHandlerWithOptions gives it, and the fields it set are
-// read back (TestLambdaOptionShape pins them). Nothing of aws-lambda-go
-// runs but the options themselves: NewHandlerWithOptions would register
-// its own SIGTERM extension and signal handler.
+// A lambda.Option is a func(*handlerOptions) over an unexported type.
+// Here reflect makes a value of that type, with the defaults
+// lambda.NewHandlerWithOptions gives it. Each option is applied to it, and
+// the fields it set are read back (TestLambdaOptionShape pins them).
+// Nothing of aws-lambda-go runs but the options: NewHandlerWithOptions
+// would register its own SIGTERM extension and signal handler.
 func lambdaOptions(los []lambda.Option) (Option, error) {
 	st := reflect.TypeFor[lambda.Option]().In(0).Elem()
 	if err := checkLambdaOptionShape(st); err != nil {

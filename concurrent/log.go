@@ -3,7 +3,9 @@ package concurrent
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,11 +24,8 @@ import (
 // or with (*zap.Logger).Log(LevelTrace, ...).
 const LevelTrace = zapcore.DebugLevel - 1
 
-// Trace logs msg at TRACE. When TRACE is disabled it allocates nothing,
-// fields included: they are copied only for a line that is written. (zap's
-// own level methods allocate the fields slice even for a disabled line,
-// since it escapes into the core; on hot paths use
-// `if ce := l.Check(lvl, msg); ce != nil { ce.Write(fields...) }`.)
+// Trace logs msg at TRACE. A disabled line allocates nothing, fields
+// included: zap's own level methods allocate the fields slice even then.
 func Trace(l *zap.Logger, msg string, fields ...zap.Field) {
 	if ce := l.Check(LevelTrace, msg); ce != nil {
 		ce.Write(slices.Clone(fields)...)
@@ -86,8 +85,8 @@ func encodeTime(t time.Time, enc zapcore.PrimitiveArrayEncoder) {
 }
 
 // encodeDuration writes a duration with its unit, in Go's notation
-// ("1.5s", "312.5µs"), the one the duration variables are written in: a
-// bare number would leave the reader to guess the unit.
+// ("1.5s", "312.5µs"), as the duration variables are written. A bare
+// number would leave the reader to guess the unit.
 func encodeDuration(d time.Duration, enc zapcore.PrimitiveArrayEncoder) {
 	enc.AppendString(d.String())
 }
@@ -124,10 +123,10 @@ func newLogger(format limits.Format, level limits.Level, w zapcore.WriteSyncer) 
 	return zap.New(core)
 }
 
-// defaultLogger takes the lines logged outside an invocation (Logger and
-// the slog handler given a context that is not an invocation's): stderr,
-// in the level and format the environment asks for. It belongs to the
-// process, not to a Runtime, so it writes to os.Stderr itself.
+// defaultLogger takes the lines logged outside an invocation, by Logger
+// or the slog handler. It writes stderr in the environment's level and
+// format. It belongs to the process, not to a Runtime, so it writes to
+// os.Stderr itself.
 var defaultLogger = sync.OnceValue(func() *zap.Logger {
 	c, err := limits.FromEnv(os.LookupEnv)
 	if err != nil {
@@ -137,10 +136,10 @@ var defaultLogger = sync.OnceValue(func() *zap.Logger {
 	return newLogger(c.LogFormat, c.LogLevel, os.Stderr)
 })
 
-// envLogFormat is the log format the environment asks for, read on its
-// own, by limits' rules, so that another bad variable does not hide it
-// (the line that reports that variable is written in it). When the format
-// variable is itself bad, it is the default for the environment.
+// envLogFormat is the log format the environment asks for, read alone by
+// limits' rules. Another bad variable must not hide it: the line that
+// reports that variable is written in it. When the format variable is
+// itself bad, it is the environment's default.
 func envLogFormat(lookup func(string) (string, bool)) limits.Format {
 	for _, keep := range []string{"AWS_LAMBDA_LOG_FORMAT", ""} {
 		c, err := limits.FromEnv(func(k string) (string, bool) {
@@ -157,6 +156,30 @@ func envLogFormat(lookup func(string) (string, bool)) limits.Format {
 		}
 	}
 	return limits.FormatJSON
+}
+
+// logStart says once what the runtime runs with, and warns of each
+// LMIGO_ variable it does not know: a typo would otherwise go unseen.
+func (rt *Runtime) logStart() {
+	if rt.opts.environ != nil {
+		for _, u := range limits.UnknownVars(rt.opts.environ()) {
+			rt.log.Warn("unknown variable ignored",
+				zap.String("variable", u.Name), zap.String("nearest", u.Nearest))
+		}
+	}
+	limit := rt.derivedMemoryLimit()
+	if limit <= 0 {
+		limit = debug.SetMemoryLimit(-1) // -1 only reads it
+	}
+	if limit == math.MaxInt64 {
+		limit = 0 // none
+	}
+	rt.log.Info("runtime starting",
+		zap.Int("slots", rt.cfg.Slots),
+		zap.Int("maxConcurrency", rt.cfg.MaxConcurrency),
+		zap.Int("bufferRetainBytes", rt.cfg.BufferRetainBytes),
+		zap.Int64("memoryLimitBytes", limit),
+		zap.Duration("overrunGrace", rt.cfg.OverrunGrace))
 }
 
 // Field names of an invocation's IDs in every line logged for it.
@@ -207,8 +230,8 @@ func logInvocation(log *zap.Logger, lvl zapcore.Level, inv *rapi.Invocation, msg
 }
 
 // logFailure logs an invocation answered with an error: its errorType and
-// errorMessage, as in the error sent to the Runtime API but for values of
-// the event (logMessage), and for a panic the panicking stack.
+// errorMessage as sent, less the event's values (logMessage). A panic adds
+// its stack.
 func logFailure(log *zap.Logger, inv *rapi.Invocation, errorType string, err error) {
 	msg := "invocation failed"
 	fields := []zap.Field{zap.String("errorType", errorType), zap.String("errorMessage", logMessage(err))}
@@ -219,16 +242,14 @@ func logFailure(log *zap.Logger, inv *rapi.Invocation, errorType string, err err
 	logInvocation(log, zapcore.ErrorLevel, inv, msg, fields...)
 }
 
-// logMessage is err's message as the runtime logs it: errorMessage,
-// except that no value of the caller's data is written. encoding/json's
-// account of a value it could not store quotes the value (a number, a
-// character), and a decoder's or an UnmarshalJSON method's error may quote
-// anything of the event; the error body may carry them back to the caller,
-// the function's logs must not. So a failure to decode the event is logged
-// with the field, the Go type and the kind of JSON value, the offset of a
-// syntax error, or else only the error's type; and encoding/json's errors
-// wrapped in any other error (a raw handler's own decoding, a header's)
-// are logged the same way, inside the rest of the message.
+// logMessage is err's message as the runtime logs it: errorMessage, less
+// any value of the caller's data. encoding/json quotes a value it could
+// not store, and an UnmarshalJSON method's error may quote any of the
+// event. The error body may carry them back to the caller; the function's
+// logs must not. So a failed decode is logged with the field, the Go type
+// and the kind of JSON value, or a syntax error's offset, or else the
+// error's type alone. encoding/json errors wrapped in another error are
+// logged the same way, inside the rest of the message.
 func logMessage(err error) string {
 	if ee, ok := err.(*eventError); ok { //nolint:errorlint // the handler adapter returns it unwrapped
 		if safe, ok := jsonErrorText(ee.err); ok {
@@ -283,10 +304,9 @@ func jsonErrorQuote(err error) (msg string) {
 var jsonKinds = []string{"number", "string", "bool", "array", "object", "null"}
 
 // jsonErrorText is an encoding/json error's message without the value it
-// quotes: for an UnmarshalTypeError encoding/json's own message with the
-// kind of value only ("json: cannot unmarshal number into Go struct field
-// Event.n of type int32"), for a SyntaxError its offset. ok is false for
-// other errors.
+// quotes. An UnmarshalTypeError keeps only the kind of value ("json:
+// cannot unmarshal number into Go struct field Event.n of type int32"); a
+// SyntaxError keeps its offset. ok is false for other errors.
 func jsonErrorText(err error) (text string, ok bool) {
 	switch e := err.(type) { //nolint:errorlint // the decoder's error itself
 	case *json.UnmarshalTypeError:

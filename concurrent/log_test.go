@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"math"
 	"os"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -340,6 +343,9 @@ func TestConcurrentInvocationsLog(t *testing.T) {
 	perID := map[string]int{}
 	big := 0
 	for _, m := range rec.records(t) {
+		if m["message"] == "runtime starting" { // the runtime's, no invocation's
+			continue
+		}
 		id, _ := m["requestId"].(string)
 		s, ok := byID[id]
 		if !ok {
@@ -552,6 +558,72 @@ func TestWorkerPoolInitializing(t *testing.T) {
 		if events[0].Level != zapcore.DebugLevel || f["workerCount"] != int64(6) || f["executionEnvironmentMaxConcurrency"] != int64(8) {
 			t.Fatalf("event %s %v", events[0].Level, f)
 		}
+	}
+}
+
+// TestLogStart: Run says once, at INFO, what it runs with, and warns of
+// each LMIGO_ variable of the environment it does not know.
+func TestLogStart(t *testing.T) {
+	tests := []struct {
+		name     string
+		environ  []string // nil: WithLookupEnv alone, which lists no names
+		memory   string
+		wantWarn map[string]string // variable: nearest
+		wantMem  int64
+	}{
+		{name: "lookup only", environ: nil, memory: "1024", wantMem: 1024 << 20 * 9 / 10},
+		{name: "known names", environ: []string{"LMIGO_SLOTS=6", "HOME=/"}, memory: "", wantMem: 0},
+		{name: "typos", environ: []string{"LMIGO_SLOT=6", "LMIGO_BUFER_RETAIN_BYTES=1MiB", "LMIGO_SLOTS=6"},
+			memory: "2048", wantMem: 2048 << 20 * 9 / 10,
+			wantWarn: map[string]string{"LMIGO_SLOT": "LMIGO_SLOTS", "LMIGO_BUFER_RETAIN_BYTES": "LMIGO_BUFFER_RETAIN_BYTES"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			api := newAPI(t, rapitest.Options{MaxConcurrency: 8, Queue: true})
+			core, logs := observer.New(zapcore.InfoLevel)
+			e := env{"AWS_LAMBDA_RUNTIME_API": api.Addr(), "AWS_LAMBDA_MAX_CONCURRENCY": "8", "LMIGO_SLOTS": "6",
+				"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": tt.memory, "LMIGO_OVERRUN_GRACE": "2s"}
+			opts := []Option{WithLookupEnv(e.lookup), WithLogger(zap.New(core)),
+				withRuntime(func(rt *Runtime) { rt.setMemoryLimit = func(int64) int64 { return 0 } })}
+			if tt.environ != nil {
+				opts = append(opts, func(o *options) { o.environ = func() []string { return tt.environ } })
+			}
+			if tt.memory == "" {
+				// The process's own limit is reported: none under go test.
+				if debug.SetMemoryLimit(-1) != math.MaxInt64 {
+					t.Skip("GOMEMLIMIT is set")
+				}
+			}
+			rt, err := New(func() error { return nil }, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop, wait := runStoppable(t, api, rt, 6)
+			stop()
+			if err := wait(); err != nil {
+				t.Fatal(err)
+			}
+			starting := logs.FilterMessage("runtime starting").All()
+			if len(starting) != 1 || starting[0].Level != zapcore.InfoLevel {
+				t.Fatalf("runtime starting: %v", starting)
+			}
+			f := starting[0].ContextMap()
+			if f["slots"] != int64(6) || f["maxConcurrency"] != int64(8) || f["bufferRetainBytes"] != int64(2<<20) ||
+				f["memoryLimitBytes"] != tt.wantMem || f["overrunGrace"] != 2*time.Second {
+				t.Errorf("runtime starting fields %v, want memoryLimitBytes %d", f, tt.wantMem)
+			}
+			got := map[string]string{}
+			for _, w := range logs.FilterMessage("unknown variable ignored").All() {
+				wf := w.ContextMap()
+				if w.Level != zapcore.WarnLevel {
+					t.Errorf("logged at %s", w.Level)
+				}
+				got[wf["variable"].(string)] = wf["nearest"].(string)
+			}
+			if len(got) != len(tt.wantWarn) || !maps.Equal(got, tt.wantWarn) {
+				t.Errorf("warned of %v, want %v", got, tt.wantWarn)
+			}
+		})
 	}
 }
 

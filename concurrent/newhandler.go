@@ -10,33 +10,19 @@ import (
 	"github.com/valyala/bytebufferpool"
 )
 
-// NewHandler adapts handler to a lambda.Handler, as aws-lambda-go's
-// lambda.NewHandler does, through the adapter the runtime runs: the same
-// forms, the same JSON, the JSON options and [WithCodec]. Its Invoke may be
-// called from many goroutines at once; the bytes it returns belong to the
-// caller. A handler error is returned as it is, a panic as a *[PanicError],
-// and an io.Reader result is read whole and closed; whole up to 6 MiB (the
-// default LMIGO_MAX_RESPONSE_BYTES): Invoke reads no further and fails
-// with an error wrapping [ErrResponseTooLarge], so a reader that does not
-// end costs a bounded amount of memory.
+// NewHandler adapts handler to a lambda.Handler, as lambda.NewHandler
+// does, through the runtime's own adapter. Its Invoke is safe for
+// concurrent use and returns bytes the caller owns, where
+// lambda.NewHandler's returns a pooled buffer. A panic is returned as a
+// *[PanicError]. An io.Reader result is read whole, up to 6 MiB; past that
+// Invoke fails with [ErrResponseTooLarge]. Its value is a [StreamInvoker],
+// whose InvokeStream returns such a reader unread.
 //
-// Its value is also a [StreamInvoker], whose InvokeStream returns such a
-// reader unread, for a wrapper to pass on to the runtime as a stream.
-//
-// Only the JSON options and WithCodec apply; the options of a Runtime
-// (WithLookupEnv, WithLogger, WithSIGTERM, WithContext, WithContextValue)
-// are ignored: the handler gets the context given to Invoke, and the
-// environment (LMIGO_JSON_CODEC too) is not read.
-//
-// As lambda.NewHandler, it returns no error: a handler of an unsupported
-// form, or a codec that is not linked or does not support the JSON options
-// given, gives a lambda.Handler whose every Invoke returns that error
-// (wrapping ErrInvalidHandler or ErrConfig), and which [New] and [Start]
-// refuse with it at once. So it nests as wrappers expect:
+// Only the JSON options and WithCodec apply; the environment is not read.
+// Like lambda.NewHandler it returns no error: a bad handler or codec gives
+// a lambda.Handler whose every Invoke returns that error, and which [New]
+// and [Start] refuse at once. So it nests as wrappers expect:
 // otellambda.WrapHandler(concurrent.NewHandler(fn)).
-//
-// Served by [New] or [Start], a NewHandler's handler runs as fn itself
-// would, without the copy a foreign lambda.Handler's bytes get.
 func NewHandler(handler any, opts ...Option) lambda.Handler {
 	o := defaultOptions()
 	for _, opt := range opts {
@@ -54,22 +40,18 @@ func NewHandler(handler any, opts ...Option) lambda.Handler {
 	return &invoker{h: h}
 }
 
-// StreamInvoker is a lambda.Handler whose answer may be streamed: a
-// wrapper implements it to pass on the answer of the handler it wraps as
-// it is, buffered or streamed, with its own content type. New and Start
-// call InvokeStream, never Invoke, and honour no ContentType method of a
-// StreamInvoker. The value of NewHandler is one, so a wrapper built on it
-// implements InvokeStream by calling its InvokeStream
-// (github.com/lmigo/lmigo/concurrent/oteltrace does).
+// StreamInvoker is a lambda.Handler whose answer may be streamed. A
+// wrapper implements it to pass on its handler's answer as it is,
+// buffered or streamed, with its content type. New and Start call
+// InvokeStream, never Invoke or ContentType. NewHandler's value is one, so
+// a wrapper built on it calls its InvokeStream (package oteltrace does).
 type StreamInvoker interface {
 	lambda.Handler
-	// InvokeStream runs one invocation, as Invoke does, and returns the
-	// answer's content type with either its bytes, out (Invoke's, which
-	// must not change once returned), or, for an answer the runtime
-	// streams (an io.Reader result: see the package doc's Streaming),
-	// body, unread. Whoever gets body reads it, while ctx is live, and
-	// then closes it if it is an io.Closer; a wrapper ends its own work
-	// on the answer (a span) when body ends or is closed. With an error,
+	// InvokeStream runs one invocation, as Invoke does. It returns the
+	// content type and either out, the bytes (fixed once returned), or
+	// body, a reader to stream, unread (docs/streaming.md). Whoever gets
+	// body reads it while ctx is live, then closes it if it is an
+	// io.Closer. A wrapper ends its span when body ends. With an error,
 	// out and body are nil.
 	InvokeStream(ctx context.Context, payload []byte) (contentType string, out []byte, body io.Reader, err error)
 }

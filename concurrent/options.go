@@ -20,6 +20,7 @@ type options struct {
 	values  []ctxValue
 	handler handlerConfig
 	lookup  func(string) (string, bool)
+	environ func() []string // the names warned of when unknown; nil: none
 	logger  *zap.Logger
 	sigterm bool          // WithSIGTERM
 	hooks   []func()      // WithSIGTERM
@@ -46,6 +47,7 @@ func defaultOptions() options {
 	return options{
 		baseCtx: context.Background(),
 		lookup:  os.LookupEnv,
+		environ: os.Environ,
 		stderr:  os.Stderr,
 		stdout:  os.Stdout,
 		exit:    os.Exit,
@@ -107,14 +109,15 @@ func WithCodec(name string) Option {
 }
 
 // WithLookupEnv replaces os.LookupEnv as the source of configuration, for
-// tests and for programs that compute their environment.
+// tests and for programs that compute their environment. A lookup cannot
+// list its names, so no unknown LMIGO_ variable is warned of.
 func WithLookupEnv(lookup func(string) (string, bool)) Option {
-	return func(o *options) { o.lookup = lookup }
+	return func(o *options) { o.lookup, o.environ = lookup, nil }
 }
 
-// WithLogger replaces the runtime's logger. By default the runtime logs to
-// stderr in the format AWS_LAMBDA_LOG_FORMAT asks for, each line cut to at
-// most 32 KiB; l writes what its own core writes, lines of any length.
+// WithLogger replaces the runtime's logger. The default writes stderr in
+// the AWS_LAMBDA_LOG_FORMAT, each line cut to 32 KiB. l writes what its
+// own core writes, lines of any length.
 func WithLogger(l *zap.Logger) Option {
 	return func(o *options) { o.logger = l }
 }

@@ -144,6 +144,7 @@ func (rt *Runtime) Run(ctx context.Context) error {
 		zap.Int("workerCount", rt.cfg.Slots),
 		zap.Int("executionEnvironmentMaxConcurrency", rt.cfg.MaxConcurrency))
 	rt.applyMemoryLimit()
+	rt.logStart()
 	stopMetrics := rt.startMetrics()
 	defer rt.startIdleFree()()
 	// Before the first /next: registration closes when init ends.

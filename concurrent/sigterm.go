@@ -14,26 +14,13 @@ const extensionName = "lmigo"
 // once.
 const registerTimeout = 2 * time.Second
 
-// WithSIGTERM makes the runtime register an internal extension during init,
-// as LMIGO_SIGTERM=1 does, and run hooks when it shuts down, as
-// aws-lambda-go's lambda.WithEnableSIGTERM does: once each, in order, after
-// the invocations in flight have drained, within the shutdown budget
-// (LMIGO_SHUTDOWN_TIMEOUT; the last fifth of it is kept for the hooks). A
-// hook gets at most an equal share of what is left of the budget: one that
-// overruns it is logged and left behind, so that the next hooks run; one
-// that panics is logged, and the next hooks run. The hooks run whenever Run
-// stops (SIGTERM or SIGINT under Start, a cancelled context, a broken
-// Runtime API), just before its last log line. Lambda sends the runtime SIGTERM before it shuts
-// an execution environment down only when an extension is registered;
-// without one the process gets SIGKILL and invocations still in flight are
-// lost without a word. Start turns SIGTERM into a graceful shutdown; a
-// program that calls Run itself cancels Run's context on SIGTERM.
-//
-// The extension subscribes to no event. It is registered before the first
-// /next, and its GET /extension/event/next, which the Runtime API needs
-// before it counts init complete and which never returns, is held open on a
-// connection of its own for the life of the runtime. If the registration
-// fails, the runtime logs a warning and runs without SIGTERM.
+// WithSIGTERM registers an internal extension during init, as
+// LMIGO_SIGTERM=1 does, so that Lambda sends SIGTERM before it shuts the
+// environment down; without one the process gets SIGKILL. The hooks run
+// when Run stops, as lambda.WithEnableSIGTERM's do: once each, in order,
+// after the drain, in the last fifth of LMIGO_SHUTDOWN_TIMEOUT. A hook
+// that panics or overruns its share is logged, and the next one runs.
+// docs/design.md, "Shutdown and SIGTERM", has the rest.
 func WithSIGTERM(hooks ...func()) Option {
 	return func(o *options) {
 		o.sigterm = true

@@ -18,20 +18,15 @@ const (
 	SlogLevelFatal = slog.LevelError + 4
 )
 
-// SlogHandler returns a log/slog handler that writes through the same
-// logger as [Logger], in the same shape: Lambda's level names, timestamp,
-// message, the attributes (groups as nested objects), and the requestId,
-// traceId and tenantId of the invocation that the context passed to the
-// call belongs to:
+// SlogHandler returns a log/slog handler that writes through [Logger]'s
+// logger, in the same shape, with the IDs of the invocation the call's
+// context belongs to:
 //
 //	slog.SetDefault(slog.New(concurrent.SlogHandler()))
-//	...
 //	slog.InfoContext(ctx, "order stored", "orderId", id) // carries ctx's requestId
 //
-// A call without an invocation's context (slog.Info, or ctx from outside a
-// handler) is written without IDs; use [Slog] for a logger bound to one
-// invocation. The handler is safe for concurrent use and holds no
-// invocation: one handler serves them all.
+// A call without an invocation's context is written without IDs; [Slog]
+// gives a logger bound to one invocation. One handler serves them all.
 func SlogHandler() slog.Handler { return &slogHandler{} }
 
 // Slog returns a *slog.Logger bound to the invocation ctx belongs to: its

@@ -38,26 +38,16 @@ const (
 	zoneMaxID = 64
 )
 
-// AvailabilityZoneID returns the ID of the Availability Zone the execution
-// environment runs in, such as "use1-az1", from Lambda's metadata
-// endpoint. A zone ID names the same zone in every AWS account, where a
-// zone name (us-east-1a) may not; EC2's DescribeAvailabilityZones maps one
-// to the other.
+// AvailabilityZoneID returns the ID of the Availability Zone the
+// environment runs in ("use1-az1"), from Lambda's metadata endpoint. A
+// zone ID names the same zone in every account; a zone name may not.
 //
-// The first call reads the endpoint, at AWS_LAMBDA_METADATA_API with the
-// token AWS_LAMBDA_METADATA_TOKEN from the process environment, and
-// concurrent first calls share that one request. The zone is then kept
-// for the life of the process (it cannot change): later calls return it
-// at once and allocate nothing. A call waits at most until ctx ends, and
-// then returns ctx's error while the request goes on for later calls; the
-// request itself is bounded by 1 s.
-//
-// Where the two variables are not set, as outside Lambda, it returns
-// ErrNoMetadata without a request. A failed read returns an error that
-// wraps ErrMetadata; calls within 30 s of it return the same error without
-// a request, and the first call after that tries again.
-//
-// It may be called from any goroutine, in a handler or at init.
+// The first call reads the endpoint, bounded by 1 s; concurrent first
+// calls share that request. The zone is then kept: later calls return at
+// once and allocate nothing. A call waits at most until ctx ends.
+// Outside Lambda it returns [ErrNoMetadata]. A failed read wraps
+// [ErrMetadata], and is tried again after 30 s. It may be called from any
+// goroutine, at init too.
 func AvailabilityZoneID(ctx context.Context) (string, error) {
 	return processZone.get(ctx)
 }

@@ -14,6 +14,9 @@
 // test errors.Is(err, ErrInvalid) or pick the details with errors.As.
 // On error the returned Config is the zero Config and must not be used.
 //
+// UnknownVars is pure too: it takes os.Environ's list and names each
+// LMIGO_ variable FromEnv does not read, so that a typo is seen.
+//
 // On success the Config satisfies
 //
 //	1 <= Slots <= MaxConcurrency <= 1600

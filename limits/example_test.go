@@ -59,3 +59,14 @@ func ExampleVars() {
 	// AWS_LAMBDA_INITIALIZATION_TYPE (default "")
 	// LMIGO_SLOTS (default "N")
 }
+
+func ExampleUnknownVars() {
+	// In a bootstrap: limits.UnknownVars(os.Environ()).
+	environ := []string{"LMIGO_SLOT=4", "LMIGO_BUFER_RETAIN_BYTES=1MiB", "LMIGO_SIGTERM=on"}
+	for _, u := range limits.UnknownVars(environ) {
+		fmt.Printf("%s: did you mean %s?\n", u.Name, u.Nearest)
+	}
+	// Output:
+	// LMIGO_SLOT: did you mean LMIGO_SLOTS?
+	// LMIGO_BUFER_RETAIN_BYTES: did you mean LMIGO_BUFFER_RETAIN_BYTES?
+}

@@ -1,5 +1,10 @@
 package limits
 
+import (
+	"slices"
+	"strings"
+)
+
 // Names of the variables FromEnv reads.
 const (
 	envRuntimeAPI          = "AWS_LAMBDA_RUNTIME_API"
@@ -68,4 +73,73 @@ func Vars() []Var {
 		{envServiceName, "", "The service dimension of the handler's metrics and of their ColdStart metric, as Powertools reads it: 1..1024 printable ASCII characters."},
 		{envMetricsDisabled, "false", "true: the handler's metrics (package concurrent/metrics) and their ColdStart are not written, and the calls return no error for a missing namespace, as Powertools reads it: 1, y, yes, t, true, on or 0, n, no, f, false, off, any case."},
 	}
+}
+
+// toolVars are LMIGO_ variables of lmigo's own test tools, which reach a
+// bootstrap's environment under them: not warned about.
+var toolVars = []string{"LMIGO_RIE_EXEC", "LMIGO_SOAK_FORM"}
+
+// Unknown is an LMIGO_ variable the runtime does not read, with the known
+// name nearest to it.
+type Unknown struct {
+	Name    string
+	Nearest string
+}
+
+// UnknownVars returns the LMIGO_ variables of environ (as os.Environ gives
+// it, "NAME=value") that FromEnv does not read, in environ's order. A typo
+// would otherwise be ignored in silence.
+func UnknownVars(environ []string) []Unknown {
+	var known []string
+	for _, v := range Vars() {
+		if strings.HasPrefix(v.Name, lmigoPrefix) {
+			known = append(known, v.Name)
+		}
+	}
+	var out []Unknown
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(strings.ToUpper(name), lmigoPrefix) ||
+			slices.Contains(known, name) || slices.Contains(toolVars, name) ||
+			slices.ContainsFunc(out, func(u Unknown) bool { return u.Name == name }) {
+			continue
+		}
+		out = append(out, Unknown{Name: name, Nearest: nearest(strings.ToUpper(name), known)})
+	}
+	return out
+}
+
+const lmigoPrefix = "LMIGO_"
+
+// nearest returns the name of names at the least edit distance from s,
+// the first one on a tie.
+func nearest(s string, names []string) string {
+	best, bestD := "", -1
+	for _, n := range names {
+		if d := editDistance(s, n); bestD < 0 || d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

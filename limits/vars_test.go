@@ -81,3 +81,47 @@ func TestVarsFresh(t *testing.T) {
 		t.Error("Vars returns shared storage")
 	}
 }
+
+func TestUnknownVars(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		environ []string
+		want    []Unknown
+	}{
+		{"none", nil, nil},
+		{"known and others", []string{"LMIGO_SLOTS=4", "LMIGO_WORKERS=4", "HOME=/root", "AWS_LAMBDA_RUNTIME_API=x"}, nil},
+		{"tools", []string{"LMIGO_RIE_EXEC=qemu", "LMIGO_SOAK_FORM=raw"}, nil},
+		{"missing letter", []string{"LMIGO_SLOT=4"}, []Unknown{{"LMIGO_SLOT", "LMIGO_SLOTS"}}},
+		{"typo", []string{"LMIGO_BUFER_RETAIN_BYTES=1MiB"}, []Unknown{{"LMIGO_BUFER_RETAIN_BYTES", "LMIGO_BUFFER_RETAIN_BYTES"}}},
+		{"lower case", []string{"lmigo_sigterm=on"}, []Unknown{{"lmigo_sigterm", "LMIGO_SIGTERM"}}},
+		{"no value", []string{"LMIGO_METRIC"}, []Unknown{{"LMIGO_METRIC", "LMIGO_METRICS"}}},
+		{"every one, in order, once", []string{"LMIGO_OVERRUN_GRACES=1s", "PATH=/bin", "LMIGO_MAXOVERRUNS=2", "LMIGO_OVERRUN_GRACES=2s"},
+			[]Unknown{{"LMIGO_OVERRUN_GRACES", "LMIGO_OVERRUN_GRACE"}, {"LMIGO_MAXOVERRUNS", "LMIGO_MAX_OVERRUNS"}}},
+		{"prefix alone", []string{"LMIGO_=1"}, []Unknown{{"LMIGO_", "LMIGO_SLOTS"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := UnknownVars(tt.environ); !slices.Equal(got, tt.want) {
+				t.Errorf("UnknownVars(%q) = %v, want %v", tt.environ, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"abc", "", 3}, {"", "ab", 2}, {"kitten", "sitting", 3},
+		{"LMIGO_SLOT", "LMIGO_SLOTS", 1}, {"same", "same", 0},
+	}
+	for _, tt := range tests {
+		if got := editDistance(tt.a, tt.b); got != tt.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}

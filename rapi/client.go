@@ -55,10 +55,10 @@ type Option func(*Options)
 // WithMaxRequestBytes sets Options.MaxRequestBytes (n > 0).
 func WithMaxRequestBytes(n int) Option { return func(o *Options) { o.MaxRequestBytes = n } }
 
-// WithDialTimeout sets Options.DialTimeout (d > 0).
+// withDialTimeout sets Options.DialTimeout (d > 0); tests only.
 func withDialTimeout(d time.Duration) Option { return func(o *Options) { o.DialTimeout = d } }
 
-// WithDialer sets Options.Dial.
+// withDialer sets Options.Dial; tests only.
 func withDialer(dial func(ctx context.Context, network, addr string) (net.Conn, error)) Option {
 	return func(o *Options) { o.Dial = dial }
 }
@@ -69,7 +69,7 @@ func WithStallTimeout(d time.Duration) Option { return func(o *Options) { o.Stal
 // WithPipeline sets Options.Pipeline.
 func WithPipeline(when func() bool) Option { return func(o *Options) { o.Pipeline = when } }
 
-// WithReadBufferSize sets Options.ReadBufferSize.
+// withReadBufferSize sets Options.ReadBufferSize; tests only.
 func withReadBufferSize(n int) Option { return func(o *Options) { o.ReadBufferSize = n } }
 
 // Client holds what all connections to one Runtime API share. It is

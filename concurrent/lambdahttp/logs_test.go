@@ -24,7 +24,8 @@ var cutMarkRE = regexp.MustCompile(`…\[cut [0-9]+ bytes\]`)
 
 // serveLogged runs handler as serve does, with the runtime's own logger
 // writing JSON lines to a file, as it writes to stderr when deployed; it
-// returns the API and a function that reads the lines written so far.
+// returns the API and a function that reads the lines written so far, but
+// the runtime's line at start.
 func serveLogged(t *testing.T, handler any) (*rapitest.Server, func() []string) {
 	t.Helper()
 	f, err := os.CreateTemp(t.TempDir(), "stderr")
@@ -44,7 +45,7 @@ func serveLogged(t *testing.T, handler any) (*rapitest.Server, func() []string) 
 		}
 		var lines []string
 		for l := range strings.SplitAfterSeq(string(b), "\n") {
-			if l != "" {
+			if l != "" && !strings.Contains(l, `"message":"runtime starting"`) {
 				lines = append(lines, l)
 			}
 		}

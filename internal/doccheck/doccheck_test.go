@@ -94,7 +94,9 @@ func parsePackage(t *testing.T, dir string) (*doc.Package, []*ast.File) {
 	t.Helper()
 	fset := token.NewFileSet()
 	names, _ := filepath.Glob(filepath.Join(dir, "*.go"))
-	var files []*ast.File
+	// go/doc drops the unexported declarations from the files it is
+	// given: it gets a second parse of its own.
+	var files, forDoc []*ast.File
 	for _, name := range names {
 		if !isSource(name) {
 			continue
@@ -106,9 +108,10 @@ func parsePackage(t *testing.T, dir string) (*doc.Package, []*ast.File) {
 		if f.Name.Name == "main" {
 			return nil, nil
 		}
-		files = append(files, f)
+		g, _ := parser.ParseFile(fset, name, nil, parser.ParseComments)
+		files, forDoc = append(files, f), append(forDoc, g)
 	}
-	pkg, err := doc.NewFromFiles(fset, files, dir)
+	pkg, err := doc.NewFromFiles(fset, forDoc, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,4 +338,48 @@ func recvName(x ast.Expr) string {
 			return ""
 		}
 	}
+}
+
+// TestUnexportedDocCommentsBeginWithTheirName: a doc comment on an
+// unexported function, method or type begins with its name, as an
+// exported one's does: a comment left under a renamed one shows.
+func TestUnexportedDocCommentsBeginWithTheirName(t *testing.T) {
+	for _, dir := range packageDirs(t) {
+		_, files := parsePackage(t, dir)
+		for _, p := range checkUnexported(files) {
+			t.Errorf("%s: %s", dir, p)
+		}
+	}
+}
+
+// checkUnexported returns the unexported functions, methods and types of
+// files whose doc comment does not begin with their name.
+func checkUnexported(files []*ast.File) []string {
+	var bad []string
+	for _, f := range files {
+		for _, decl := range f.Decls {
+			switch d := decl.(type) {
+			case *ast.FuncDecl:
+				// Text is "" for a comment of directives alone (//go:noinline).
+				if !d.Name.IsExported() && d.Doc.Text() != "" && !begins(d.Doc.Text(), d.Name.Name) {
+					bad = append(bad, "func "+d.Name.Name+": doc comment "+quote(d.Doc.Text())+" does not begin with "+d.Name.Name)
+				}
+			case *ast.GenDecl:
+				for _, spec := range d.Specs {
+					ts, ok := spec.(*ast.TypeSpec)
+					if !ok || ts.Name.IsExported() {
+						continue
+					}
+					doc := ts.Doc
+					if doc == nil && len(d.Specs) == 1 {
+						doc = d.Doc
+					}
+					if doc.Text() != "" && !begins(doc.Text(), ts.Name.Name) {
+						bad = append(bad, "type "+ts.Name.Name+": doc comment "+quote(doc.Text())+" does not begin with "+ts.Name.Name)
+					}
+				}
+			}
+		}
+	}
+	return bad
 }

@@ -83,7 +83,7 @@ var codecProbes = []codecProbe{
 }
 
 // wantCodecDiffs lists, per codec, the probes whose output (or error body)
-// is not byte for byte the default codec's; README's table says how.
+// is not byte for byte the default codec's; docs/codecs.md's table says how.
 var wantCodecDiffs = map[string][]string{
 	"jsonv2": {"U+2028 and U+2029", "invalid UTF-8 in a result", "NaN", "event: trailing data", "event: field name case",
 		"event: syntax error", "event: truncated", "event: wrong type", "event: unknown field, DisallowUnknownFields"},

@@ -8,7 +8,7 @@
 // keys are sorted, invalid UTF-8 is replaced rather than an error, and
 // duplicate member names are accepted. Member names still match case
 // sensitively, and trailing data after the event is an error. What still
-// differs from the default codec is listed in the README (JSON codecs).
+// differs from the default codec is listed in docs/codecs.md.
 package jsonv2
 
 import (

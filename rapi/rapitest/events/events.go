@@ -1,6 +1,6 @@
 // Package events holds realistic Lambda events and typed handlers for
 // them, the workloads on which the JSON codecs of typed handlers are
-// measured (README, JSON codecs): an API Gateway HTTP API (v2) request,
+// measured (docs/codecs.md): an API Gateway HTTP API (v2) request,
 // an SQS batch of 10 messages, an S3 notification and a GitHub push
 // webhook of tens of KB.
 //

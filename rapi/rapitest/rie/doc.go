@@ -31,7 +31,7 @@
 //	    /bin/sh -c SCRIPT lmigo-rie WRAPPER aws-lambda-rie \
 //	    --runtime-interface-emulator-address 127.0.0.1:P1 --runtime-api-address 127.0.0.1:P2
 //
-// with the bootstrap open on fd 3. SCRIPT (see setupScript) mounts a tmpfs
+// with the bootstrap open on fd 3. SCRIPT mounts a tmpfs
 // over /var (so an existing /var/runtime/bootstrap of the host cannot
 // shadow ours), recreates /var/task, /var/runtime, /var/tmp and the
 // /var/run and /var/lock links, copies the bootstrap to

@@ -472,7 +472,7 @@ func (e *Emulator) Processes() []Process {
 }
 
 // Stop sends SIGTERM to the emulator, which shuts the runtime down, and
-// waits for it; after stopGrace it kills the process group instead. The
+// waits for it; after 20 s it kills the process group instead. The
 // kernel then kills whatever is left in the namespace, and Stop checks
 // that nothing of it is still alive. It is safe to call more than once
 // and returns the same result each time. A non-nil result wraps ErrExited
