@@ -33,7 +33,9 @@ type receipt struct {
 
 type handlerFunc func(ctx context.Context, payload []byte) ([]byte, error)
 
-func (h handlerFunc) Invoke(ctx context.Context, payload []byte) ([]byte, error) { return h(ctx, payload) }
+func (h handlerFunc) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	return h(ctx, payload)
+}
 
 // TestStartHandlerForms serves every form of handler the runtime takes
 // and reads each answer as its caller would.
