@@ -2,11 +2,14 @@ package lambdatest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/lmigo/lmigo/concurrent"
@@ -71,23 +74,23 @@ func CheckIsolation(t testing.TB, handler any, events [][]byte, opts ...concurre
 	}
 	c, lookup := readConfig(opts)
 	c.n = len(events)
-	f := startConfig(t, handler, opts, c, lookup)
+	g := &gated{h: concurrent.NewHandler(handler, opts...).(concurrent.StreamInvoker)}
+	f := startConfig(t, g, opts, c, lookup)
 	defer f.stop()
 	k := &checker{tb: t, c: c, events: events, alone: make([]Result, len(events))}
 	for i, e := range events {
 		k.alone[i] = f.Invoke(e)
 		k.late(f, fmt.Sprintf("while event %d was served alone", i))
 	}
-	k.aloneLines = make([]map[string]bool, len(events))
-	for i, r := range k.alone {
-		k.aloneLines[i] = normalizedLines(r)
-	}
+	k.learnAlone()
 	for round := 1; round <= c.rounds; round++ {
 		if err := f.api.WaitPolls(f.ctx, f.rt.Config().Slots); err != nil {
 			t.Errorf("lambdatest: the runtime stopped: %v", err)
 			break
 		}
+		g.hold(len(events))
 		beside := f.invokeAll(events)
+		g.hold(0)
 		k.compare(round, beside)
 		k.late(f, fmt.Sprintf("in round %d", round))
 	}
@@ -112,13 +115,16 @@ func (f *Function) invokeAll(events [][]byte) []Result {
 }
 
 type checker struct {
-	tb         testing.TB
-	c          config
-	events     [][]byte
-	alone      []Result
-	aloneLines []map[string]bool
-	reports    int
-	hinted     map[string]bool
+	tb     testing.TB
+	c      config
+	events [][]byte
+	alone  []Result
+	// aloneValues are the values of each event's lines served alone;
+	// owner, of those only one event wrote, which.
+	aloneValues []map[string]bool
+	owner       map[string]int
+	reports     int
+	hinted      map[string]bool
 }
 
 func (k *checker) report(hint, format string, args ...any) {
@@ -197,7 +203,7 @@ func (k *checker) whose(i int, b Result, beside []Result) string {
 }
 
 // lines checks the log lines and metric documents of event i's invocation
-// b: another's request ID in them, or a line that only another event
+// b: another's request ID in them, or a value that only another event
 // wrote alone.
 func (k *checker) lines(round, i int, b Result, beside []Result) {
 	k.tb.Helper()
@@ -208,18 +214,65 @@ func (k *checker) lines(round, i int, b Result, beside []Result) {
 					i, k.event(i), j, round, l)
 			}
 		}
-		n := normalizeLine(l)
-		if k.aloneLines[i][n] {
-			continue
-		}
-		for j := range k.alone {
-			if j != i && k.aloneLines[j][n] {
-				k.report(hintLine, "a line of event %d %s is one that event %d wrote alone (round %d):\n  %s",
-					i, k.event(i), j, round, l)
+		for _, v := range lineValues(l) {
+			if k.aloneValues[i][v] {
+				continue
+			}
+			if j, ok := k.owner[v]; ok && j != i {
+				k.report(hintLine, "a line of event %d %s carries %s, which event %d wrote alone (round %d):\n  %s",
+					i, k.event(i), v, j, round, l)
 				break
 			}
 		}
 	}
+}
+
+// learnAlone indexes the values of each event's lines served alone, and
+// which are one event's alone: those are the values that name it.
+func (k *checker) learnAlone() {
+	k.aloneValues = make([]map[string]bool, len(k.alone))
+	seen := map[string]int{} // value: the event that wrote it, -1 for several
+	for i, r := range k.alone {
+		k.aloneValues[i] = map[string]bool{}
+		for _, l := range append(append([]string(nil), r.Logs...), r.Metrics...) {
+			for _, v := range lineValues(l) {
+				if k.aloneValues[i][v] {
+					continue
+				}
+				k.aloneValues[i][v] = true
+				if j, ok := seen[v]; ok && j != i {
+					seen[v] = -1
+				} else {
+					seen[v] = i
+				}
+			}
+		}
+	}
+	k.owner = map[string]int{}
+	for v, i := range seen {
+		if i >= 0 {
+			k.owner[v] = i
+		}
+	}
+}
+
+// lineValues are the members of a JSON line as key=value, but those that
+// differ between invocations by nature (time stamps, the invocation's
+// IDs); a line that is not JSON is one value.
+func lineValues(l string) []string {
+	var doc map[string]json.RawMessage
+	if json.Unmarshal([]byte(l), &doc) != nil {
+		return []string{l}
+	}
+	vs := make([]string, 0, len(doc))
+	for key, raw := range doc {
+		switch key {
+		case "timestamp", "requestId", "traceId", "tenantId", "_aws":
+			continue
+		}
+		vs = append(vs, key+"="+string(raw))
+	}
+	return vs
 }
 
 // late reports the lines written for invocations that had ended.
@@ -252,31 +305,53 @@ func answer(r Result) string {
 	return string(r.Payload)
 }
 
-// normalizedLines is the set of r's lines, normalised.
-func normalizedLines(r Result) map[string]bool {
-	m := map[string]bool{}
-	for _, l := range append(append([]string(nil), r.Logs...), r.Metrics...) {
-		m[normalizeLine(l)] = true
-	}
-	return m
+// gated serves a handler whose invocations, while a round is held, wait
+// at their start until all of the round's have started: they then run at
+// once, as a burst on a managed instance runs them, whatever the speed of
+// the machine that hands them out.
+type gated struct {
+	h    concurrent.StreamInvoker
+	gate atomic.Pointer[gate]
 }
 
-// normalizeLine drops what differs between invocations by nature: time
-// stamps and the invocation's IDs.
-func normalizeLine(l string) string {
-	var doc map[string]any
-	if json.Unmarshal([]byte(l), &doc) != nil {
-		return l
+type gate struct {
+	n, arrived atomic.Int64
+	open       chan struct{}
+}
+
+// hold makes the next n invocations wait for each other; 0 lets them go.
+func (g *gated) hold(n int) {
+	if n == 0 {
+		g.gate.Store(nil)
+		return
 	}
-	for _, key := range []string{"timestamp", "requestId", "traceId", "tenantId"} {
-		delete(doc, key)
+	gt := &gate{open: make(chan struct{})}
+	gt.n.Store(int64(n))
+	g.gate.Store(gt)
+}
+
+// wait returns when the round's invocations have all started, or ctx (the
+// invocation's, with its deadline) is done.
+func (g *gated) wait(ctx context.Context) {
+	gt := g.gate.Load()
+	if gt == nil {
+		return
 	}
-	if aws, ok := doc["_aws"].(map[string]any); ok {
-		delete(aws, "Timestamp")
+	if gt.arrived.Add(1) == gt.n.Load() {
+		close(gt.open)
 	}
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return l
+	select {
+	case <-gt.open:
+	case <-ctx.Done():
 	}
-	return string(b)
+}
+
+func (g *gated) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	g.wait(ctx)
+	return g.h.Invoke(ctx, payload)
+}
+
+func (g *gated) InvokeStream(ctx context.Context, payload []byte) (string, []byte, io.Reader, error) {
+	g.wait(ctx)
+	return g.h.InvokeStream(ctx, payload)
 }
