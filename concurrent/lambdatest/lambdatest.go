@@ -55,6 +55,7 @@ type Error struct {
 	Message string // errorMessage
 }
 
+// Error gives the error type and the message.
 func (e *Error) Error() string { return e.Type + ": " + e.Message }
 
 // Start serves handler through the runtime a bootstrap runs
