@@ -25,7 +25,8 @@ type lateLine struct {
 	metric   bool
 }
 
-// maxOther bounds the lines of no invocation kept for a failed test's log.
+// maxOther bounds the lines kept of no invocation (for a failed test's
+// log) and the late ones (for CheckIsolation).
 const maxOther = 1000
 
 func (o *output) init() {
@@ -63,7 +64,9 @@ func (o *output) add(id, line string, metric bool) {
 			o.other = append(o.other, line)
 		}
 	case o.ended[id]:
-		o.late = append(o.late, lateLine{id, line, metric})
+		if len(o.late) < maxOther {
+			o.late = append(o.late, lateLine{id, line, metric})
+		}
 	default:
 		ls := o.byID[id]
 		if ls == nil {
