@@ -10,6 +10,8 @@
 // and so do its options, unchanged: lambda.StartWithOptions(handler,
 // opts...) becomes [StartWithOptions](handler, opts...) with the same
 // lambda.Option values, and lambda.StartHandlerFunc [StartHandlerFunc].
+// [WithLambdaOptions] makes the same values one Option for [New], so a
+// test (concurrent/lambdatest) runs the handler with production's options.
 //
 // Every handler form lambda.Start accepts is accepted here, plus [RawHandler],
 // which reads the payload bytes and writes its response into a buffer of
