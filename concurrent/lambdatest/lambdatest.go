@@ -198,9 +198,6 @@ func (f *Function) stop() {
 	}
 }
 
-// N returns the number of invocations the function serves at once.
-func (f *Function) N() int { return f.n }
-
 // Invoke hands payload to the runtime and returns how the invocation
 // ended. More calls than N at once wait for a free slot, as they would not
 // on Lambda (it throttles them). A call that cannot be made (the runtime
