@@ -20,4 +20,10 @@ func init() {
 		o := newOptions(opts.([]Option))
 		return o.carried, o.lookup
 	}
+	testhook.Refused = func(h any) error {
+		if r, ok := h.(refused); ok {
+			return r.err
+		}
+		return nil
+	}
 }

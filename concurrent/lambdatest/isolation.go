@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/lmigo/lmigo/concurrent"
+	"github.com/lmigo/lmigo/concurrent/internal/testhook"
 )
 
 // DefaultRounds is how many times CheckIsolation serves its events at once.
@@ -62,8 +63,11 @@ const (
 // served alone (WithNormalize, WithCompare for answers that vary), and
 // where a log line or metric document of one invocation carries another's
 // request ID or what another wrote alone, or carries the request ID of an
-// invocation that had ended. State shared by invocations shows as
-// answers mixed, without -race; events that differ make it show.
+// invocation that had ended. Each round's invocations wait at their start
+// until all have started, so that state shared by invocations shows as
+// answers mixed, without -race, wherever an invocation waits between
+// writing it and reading it (a downstream call, a sleep, any I/O); -race
+// finds what no wait exposes. Events that differ make it show.
 //
 // opts are the runtime's options (as for Start) and WithRounds,
 // WithNormalize, WithCompare and WithTimeout.
@@ -74,7 +78,16 @@ func CheckIsolation(t testing.TB, handler any, events [][]byte, opts ...concurre
 	}
 	c, lookup := readConfig(opts)
 	c.n = len(events)
-	g := &gated{h: concurrent.NewHandler(handler, opts...).(concurrent.StreamInvoker)}
+	hopts := opts
+	if v, ok := lookup("LMIGO_JSON_CODEC"); ok && v != "" {
+		// As New reads it, over WithCodec; NewHandler reads no environment.
+		hopts = append(append([]concurrent.Option(nil), opts...), concurrent.WithCodec(v))
+	}
+	h := concurrent.NewHandler(handler, hopts...)
+	if err := testhook.Refused(h); err != nil {
+		t.Fatalf("lambdatest: %v", err)
+	}
+	g := &gated{h: h.(concurrent.StreamInvoker)}
 	f := startConfig(t, g, opts, c, lookup)
 	defer f.stop()
 	k := &checker{tb: t, c: c, events: events, alone: make([]Result, len(events))}

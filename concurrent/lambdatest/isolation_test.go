@@ -224,6 +224,16 @@ func TestCheckIsolationPasses(t *testing.T) {
 	}
 }
 
+// TestCheckIsolationRefusesHandler: a handler the runtime cannot serve
+// fails the test at once, saying why.
+func TestCheckIsolationRefusesHandler(t *testing.T) {
+	ft := &fakeTB{TB: t}
+	ft.run(func() { lambdatest.CheckIsolation(ft, func(int, int, int) {}, orders(2)) })
+	if !ft.fatal || !strings.Contains(ft.text(), "invalid handler") {
+		t.Fatalf("CheckIsolation of a func(int, int, int): %q, want a fatal naming the handler", ft.text())
+	}
+}
+
 // isolationChildren are handlers that share state with data races, the
 // mistake as it is made. Under -race the race detector may name them
 // first, and a map written at once may end the process; each runs in a

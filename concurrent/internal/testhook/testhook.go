@@ -20,4 +20,7 @@ var (
 	// they carry, in order, and the environment lookup they set
 	// (os.LookupEnv unless one sets another).
 	Read func(opts any) (carried []any, lookup func(string) (string, bool))
+	// Refused returns the error of a concurrent.NewHandler that could not
+	// be built (New refuses it with that error), or nil.
+	Refused func(h any) error
 )
