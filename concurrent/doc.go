@@ -12,6 +12,8 @@
 // is accepted, plus [RawHandler], which writes into its slot's buffer.
 // [NewHandler] is the drop-in for lambda.NewHandler, safe for concurrent
 // use. A program that owns main calls [New] and [Runtime.Run].
+// [WithLambdaOptions] makes lambda.Option values one Option for [New], so
+// a test (concurrent/lambdatest) runs the handler with production's options.
 //
 // What the runtime promises:
 //

@@ -15,13 +15,25 @@ import (
 // order. An option this runtime cannot read (nil, or from an
 // aws-lambda-go version whose options changed) fails init.
 func StartWithOptions(handler any, options ...lambda.Option) {
-	opt, err := lambdaOptions(options)
+	Start(handler, WithLambdaOptions(options...))
+}
+
+// WithLambdaOptions is aws-lambda-go's options as one Option, honoured as
+// [StartWithOptions] honours them, so that a main and its test pass the
+// same values:
+//
+//	var options = []lambda.Option{lambda.WithDisallowUnknownFields(true)}
+//	concurrent.StartWithOptions(handler, options...)                       // main
+//	lambdatest.Start(t, handler, concurrent.WithLambdaOptions(options...)) // its test
+//
+// An option this runtime cannot read makes New fail with ErrConfig.
+func WithLambdaOptions(opts ...lambda.Option) Option {
+	opt, err := lambdaOptions(opts)
 	if err != nil {
-		reportInitError(err, nil)
-		newOptions(nil).exit(1)
-		return
+		// An Option cannot fail: New reports what it kept.
+		return func(o *options) { o.errs = append(o.errs, err) }
 	}
-	Start(handler, opt)
+	return opt
 }
 
 // StartHandlerFunc is [StartWithOptions] for a handler whose signature the

@@ -9,6 +9,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -152,4 +153,23 @@ func sameValues(a, b []ctxValue) bool {
 		n[v.key] = v.val
 	}
 	return fmt.Sprint(m) == fmt.Sprint(n) && len(m) == len(n)
+}
+
+// TestWithLambdaOptionsUnreadable checks that an option this runtime cannot
+// read fails New with ErrConfig and names it, as it fails init.
+func TestWithLambdaOptionsUnreadable(t *testing.T) {
+	h := func(context.Context, []byte) ([]byte, error) { return nil, nil }
+	lookup := func(k string) (string, bool) {
+		if k == "AWS_LAMBDA_RUNTIME_API" {
+			return "127.0.0.1:9001", true
+		}
+		return "", false
+	}
+	_, err := New(h, WithLookupEnv(lookup), WithLambdaOptions(lambda.WithUseNumber(true), nil))
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "lambda.Option 1 is nil") {
+		t.Fatalf("New: %v, want ErrConfig naming lambda.Option 1", err)
+	}
+	if _, err := New(h, WithLookupEnv(lookup), WithLambdaOptions(lambda.WithUseNumber(true))); err != nil {
+		t.Fatalf("New with a readable option: %v", err)
+	}
 }

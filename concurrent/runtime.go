@@ -74,6 +74,9 @@ type Runtime struct {
 // is named) and ErrInvalidHandler when handler has an unsupported form.
 func New(handler any, opts ...Option) (*Runtime, error) {
 	o := newOptions(opts)
+	if len(o.errs) > 0 {
+		return nil, errors.Join(o.errs...)
+	}
 	cfg, err := limits.FromEnv(o.lookup)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)

@@ -11,9 +11,10 @@
 //   - sqs: an SQS batch handler that reports partial batch failures with
 //     events.SQSEventResponse.
 //
-// Each has a test that runs it in a concurrent.Runtime against the
-// project's fake Runtime API (rapi/rapitest) with realistic events from
-// its testdata. Zip one for Lambda, from the repository's root, with
+// Each has a test that serves it through the runtime with
+// concurrent/lambdatest, with realistic events from its testdata, and
+// checks with lambdatest.CheckIsolation that invocations served at once
+// do not see each other's state. Zip one for Lambda, from the repository's root, with
 // `go -C examples run github.com/lmigo/lmigo/cmd/lmigo-pack -o ../dist ./httpapi`
 // (dist/httpapi-arm64.zip and dist/httpapi-amd64.zip).
 package examples

@@ -1,23 +1,25 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"regexp"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/lmigo/lmigo/examples/internal/fakelambda"
-	"github.com/lmigo/lmigo/rapi/rapitest"
+	"github.com/lmigo/lmigo/concurrent/lambdatest"
 )
 
 // event reads a testdata event and lets the test change it.
 func event(t *testing.T, name string, change func(*events.APIGatewayV2HTTPRequest)) []byte {
 	t.Helper()
-	raw := fakelambda.ReadFile(t, "testdata/"+name)
+	raw, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if change == nil {
 		return raw
 	}
@@ -33,14 +35,14 @@ func event(t *testing.T, name string, change func(*events.APIGatewayV2HTTPReques
 	return b
 }
 
-func response(t *testing.T, r rapitest.Result) events.APIGatewayV2HTTPResponse {
+func response(t *testing.T, r lambdatest.Result) events.APIGatewayV2HTTPResponse {
 	t.Helper()
 	if r.Err != nil {
 		t.Fatalf("function error: %v", r.Err)
 	}
 	var resp events.APIGatewayV2HTTPResponse
-	if err := json.Unmarshal(r.Body, &resp); err != nil {
-		t.Fatalf("response %s: %v", r.Body, err)
+	if err := json.Unmarshal(r.Payload, &resp); err != nil {
+		t.Fatalf("response %s: %v", r.Payload, err)
 	}
 	return resp
 }
@@ -48,18 +50,18 @@ func response(t *testing.T, r rapitest.Result) events.APIGatewayV2HTTPResponse {
 // TestRoutes sends an HTTP API event and a function URL event as Lambda
 // delivers them, and variants of them, through the runtime.
 func TestRoutes(t *testing.T) {
-	api := fakelambda.Serve(t, handle, 4)
+	f := lambdatest.Start(t, handle, lambdatest.WithConcurrency(4))
 	tests := []struct {
 		name        string
 		payload     []byte
 		status      int
 		contentType string
-		check       func(t *testing.T, r rapitest.Result, resp events.APIGatewayV2HTTPResponse)
+		check       func(t *testing.T, r lambdatest.Result, resp events.APIGatewayV2HTTPResponse)
 	}{
 		{
 			name: "http api GET /hello", payload: event(t, "http-api-get-hello.json", nil),
 			status: http.StatusOK, contentType: "application/json",
-			check: func(t *testing.T, r rapitest.Result, resp events.APIGatewayV2HTTPResponse) {
+			check: func(t *testing.T, r lambdatest.Result, resp events.APIGatewayV2HTTPResponse) {
 				var g greeting
 				if err := json.Unmarshal([]byte(resp.Body), &g); err != nil {
 					t.Fatal(err)
@@ -75,7 +77,7 @@ func TestRoutes(t *testing.T) {
 				e.RawQueryString, e.QueryStringParameters = "", nil
 			}),
 			status: http.StatusOK, contentType: "application/json",
-			check: func(t *testing.T, _ rapitest.Result, resp events.APIGatewayV2HTTPResponse) {
+			check: func(t *testing.T, _ lambdatest.Result, resp events.APIGatewayV2HTTPResponse) {
 				var g greeting
 				if err := json.Unmarshal([]byte(resp.Body), &g); err != nil || g.Message != "hello, world" {
 					t.Errorf("body %s, want hello, world", resp.Body)
@@ -85,9 +87,9 @@ func TestRoutes(t *testing.T) {
 		{
 			name: "function url POST /echo, base64 body", payload: event(t, "function-url-post-echo.json", nil),
 			status: http.StatusOK, contentType: "image/png",
-			check: func(t *testing.T, _ rapitest.Result, resp events.APIGatewayV2HTTPResponse) {
+			check: func(t *testing.T, _ lambdatest.Result, resp events.APIGatewayV2HTTPResponse) {
 				var req events.LambdaFunctionURLRequest
-				if err := json.Unmarshal(fakelambda.ReadFile(t, "testdata/function-url-post-echo.json"), &req); err != nil {
+				if err := json.Unmarshal(event(t, "function-url-post-echo.json", nil), &req); err != nil {
 					t.Fatal(err)
 				}
 				if !resp.IsBase64Encoded || resp.Body != req.Body {
@@ -112,7 +114,7 @@ func TestRoutes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := fakelambda.Invoke(t, api, tt.payload)
+			r := f.Invoke(tt.payload)
 			resp := response(t, r)
 			if resp.StatusCode != tt.status || resp.Headers["Content-Type"] != tt.contentType {
 				t.Fatalf("status %d, content type %q; want %d, %q (body %s)",
@@ -130,7 +132,7 @@ func TestRoutes(t *testing.T) {
 // or repeats a count.
 func TestConcurrentRequests(t *testing.T) {
 	const n, total = 8, 200
-	api := fakelambda.Serve(t, handle, n)
+	f := lambdatest.Start(t, handle, lambdatest.WithConcurrency(n))
 	payloads := make([][]byte, total)
 	for i := range payloads {
 		name := fmt.Sprintf("caller-%d", i)
@@ -146,7 +148,7 @@ func TestConcurrentRequests(t *testing.T) {
 	for w := range 32 {
 		wg.Go(func() {
 			for i := w; i < total; i += 32 {
-				g, r, err := hello(t.Context(), api, payloads[i])
+				g, r, err := hello(f, payloads[i])
 				if err != nil {
 					t.Errorf("request %d: %v", i, err)
 					return
@@ -164,29 +166,41 @@ func TestConcurrentRequests(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if st := api.Stats(); st.Responses != total || st.MaxOutstanding > n {
-		t.Fatalf("responses %d, max polls+in flight %d; want %d, <= %d", st.Responses, st.MaxOutstanding, total, n)
+	if len(counts) != total {
+		t.Fatalf("%d counts, want %d", len(counts), total)
 	}
 }
 
 // hello invokes GET /hello; it is safe to call from any goroutine.
-func hello(ctx context.Context, api *rapitest.Server, payload []byte) (greeting, rapitest.Result, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	r, err := api.Invoke(ctx, rapitest.Request{Payload: payload})
-	if err != nil {
-		return greeting{}, r, err
-	}
+func hello(f *lambdatest.Function, payload []byte) (greeting, lambdatest.Result, error) {
+	r := f.Invoke(payload)
 	if r.Err != nil {
 		return greeting{}, r, r.Err
 	}
 	var resp events.APIGatewayV2HTTPResponse
 	var g greeting
-	if err := json.Unmarshal(r.Body, &resp); err != nil {
+	if err := json.Unmarshal(r.Payload, &resp); err != nil {
 		return g, r, err
 	}
 	if resp.StatusCode != http.StatusOK {
 		return g, r, fmt.Errorf("status %d: %s", resp.StatusCode, resp.Body)
 	}
 	return g, r, json.Unmarshal([]byte(resp.Body), &g)
+}
+
+// TestIsolation: each greeting is the same served alone or beside 15
+// others. Its served count is shared on purpose and differs; the check
+// compares the rest.
+func TestIsolation(t *testing.T) {
+	evs := make([][]byte, 16)
+	for i := range evs {
+		name := fmt.Sprintf("caller-%d", i)
+		evs[i] = event(t, "http-api-get-hello.json", func(e *events.APIGatewayV2HTTPRequest) {
+			e.RawQueryString, e.QueryStringParameters = "name="+name, map[string]string{"name": name}
+		})
+	}
+	servedCount := regexp.MustCompile(`\\"served\\":\d+`)
+	lambdatest.CheckIsolation(t, handle, evs, lambdatest.WithNormalize(func(answer []byte) []byte {
+		return servedCount.ReplaceAll(answer, nil)
+	}))
 }

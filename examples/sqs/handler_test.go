@@ -1,23 +1,25 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/lmigo/lmigo/examples/internal/fakelambda"
-	"github.com/lmigo/lmigo/rapi/rapitest"
+	"github.com/lmigo/lmigo/concurrent/lambdatest"
 )
 
 func batch(t *testing.T) events.SQSEvent {
 	t.Helper()
 	var ev events.SQSEvent
-	if err := json.Unmarshal(fakelambda.ReadFile(t, "testdata/batch.json"), &ev); err != nil {
+	raw, err := os.ReadFile("testdata/batch.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &ev); err != nil {
 		t.Fatal(err)
 	}
 	return ev
@@ -25,38 +27,33 @@ func batch(t *testing.T) events.SQSEvent {
 
 // send invokes the function with ev and returns the IDs it reported as
 // failed; it is safe to call from any goroutine.
-func send(ctx context.Context, api *rapitest.Server, ev events.SQSEvent) ([]string, []byte, error) {
+func send(f *lambdatest.Function, ev events.SQSEvent) ([]string, []byte, error) {
 	payload, err := json.Marshal(ev)
 	if err != nil {
 		return nil, nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	r, err := api.Invoke(ctx, rapitest.Request{Payload: payload})
-	if err != nil {
-		return nil, nil, err
-	}
+	r := f.Invoke(payload)
 	if r.Err != nil {
-		return nil, r.Body, r.Err
+		return nil, nil, r.Err
 	}
 	var resp events.SQSEventResponse
-	if err := json.Unmarshal(r.Body, &resp); err != nil {
-		return nil, r.Body, err
+	if err := json.Unmarshal(r.Payload, &resp); err != nil {
+		return nil, r.Payload, err
 	}
 	ids := []string{}
 	for _, f := range resp.BatchItemFailures {
 		ids = append(ids, f.ItemIdentifier)
 	}
-	return ids, r.Body, nil
+	return ids, r.Payload, nil
 }
 
 // TestPartialBatchFailure: of the four messages in testdata/batch.json,
 // the malformed one and the one ordering nothing are reported, in batch
 // order, and the good ones are not.
 func TestPartialBatchFailure(t *testing.T) {
-	api := fakelambda.Serve(t, handle, 4)
+	f := lambdatest.Start(t, handle, lambdatest.WithConcurrency(4))
 	ev := batch(t)
-	failed, body, err := send(t.Context(), api, ev)
+	failed, body, err := send(f, ev)
 	if err != nil {
 		t.Fatalf("%v (%s)", err, body)
 	}
@@ -73,7 +70,7 @@ func TestPartialBatchFailure(t *testing.T) {
 	for i := range ev.Records {
 		ev.Records[i].Attributes["ApproximateReceiveCount"] = "2"
 	}
-	if failed, body, err = send(t.Context(), api, ev); err != nil || len(failed) != 0 {
+	if failed, body, err = send(f, ev); err != nil || len(failed) != 0 {
 		t.Fatalf("redelivery: failed %v, err %v; response %s", failed, err, body)
 	}
 }
@@ -81,10 +78,10 @@ func TestPartialBatchFailure(t *testing.T) {
 // TestEmptyResponse: a batch with no failure answers an empty list, which
 // Lambda reads as "all done".
 func TestEmptyResponse(t *testing.T) {
-	api := fakelambda.Serve(t, handle, 1)
+	f := lambdatest.Start(t, handle, lambdatest.WithConcurrency(1))
 	ev := batch(t)
 	ev.Records = ev.Records[3:]
-	_, body, err := send(t.Context(), api, ev)
+	_, body, err := send(f, ev)
 	if err != nil || string(body) != `{"batchItemFailures":[]}` {
 		t.Fatalf("response %s, %v; want {\"batchItemFailures\":[]}", body, err)
 	}
@@ -94,7 +91,7 @@ func TestEmptyResponse(t *testing.T) {
 // exactly their own bad message.
 func TestConcurrentBatches(t *testing.T) {
 	const n, batches = 4, 24
-	api := fakelambda.Serve(t, handle, n)
+	f := lambdatest.Start(t, handle, lambdatest.WithConcurrency(n))
 	template := batch(t).Records[0]
 	evs := make([]events.SQSEvent, batches)
 	for b := range evs {
@@ -108,14 +105,32 @@ func TestConcurrentBatches(t *testing.T) {
 	var wg sync.WaitGroup
 	for b, ev := range evs {
 		wg.Go(func() {
-			failed, body, err := send(t.Context(), api, ev)
+			failed, body, err := send(f, ev)
 			if want := []string{fmt.Sprintf("msg-%d-0", b)}; err != nil || !slices.Equal(failed, want) {
 				t.Errorf("batch %d: failed %v, err %v, want %v; response %s", b, failed, err, want, body)
 			}
 		})
 	}
 	wg.Wait()
-	if st := api.Stats(); st.Responses != batches || st.MaxOutstanding > n {
-		t.Fatalf("responses %d, max polls+in flight %d; want %d, <= %d", st.Responses, st.MaxOutstanding, batches, n)
+}
+
+// TestIsolation: each batch reports the same failures served alone or
+// beside the others.
+func TestIsolation(t *testing.T) {
+	template := batch(t).Records[0]
+	batches := make([][]byte, 16)
+	for b := range batches {
+		var ev events.SQSEvent
+		for i := range 3 {
+			m := template
+			m.MessageId = fmt.Sprintf("msg-%d-%d", b, i)
+			m.Body = fmt.Sprintf(`{"orderId":"i-%d-%d","sku":"GOPHER-PIN","quantity":%d}`, b, i, (b+i)%3)
+			ev.Records = append(ev.Records, m)
+		}
+		var err error
+		if batches[b], err = json.Marshal(ev); err != nil {
+			t.Fatal(err)
+		}
 	}
+	lambdatest.CheckIsolation(t, handle, batches)
 }

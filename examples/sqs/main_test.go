@@ -3,12 +3,9 @@ package main
 import (
 	"testing"
 
-	"github.com/panjf2000/ants/v2"
-	"go.uber.org/goleak"
+	"github.com/lmigo/lmigo/concurrent/lambdatest"
 )
 
 func TestMain(m *testing.M) {
-	// ants starts a default pool when it is imported.
-	ants.Release()
-	goleak.VerifyTestMain(m)
+	lambdatest.VerifyTestMain(m)
 }

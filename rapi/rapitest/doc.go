@@ -8,9 +8,10 @@
 // load test use it too, so there is one fake.
 //
 // A test that runs a runtime waits for its Run to return before it ends,
-// so that nothing it started outlives it. Under goleak.VerifyTestMain,
-// pass goleak.IgnoreCurrent(): the goroutine pool lmigo uses (ants)
-// starts a default pool of its own when it is imported, before any test.
+// so that nothing it started outlives it. A function's own tests use
+// concurrent/lambdatest, which does this in one call; its VerifyTestMain
+// is goleak's, past the default pool that ants (lmigo's goroutine pool)
+// starts when it is imported.
 //
 // # Model
 //

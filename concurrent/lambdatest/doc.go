@@ -1,0 +1,52 @@
+// Package lambdatest tests a Lambda function served by lmigo, as
+// net/http/httptest tests an http.Handler: [Start] serves the handler
+// through the real runtime (concurrent.New and Run, as a bootstrap runs
+// them) against the fake Runtime API of rapi/rapitest at N slots, over
+// loopback, and [Function.Invoke] hands it one event and returns what the
+// caller would read, with the log lines and metric documents of that
+// invocation alone ([Result]).
+//
+//	var options = []lambda.Option{lambda.WithDisallowUnknownFields(true)} // main passes the same
+//
+//	func TestHandler(t *testing.T) {
+//		f := lambdatest.Start(t, handler, concurrent.WithLambdaOptions(options...))
+//		res := f.Invoke([]byte(`{"id":1}`))
+//		...
+//	}
+//
+// [CheckIsolation] answers the first question of a function on Lambda
+// Managed Instances, where N invocations share one process: does one
+// invocation's answer, log or metrics depend on the others? It serves each
+// event alone, then all at once, and names the events whose answers or
+// lines differ.
+//
+// # Environment
+//
+// The runtime reads the process's environment as a bootstrap does, so a
+// t.Setenv before Start reaches it (POWERTOOLS_METRICS_NAMESPACE, say),
+// with the fake's address, N and AWS_LAMBDA_LOG_FORMAT=JSON on top, and
+// the variables Lambda sets on a managed instance where the environment
+// has none (AWS_LAMBDA_FUNCTION_NAME, AWS_REGION, ...). Tests that set the
+// environment cannot run in parallel (testing forbids it); others can.
+//
+// # Goroutines
+//
+// Start stops the runtime and waits for it at t.Cleanup, so nothing it
+// started outlives the test. A test package checks that with goleak in one
+// line, which ignores the default pool that ants (lmigo's goroutine pool)
+// starts when it is imported:
+//
+//	func TestMain(m *testing.M) {
+//		lambdatest.VerifyTestMain(m)
+//	}
+//
+// # Output
+//
+// The lines of concurrent.Logger, concurrent.Slog, concurrent.SlogHandler
+// and the runtime's own lines about an invocation go to that invocation's
+// Result.Logs, its EMF documents to Result.Metrics, not to stderr and
+// stdout; the runtime's lines of no invocation are logged to t if the test
+// fails. A logger given with concurrent.WithLogger writes where it writes.
+//
+// Package lambdatest is for tests: the runtime never imports it.
+package lambdatest

@@ -1,0 +1,72 @@
+package lambdatest_test
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// fakeTB records the failures of what it is given, so that a test can
+// check that lambdatest fails a test, and how. Cleanups run at the end of
+// run, as testing runs them at the end of a test.
+type fakeTB struct {
+	testing.TB // the real test, for what fakeTB does not record
+	mu         sync.Mutex
+	errs       []string
+	fatal      bool
+	cleanups   []func()
+}
+
+func (f *fakeTB) Helper() {}
+
+func (f *fakeTB) Errorf(format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.errs = append(f.errs, fmt.Sprintf(format, args...))
+}
+
+func (f *fakeTB) Fatalf(format string, args ...any) {
+	f.Errorf(format, args...)
+	f.mu.Lock()
+	f.fatal = true
+	f.mu.Unlock()
+	runtime.Goexit()
+}
+
+func (f *fakeTB) Failed() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.errs) > 0
+}
+
+func (f *fakeTB) Logf(format string, args ...any) {}
+
+func (f *fakeTB) Cleanup(fn func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cleanups = append(f.cleanups, fn)
+}
+
+// run runs fn as a test body on its own goroutine (Fatalf ends it), then
+// the cleanups, last first.
+func (f *fakeTB) run(fn func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			for i := len(f.cleanups) - 1; i >= 0; i-- {
+				f.cleanups[i]()
+			}
+		}()
+		fn()
+	}()
+	<-done
+}
+
+func (f *fakeTB) text() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return strings.Join(f.errs, "\n")
+}

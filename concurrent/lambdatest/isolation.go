@@ -1,0 +1,371 @@
+package lambdatest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/lmigo/lmigo/concurrent"
+	"github.com/lmigo/lmigo/concurrent/internal/testhook"
+)
+
+// DefaultRounds is how many times CheckIsolation serves its events at once.
+const DefaultRounds = 3
+
+// WithRounds sets how many times CheckIsolation serves its events at once,
+// each time in a new order.
+func WithRounds(n int) concurrent.Option { return carry(func(c *config) { c.rounds = n }) }
+
+// WithNormalize makes CheckIsolation compare normalize(answer) rather than
+// the answer, for handlers whose answers vary (a time, a random ID): it
+// returns the answer with what varies taken out. The invocation's own
+// request ID is replaced by "<requestId>" before it is called.
+func WithNormalize(normalize func(answer []byte) []byte) concurrent.Option {
+	return carry(func(c *config) { c.normalize = normalize })
+}
+
+// WithCompare makes CheckIsolation judge each answer served beside others
+// by compare rather than by equality with the answer served alone: a
+// non-nil error is a failure, reported with both answers.
+func WithCompare(compare func(alone, beside Result) error) concurrent.Option {
+	return carry(func(c *config) { c.compare = compare })
+}
+
+// maxReports bounds the failures CheckIsolation reports one by one.
+const maxReports = 10
+
+// Hints, said once each with the first failure of their kind.
+const (
+	hintAnswer = "The answer depends on what other invocations do: look for request state kept where " +
+		"invocations share it (a package-level variable, a field of a shared struct, client or " +
+		"handler, a map or buffer) set by one invocation and read by another, often across a " +
+		"downstream call. Keep it in locals or in the invocation's context."
+	hintLine = "A line of one invocation carries another's: look for a logger, metrics set or " +
+		"buffer kept beyond its invocation (a package variable holding concurrent.Logger(ctx) or a " +
+		"logger With a requestId set once) or shared by invocations. Take concurrent.Logger(ctx) " +
+		"in each invocation."
+)
+
+// CheckIsolation checks that handler serves each of events the same
+// whether it is served alone or beside the others, as Lambda Managed
+// Instances serve invocations at once in one process. It serves each
+// event alone first, then all of them at once at N = len(events), several
+// rounds (WithRounds) in a new order each, every invocation of a round
+// handed out together. It fails t, naming the event and showing both
+// answers, where an answer served beside others differs from the one
+// served alone (WithNormalize, WithCompare for answers that vary), and
+// where a log line or metric document of one invocation carries another's
+// request ID or what another wrote alone, or carries the request ID of an
+// invocation that had ended. Each round's invocations wait at their start
+// until all have started, so that state shared by invocations shows as
+// answers mixed, without -race, wherever an invocation waits between
+// writing it and reading it (a downstream call, a sleep, any I/O); -race
+// finds what no wait exposes. Events that differ make it show.
+//
+// opts are the runtime's options (as for Start) and WithRounds,
+// WithNormalize, WithCompare and WithTimeout.
+func CheckIsolation(t testing.TB, handler any, events [][]byte, opts ...concurrent.Option) {
+	t.Helper()
+	if len(events) == 0 {
+		t.Fatalf("lambdatest: CheckIsolation needs events")
+	}
+	c, lookup := readConfig(opts)
+	c.n = len(events)
+	hopts := opts
+	if v, ok := lookup("LMIGO_JSON_CODEC"); ok && v != "" {
+		// As New reads it, over WithCodec; NewHandler reads no environment.
+		hopts = append(append([]concurrent.Option(nil), opts...), concurrent.WithCodec(v))
+	}
+	h := concurrent.NewHandler(handler, hopts...)
+	if err := testhook.Refused(h); err != nil {
+		t.Fatalf("lambdatest: %v", err)
+	}
+	g := &gated{h: h.(concurrent.StreamInvoker)}
+	f := startConfig(t, g, opts, c, lookup)
+	defer f.stop()
+	k := &checker{tb: t, c: c, events: events, alone: make([]Result, len(events))}
+	for i, e := range events {
+		k.alone[i] = f.Invoke(e)
+		k.late(f, fmt.Sprintf("while event %d was served alone", i))
+	}
+	k.learnAlone()
+	for round := 1; round <= c.rounds; round++ {
+		if err := f.api.WaitPolls(f.ctx, f.rt.Config().Slots); err != nil {
+			t.Errorf("lambdatest: the runtime stopped: %v", err)
+			break
+		}
+		// Fewer slots than events (LMIGO_SLOTS) serve fewer at once.
+		g.hold(min(len(events), f.rt.Config().Slots))
+		beside := f.invokeAll(events)
+		g.hold(0)
+		k.compare(round, beside)
+		k.late(f, fmt.Sprintf("in round %d", round))
+	}
+	k.summary()
+}
+
+// invokeAll invokes every event at once, in a random order, and returns
+// their results by event.
+func (f *Function) invokeAll(events [][]byte) []Result {
+	res := make([]Result, len(events))
+	gate := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, i := range rand.Perm(len(events)) {
+		wg.Go(func() {
+			<-gate
+			res[i] = f.Invoke(events[i])
+		})
+	}
+	close(gate)
+	wg.Wait()
+	return res
+}
+
+type checker struct {
+	tb     testing.TB
+	c      config
+	events [][]byte
+	alone  []Result
+	// aloneValues are the values of each event's lines served alone;
+	// owner, of those only one event wrote, which.
+	aloneValues []map[string]bool
+	owner       map[string]int
+	reports     int
+	hinted      map[string]bool
+}
+
+func (k *checker) report(hint, format string, args ...any) {
+	k.tb.Helper()
+	k.reports++
+	if k.reports > maxReports {
+		return
+	}
+	msg := "lambdatest: " + fmt.Sprintf(format, args...)
+	if k.hinted == nil {
+		k.hinted = map[string]bool{}
+	}
+	if !k.hinted[hint] {
+		k.hinted[hint] = true
+		msg += "\n" + hint
+	}
+	k.tb.Errorf("%s", msg)
+}
+
+func (k *checker) summary() {
+	k.tb.Helper()
+	if k.reports > maxReports {
+		k.tb.Errorf("lambdatest: and %d more failures of isolation", k.reports-maxReports)
+	}
+}
+
+func (k *checker) compare(round int, beside []Result) {
+	k.tb.Helper()
+	for i, b := range beside {
+		if err := k.differs(k.alone[i], b); err != nil {
+			k.report(hintAnswer, "event %d %s answered otherwise served beside %d others (round %d)%s:\n  alone:  %s\n  beside: %s",
+				i, k.event(i), len(beside)-1, round, k.whose(i, b, beside), answer(k.alone[i]), answer(b))
+		}
+		k.lines(round, i, b, beside)
+	}
+}
+
+// differs is nil when beside is the answer alone was, as judged by the
+// options.
+func (k *checker) differs(alone, beside Result) error {
+	if k.c.compare != nil {
+		return k.c.compare(alone, beside)
+	}
+	if k.norm(alone) != k.norm(beside) {
+		return fmt.Errorf("differs")
+	}
+	return nil
+}
+
+// norm is an answer as compared: its own request ID replaced, normalised.
+func (k *checker) norm(r Result) string {
+	b := []byte(answer(r))
+	if r.RequestID != "" {
+		b = bytes.ReplaceAll(b, []byte(r.RequestID), []byte("<requestId>"))
+	}
+	if k.c.normalize != nil {
+		b = k.c.normalize(b)
+	}
+	return string(b)
+}
+
+// whose says which other invocation an answer belongs to, where it shows.
+func (k *checker) whose(i int, b Result, beside []Result) string {
+	a := answer(b)
+	for j, o := range beside {
+		if j != i && o.RequestID != "" && strings.Contains(a, o.RequestID) {
+			return fmt.Sprintf(", with the request ID of event %d", j)
+		}
+	}
+	for j := range k.alone {
+		if j != i && k.norm(k.alone[j]) == k.norm(b) && k.norm(k.alone[j]) != k.norm(k.alone[i]) {
+			return fmt.Sprintf(", the answer of event %d", j)
+		}
+	}
+	return ""
+}
+
+// lines checks the log lines and metric documents of event i's invocation
+// b: another's request ID in them, or a value that only another event
+// wrote alone.
+func (k *checker) lines(round, i int, b Result, beside []Result) {
+	k.tb.Helper()
+	for _, l := range append(append([]string(nil), b.Logs...), b.Metrics...) {
+		for j, o := range beside {
+			if j != i && o.RequestID != "" && strings.Contains(l, o.RequestID) {
+				k.report(hintLine, "a line of event %d %s carries the request ID of event %d (round %d):\n  %s",
+					i, k.event(i), j, round, l)
+			}
+		}
+		for _, v := range lineValues(l) {
+			if k.aloneValues[i][v] {
+				continue
+			}
+			if j, ok := k.owner[v]; ok && j != i {
+				k.report(hintLine, "a line of event %d %s carries %s, which event %d wrote alone (round %d):\n  %s",
+					i, k.event(i), v, j, round, l)
+				break
+			}
+		}
+	}
+}
+
+// learnAlone indexes the values of each event's lines served alone, and
+// which are one event's alone: those are the values that name it.
+func (k *checker) learnAlone() {
+	k.aloneValues = make([]map[string]bool, len(k.alone))
+	seen := map[string]int{} // value: the event that wrote it, -1 for several
+	for i, r := range k.alone {
+		k.aloneValues[i] = map[string]bool{}
+		for _, l := range append(append([]string(nil), r.Logs...), r.Metrics...) {
+			for _, v := range lineValues(l) {
+				if k.aloneValues[i][v] {
+					continue
+				}
+				k.aloneValues[i][v] = true
+				if j, ok := seen[v]; ok && j != i {
+					seen[v] = -1
+				} else {
+					seen[v] = i
+				}
+			}
+		}
+	}
+	k.owner = map[string]int{}
+	for v, i := range seen {
+		if i >= 0 {
+			k.owner[v] = i
+		}
+	}
+}
+
+// lineValues are the members of a JSON line as key=value, but those that
+// differ between invocations by nature (time stamps, the invocation's
+// IDs); a line that is not JSON is one value.
+func lineValues(l string) []string {
+	var doc map[string]json.RawMessage
+	if json.Unmarshal([]byte(l), &doc) != nil {
+		return []string{l}
+	}
+	vs := make([]string, 0, len(doc))
+	for key, raw := range doc {
+		switch key {
+		case "timestamp", "requestId", "traceId", "tenantId", "_aws":
+			continue
+		}
+		vs = append(vs, key+"="+string(raw))
+	}
+	return vs
+}
+
+// late reports the lines written for invocations that had ended.
+func (k *checker) late(f *Function, when string) {
+	k.tb.Helper()
+	for _, l := range f.out.takeLate() {
+		what := "log line"
+		if l.metric {
+			what = "metric document"
+		}
+		k.report(hintLine, "a %s carrying the request ID of an invocation that had ended was written %s:\n  %s",
+			what, when, l.line)
+	}
+}
+
+// event is the start of event i, to name it.
+func (k *checker) event(i int) string {
+	e := k.events[i]
+	if len(e) > 60 {
+		return fmt.Sprintf("(%s...)", e[:60])
+	}
+	return fmt.Sprintf("(%s)", e)
+}
+
+// answer is what the caller reads: the payload, or the error.
+func answer(r Result) string {
+	if r.Err != nil {
+		return "error " + r.Err.Error()
+	}
+	return string(r.Payload)
+}
+
+// gated serves a handler whose invocations, while a round is held, wait
+// at their start until all of the round's have started: they then run at
+// once, as a burst on a managed instance runs them, whatever the speed of
+// the machine that hands them out.
+type gated struct {
+	h    concurrent.StreamInvoker
+	gate atomic.Pointer[gate]
+}
+
+type gate struct {
+	n, arrived atomic.Int64
+	open       chan struct{}
+}
+
+// hold makes the next n invocations wait for each other; 0 lets them go.
+func (g *gated) hold(n int) {
+	if n == 0 {
+		g.gate.Store(nil)
+		return
+	}
+	gt := &gate{open: make(chan struct{})}
+	gt.n.Store(int64(n))
+	g.gate.Store(gt)
+}
+
+// wait returns when the round's invocations have all started, or ctx (the
+// invocation's, with its deadline) is done.
+func (g *gated) wait(ctx context.Context) {
+	gt := g.gate.Load()
+	if gt == nil {
+		return
+	}
+	if gt.arrived.Add(1) == gt.n.Load() {
+		close(gt.open)
+	}
+	select {
+	case <-gt.open:
+	case <-ctx.Done():
+	}
+}
+
+func (g *gated) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	g.wait(ctx)
+	return g.h.Invoke(ctx, payload)
+}
+
+func (g *gated) InvokeStream(ctx context.Context, payload []byte) (string, []byte, io.Reader, error) {
+	g.wait(ctx)
+	return g.h.InvokeStream(ctx, payload)
+}

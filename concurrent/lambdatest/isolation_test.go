@@ -1,0 +1,324 @@
+package lambdatest_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lmigo/lmigo/concurrent"
+	"github.com/lmigo/lmigo/concurrent/lambdatest"
+	"github.com/lmigo/lmigo/concurrent/metrics"
+	"go.uber.org/zap"
+)
+
+// downstream stands for a call to another service slow enough that every
+// invocation of a burst is in it at once: it knows CheckIsolation's order
+// (each of n events alone, then rounds of n at once), lets the calls of
+// the first n invocations through and holds each later call until n are
+// in it, or until its invocation's deadline.
+type downstream struct {
+	n       int
+	alone   int // calls of the n invocations served alone
+	mu      sync.Mutex
+	calls   int
+	waiting int
+	round   chan struct{}
+}
+
+// newDownstream is a downstream for n events whose invocations call it
+// perInvocation times each.
+func newDownstream(n, perInvocation int) *downstream {
+	return &downstream{n: n, alone: n * perInvocation, round: make(chan struct{})}
+}
+
+func (d *downstream) call(ctx context.Context) {
+	d.mu.Lock()
+	d.calls++
+	if d.calls <= d.alone {
+		d.mu.Unlock()
+		return
+	}
+	ch := d.round
+	if d.waiting++; d.waiting == d.n {
+		close(ch)
+		d.round, d.waiting = make(chan struct{}), 0
+	}
+	d.mu.Unlock()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	}
+}
+
+func orders(n int) [][]byte {
+	events := make([][]byte, n)
+	for i := range events {
+		events[i] = fmt.Appendf(nil, `{"id":%d}`, 100+i)
+	}
+	return events
+}
+
+// sharer is a handler built on a downstream it calls calls times.
+type sharer struct {
+	calls   int
+	handler func(*downstream) any
+}
+
+// sharing are handlers that share request state between invocations, each
+// without a data race, so that CheckIsolation alone is what catches them
+// under -race too (isolationChildren has the racy ones).
+func sharing() map[string]sharer {
+	return map[string]sharer{
+		"package variable": {1, func(d *downstream) any {
+			var current atomic.Int64 // the order in hand, across the call
+			return func(ctx context.Context, o order) (receipt, error) {
+				current.Store(int64(o.ID))
+				d.call(ctx)
+				return receipt{int(current.Load()), "stored"}, nil
+			}
+		}},
+		"shared bytes.Buffer": {1, func(d *downstream) any {
+			var mu sync.Mutex
+			var buf bytes.Buffer
+			return func(ctx context.Context, o order) (string, error) {
+				mu.Lock()
+				buf.Reset()
+				fmt.Fprintf(&buf, "order %d", o.ID)
+				mu.Unlock()
+				d.call(ctx)
+				mu.Lock()
+				defer mu.Unlock()
+				return buf.String(), nil
+			}
+		}},
+		"map shared by key": {1, func(d *downstream) any {
+			var mu sync.Mutex
+			pending := map[string]int{} // keyed by the function, not the invocation
+			return func(ctx context.Context, o order) (receipt, error) {
+				mu.Lock()
+				pending["order"] = o.ID
+				mu.Unlock()
+				d.call(ctx)
+				mu.Lock()
+				defer mu.Unlock()
+				return receipt{pending["order"], "stored"}, nil
+			}
+		}},
+		"logger with a request ID set once": {1, func(d *downstream) any {
+			var once sync.Once
+			var log *zap.Logger
+			return func(ctx context.Context, o order) (receipt, error) {
+				once.Do(func() { log = concurrent.Logger(ctx) })
+				log.Info("order stored", zap.Int("id", o.ID))
+				return receipt{o.ID, "stored"}, nil
+			}
+		}},
+		"metrics of another invocation": {2, func(d *downstream) any {
+			var last atomic.Pointer[context.Context]
+			return func(ctx context.Context, o order) (receipt, error) {
+				last.Store(&ctx)
+				d.call(ctx)
+				// Records in whichever invocation stored last.
+				_ = metrics.AddMetadata(*last.Load(), fmt.Sprint("order", o.ID), o.ID)
+				_ = metrics.Add(*last.Load(), "Orders", metrics.Count, 1)
+				d.call(ctx) // all have recorded before any ends
+				return receipt{o.ID, "stored"}, nil
+			}
+		}},
+	}
+}
+
+// TestCheckIsolationCatches runs CheckIsolation at N=64 on handlers that
+// share state, through a fakeTB, and checks that it fails saying where.
+func TestCheckIsolationCatches(t *testing.T) {
+	t.Setenv("POWERTOOLS_METRICS_NAMESPACE", "lambdatest")
+	tests := []struct {
+		name string
+		want string // in the failure
+	}{
+		{"package variable", `event \d+ \(\{"id":\d+\}\) answered otherwise served beside 63 others \(round \d\), the answer of event \d+:\n  alone:  \{"id":\d+,"status":"stored"\}\n  beside: \{"id":\d+`},
+		{"shared bytes.Buffer", `answered otherwise served beside 63 others .*\n  alone:  "order \d+"\n  beside: "order \d+"`},
+		{"map shared by key", `answered otherwise served beside 63 others`},
+		{"logger with a request ID set once", `a log line carrying the request ID of an invocation that had ended was written while event 1 was served alone:\n  \{.*"message":"order stored".*"id":101`},
+		{"metrics of another invocation", `a line of event \d+ \(\{"id":\d+\}\) carries order\d+=\d+, which event \d+ wrote alone \(round \d\):\n  \{"_aws".*"order\d+":\d+`},
+	}
+	handlers := sharing()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ft := &fakeTB{TB: t}
+			ft.run(func() {
+				lambdatest.CheckIsolation(ft, handlers[tt.name].handler(newDownstream(64, handlers[tt.name].calls)), orders(64))
+			})
+			got := ft.text()
+			if !regexp.MustCompile(tt.want).MatchString(got) {
+				t.Fatalf("CheckIsolation failed with:\n%s\nwant a failure matching %q", got, tt.want)
+			}
+			if !strings.Contains(got, "look for") {
+				t.Errorf("the failure does not say what to look for:\n%s", got)
+			}
+			t.Logf("%.600s", got)
+		})
+	}
+}
+
+// TestCheckIsolationPasses runs CheckIsolation at N=64 on handlers that
+// keep each invocation's state its own, with logs, metrics, downstream
+// calls, answers carrying their request ID or a time.
+func TestCheckIsolationPasses(t *testing.T) {
+	t.Setenv("POWERTOOLS_METRICS_NAMESPACE", "lambdatest")
+	var served atomic.Int64 // shared on purpose, and kept out of answers
+	tests := []struct {
+		name    string
+		handler func(d *downstream) any
+		opts    []concurrent.Option
+	}{
+		{"locals, logs and metrics", func(d *downstream) any {
+			return func(ctx context.Context, o order) (receipt, error) {
+				current := o.ID
+				concurrent.Logger(ctx).Info("order", zap.Int("id", current))
+				_ = metrics.AddMetadata(ctx, "orderId", current)
+				_ = metrics.Add(ctx, "Orders", metrics.Count, 1)
+				d.call(ctx)
+				served.Add(1)
+				return receipt{current, "stored"}, nil
+			}
+		}, nil},
+		{"its request ID in the answer", func(d *downstream) any {
+			return func(ctx context.Context, o order) (string, error) {
+				d.call(ctx)
+				return fmt.Sprintf("%d for %s", o.ID, concurrent.RequestID(ctx)), nil
+			}
+		}, nil},
+		{"a time in the answer, normalised", func(*downstream) any {
+			return func(ctx context.Context, o order) (string, error) {
+				return fmt.Sprintf("%d at %s", o.ID, time.Now().Format(time.RFC3339Nano)), nil
+			}
+		}, []concurrent.Option{lambdatest.WithNormalize(func(b []byte) []byte {
+			before, _, _ := bytes.Cut(b, []byte(" at "))
+			return before
+		})}},
+		{"a count in the answer, compared", func(*downstream) any {
+			return func(ctx context.Context, o order) (receipt, error) {
+				return receipt{o.ID, fmt.Sprint(served.Add(1))}, nil
+			}
+		}, []concurrent.Option{lambdatest.WithCompare(func(alone, beside lambdatest.Result) error {
+			if !bytes.Equal(alone.Payload[:10], beside.Payload[:10]) { // {"id":1xx,
+				return fmt.Errorf("another order")
+			}
+			return nil
+		})}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lambdatest.CheckIsolation(t, tt.handler(newDownstream(64, 1)), orders(64), tt.opts...)
+		})
+	}
+}
+
+// TestCheckIsolationRefusesHandler: a handler the runtime cannot serve
+// fails the test at once, saying why.
+func TestCheckIsolationRefusesHandler(t *testing.T) {
+	ft := &fakeTB{TB: t}
+	ft.run(func() { lambdatest.CheckIsolation(ft, func(int, int, int) {}, orders(2)) })
+	if !ft.fatal || !strings.Contains(ft.text(), "invalid handler") {
+		t.Fatalf("CheckIsolation of a func(int, int, int): %q, want a fatal naming the handler", ft.text())
+	}
+}
+
+// isolationChildren are handlers that share state with data races, the
+// mistake as it is made. Under -race the race detector may name them
+// first, and a map written at once may end the process; each runs in a
+// child process (TestIsolationChild).
+var isolationChildren = map[string]func(*downstream) any{
+	"package variable": func(d *downstream) any {
+		var current int
+		return func(ctx context.Context, o order) (receipt, error) {
+			current = o.ID
+			d.call(ctx)
+			return receipt{current, "stored"}, nil
+		}
+	},
+	"shared bytes.Buffer": func(d *downstream) any {
+		var buf bytes.Buffer
+		return func(ctx context.Context, o order) (string, error) {
+			buf.Reset()
+			fmt.Fprintf(&buf, "order %d", o.ID)
+			d.call(ctx)
+			return buf.String(), nil
+		}
+	},
+	"map without a lock": func(d *downstream) any {
+		pending := map[string]int{}
+		return func(ctx context.Context, o order) (receipt, error) {
+			pending["order"] = o.ID
+			d.call(ctx)
+			return receipt{pending["order"], "stored"}, nil
+		}
+	},
+	"logger with a request ID set once": func(d *downstream) any {
+		var log *zap.Logger
+		return func(ctx context.Context, o order) (receipt, error) {
+			if log == nil {
+				log = concurrent.Logger(ctx)
+			}
+			log.Info("order stored", zap.Int("id", o.ID))
+			return receipt{o.ID, "stored"}, nil
+		}
+	},
+}
+
+const childEnv = "LAMBDATEST_ISOLATION_CHILD"
+
+// TestIsolationChild is the child process of TestCheckIsolationRacy.
+func TestIsolationChild(t *testing.T) {
+	name := os.Getenv(childEnv)
+	if name == "" {
+		t.Skip("the child of TestCheckIsolationRacy")
+	}
+	lambdatest.CheckIsolation(t, isolationChildren[name](newDownstream(64, 1)), orders(64))
+}
+
+// TestCheckIsolationRacy runs CheckIsolation at N=64 on the racy handlers,
+// each in a child process, and checks that CheckIsolation reports them,
+// with or without -race (the race detector may report them too), unless
+// Go's own check of a map written at once ended the child first.
+func TestCheckIsolationRacy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs child processes")
+	}
+	for name := range isolationChildren {
+		t.Run(name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestIsolationChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), childEnv+"="+name)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("CheckIsolation passed a handler that shares state:\n%s", out)
+			}
+			s := string(out)
+			var by []string
+			if strings.Contains(s, "lambdatest: ") && strings.Contains(s, "look for") {
+				by = append(by, "CheckIsolation")
+			}
+			if raceEnabled && strings.Contains(s, "WARNING: DATA RACE") {
+				by = append(by, "the race detector")
+			}
+			if strings.Contains(s, "fatal error: concurrent map") {
+				by = append(by, "Go's map check")
+			}
+			// Go's map check ends the child before CheckIsolation can report.
+			if !slices.Contains(by, "CheckIsolation") && !slices.Contains(by, "Go's map check") {
+				t.Fatalf("CheckIsolation did not report the handler:\n%s", out)
+			}
+			t.Logf("caught by %s", strings.Join(by, ", "))
+		})
+	}
+}

@@ -1,0 +1,235 @@
+package lambdatest
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lmigo/lmigo/concurrent"
+	"github.com/lmigo/lmigo/concurrent/internal/testhook"
+	"github.com/lmigo/lmigo/rapi/rapitest"
+)
+
+// DefaultConcurrency is N when no WithConcurrency option says otherwise.
+const DefaultConcurrency = 8
+
+// Function is a handler served by a runtime at N slots against a fake
+// Runtime API. Its methods are safe for concurrent use.
+type Function struct {
+	tb     testing.TB
+	api    *rapitest.Server
+	rt     *concurrent.Runtime
+	n      int
+	ctx    context.Context // done once the runtime has stopped
+	cancel context.CancelFunc
+	done   chan error
+	stopMu sync.Mutex
+	out    output
+}
+
+// Result is how one invocation ended, as its caller reads it.
+type Result struct {
+	// RequestID is the invocation's request ID.
+	RequestID string
+	// Payload is the answer's body; nil when Err is set.
+	Payload []byte
+	// Err is nil on success, else an *Error: the error type and message
+	// that Lambda's Invoke API returns to the caller.
+	Err error
+	// Logs are the JSON lines written for this invocation before its
+	// answer: by concurrent.Logger, concurrent.Slog and
+	// concurrent.SlogHandler, and by the runtime about it. Each carries
+	// this invocation's requestId.
+	Logs []string
+	// Metrics are the EMF documents this invocation wrote (package
+	// concurrent/metrics), one line each.
+	Metrics []string
+}
+
+// Error is a function error as the caller of an invocation reads it.
+type Error struct {
+	Type    string // errorType: the handler's error type, or the platform's (Sandbox.Timedout)
+	Message string // errorMessage
+}
+
+// Error gives the error type and the message.
+func (e *Error) Error() string { return e.Type + ": " + e.Message }
+
+// Start serves handler through the runtime a bootstrap runs
+// (concurrent.New and Run), with opts, against a new fake Runtime API at N
+// slots: DefaultConcurrency unless WithConcurrency says. The runtime reads
+// the process's environment as a bootstrap does (a t.Setenv before Start
+// reaches it), with the fake's address, N and AWS_LAMBDA_LOG_FORMAT=JSON on
+// top. Start returns once every slot polls. At t.Cleanup the runtime is
+// stopped and waited for, and the test fails if the runtime broke exactly
+// once (a duplicate, unknown or cross-wired answer, one without its
+// invocation's ID) or polled beyond N.
+func Start(t testing.TB, handler any, opts ...concurrent.Option) *Function {
+	t.Helper()
+	f := start(t, handler, opts)
+	t.Cleanup(f.stop)
+	return f
+}
+
+// config is what lambdatest's own options set.
+type config struct {
+	n         int
+	timeout   time.Duration
+	rounds    int
+	normalize func(answer []byte) []byte
+	compare   func(alone, beside Result) error
+}
+
+type setting func(*config)
+
+func carry(s setting) concurrent.Option { return testhook.Carry(s).(concurrent.Option) }
+
+// WithConcurrency sets N, the invocations served at once, for Start.
+// CheckIsolation sets its own N, the number of its events.
+func WithConcurrency(n int) concurrent.Option { return carry(func(c *config) { c.n = n }) }
+
+// WithTimeout sets each invocation's timeout (rapitest.DefaultTimeout,
+// Lambda's 3 s, by default); a handler still running then ends its
+// invocation with Sandbox.Timedout.
+func WithTimeout(d time.Duration) concurrent.Option {
+	return carry(func(c *config) { c.timeout = d })
+}
+
+func readConfig(opts []concurrent.Option) (config, func(string) (string, bool)) {
+	c := config{n: DefaultConcurrency, timeout: rapitest.DefaultTimeout, rounds: DefaultRounds}
+	carried, lookup := testhook.Read(opts)
+	for _, v := range carried {
+		if s, ok := v.(setting); ok {
+			s(&c)
+		}
+	}
+	return c, lookup
+}
+
+// defaults are the variables the platform sets on a managed instance,
+// used where the process's environment does not set them.
+var defaults = map[string]string{
+	"AWS_LAMBDA_INITIALIZATION_TYPE":  "lambda-managed-instances",
+	"AWS_LAMBDA_FUNCTION_NAME":        "lambdatest",
+	"AWS_LAMBDA_FUNCTION_VERSION":     "$LATEST",
+	"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "2048",
+	"AWS_REGION":                      "us-east-1",
+}
+
+func start(t testing.TB, handler any, opts []concurrent.Option) *Function {
+	t.Helper()
+	c, lookup := readConfig(opts)
+	return startConfig(t, handler, opts, c, lookup)
+}
+
+func startConfig(t testing.TB, handler any, opts []concurrent.Option, c config, lookup func(string) (string, bool)) *Function {
+	t.Helper()
+	api, err := rapitest.New(rapitest.Options{MaxConcurrency: c.n, Queue: true, Timeout: c.timeout})
+	if err != nil {
+		t.Fatalf("lambdatest: %v", err)
+	}
+	f := &Function{tb: t, api: api, n: c.n, done: make(chan error, 1)}
+	f.out.init()
+	top := map[string]string{
+		"AWS_LAMBDA_RUNTIME_API":     api.Addr(),
+		"AWS_LAMBDA_MAX_CONCURRENCY": strconv.Itoa(c.n),
+		// Lines are told apart by their requestId.
+		"AWS_LAMBDA_LOG_FORMAT": "JSON",
+	}
+	env := func(k string) (string, bool) {
+		if v, ok := top[k]; ok {
+			return v, true
+		}
+		if v, ok := lookup(k); ok {
+			return v, true
+		}
+		v, ok := defaults[k]
+		return v, ok
+	}
+	all := append(append([]concurrent.Option(nil), opts...), concurrent.WithLookupEnv(env),
+		testhook.Output(logWriter{&f.out}, metricWriter{&f.out}).(concurrent.Option))
+	f.rt, err = concurrent.New(handler, all...)
+	if err != nil {
+		_ = api.Close()
+		t.Fatalf("lambdatest: %v", err)
+	}
+	var run context.Context
+	run, f.cancel = context.WithCancel(context.Background())
+	// Invoke waits for a slot until the runtime has stopped, no longer.
+	var stopped context.CancelFunc
+	f.ctx, stopped = context.WithCancel(context.Background())
+	go func() {
+		err := f.rt.Run(run)
+		stopped()
+		f.done <- err
+	}()
+	if err := api.WaitPolls(f.ctx, f.rt.Config().Slots); err != nil {
+		f.stop()
+		t.Fatalf("lambdatest: the runtime stopped before it polled: %v", err)
+	}
+	return f
+}
+
+// stop ends the runtime and the fake, once, and checks the accounting.
+func (f *Function) stop() {
+	f.stopMu.Lock()
+	defer f.stopMu.Unlock()
+	if f.cancel == nil {
+		return
+	}
+	f.cancel()
+	f.cancel = nil
+	if err := <-f.done; err != nil {
+		f.tb.Errorf("lambdatest: the runtime stopped: %v", err)
+	}
+	_ = f.api.Close()
+	st := f.api.Stats()
+	if st.Duplicates+st.Unknown+st.CrossWired+st.NoEcho+st.Violations > 0 {
+		f.tb.Errorf("lambdatest: the runtime broke exactly once or N=%d: %d duplicate, %d unknown, %d cross-wired, %d unechoed answers, %d polls beyond N",
+			f.n, st.Duplicates, st.Unknown, st.CrossWired, st.NoEcho, st.Violations)
+	}
+	if f.tb.Failed() {
+		for _, l := range f.out.unattributed() {
+			f.tb.Logf("runtime: %s", l)
+		}
+	}
+}
+
+// Invoke hands payload to the runtime and returns how the invocation
+// ended. More calls than N at once wait for a free slot, as they would not
+// on Lambda (it throttles them). A call that cannot be made (the runtime
+// has stopped) fails the test and returns a Result whose Err says why.
+// Invoke is safe for concurrent use; the caller may reuse payload once it
+// returns.
+func (f *Function) Invoke(payload []byte) Result {
+	r, err := f.api.Invoke(f.ctx, rapitest.Request{Payload: payload})
+	if err != nil {
+		f.tb.Errorf("lambdatest: invoke: %v", err)
+		return Result{RequestID: r.RequestID, Err: &Error{Type: "lambdatest.InvokeFailed", Message: err.Error()}}
+	}
+	res := Result{RequestID: r.RequestID, Payload: r.Body}
+	if r.Err != nil {
+		res.Payload, res.Err = nil, callerError(r.Err)
+	}
+	res.Logs, res.Metrics = f.out.take(r.RequestID)
+	return res
+}
+
+// callerError is what Lambda's Invoke API gives the caller of a failed
+// invocation: its error document's errorType and errorMessage.
+func callerError(fe *rapitest.FunctionError) *Error {
+	var doc struct {
+		Type    string `json:"errorType"`
+		Message string `json:"errorMessage"`
+	}
+	if json.Unmarshal(fe.Body, &doc) != nil {
+		return &Error{Type: fe.Type, Message: string(fe.Body)}
+	}
+	if doc.Type == "" {
+		doc.Type = fe.Type
+	}
+	return &Error{Type: doc.Type, Message: doc.Message}
+}

@@ -1,0 +1,255 @@
+package lambdatest_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/lmigo/lmigo/concurrent"
+	"github.com/lmigo/lmigo/concurrent/lambdatest"
+	"github.com/lmigo/lmigo/concurrent/metrics"
+)
+
+type order struct {
+	ID   int    `json:"id"`
+	Note string `json:"note,omitempty"`
+}
+
+type receipt struct {
+	ID     int    `json:"id"`
+	Status string `json:"status"`
+}
+
+type handlerFunc func(ctx context.Context, payload []byte) ([]byte, error)
+
+func (h handlerFunc) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	return h(ctx, payload)
+}
+
+// TestStartHandlerForms serves every form of handler the runtime takes
+// and reads each answer as its caller would.
+func TestStartHandlerForms(t *testing.T) {
+	tests := []struct {
+		name    string
+		handler any
+		payload string
+		want    string
+		wantErr string // the error as the caller reads it
+	}{
+		{"func()", func() {}, `{}`, `null`, ""},
+		{"func() error", func() error { return errors.New("no") }, `{}`, "", "errorString: no"},
+		{"func(T) error", func(o order) error { return nil }, `{"id":1}`, `null`, ""},
+		{"func() (U, error)", func() (receipt, error) { return receipt{ID: 1, Status: "ok"}, nil }, `{}`, `{"id":1,"status":"ok"}`, ""},
+		{"func(ctx) error", func(context.Context) error { return nil }, `{}`, `null`, ""},
+		{"func(ctx, T) error", func(_ context.Context, o order) error { return fmt.Errorf("order %d", o.ID) }, `{"id":2}`, "", "errorString: order 2"},
+		{"func(T) (U, error)", func(o order) (receipt, error) { return receipt{o.ID, "seen"}, nil }, `{"id":3}`, `{"id":3,"status":"seen"}`, ""},
+		{"func(ctx, T) (U, error)", func(ctx context.Context, o order) (receipt, error) {
+			lc, _ := lambdacontext.FromContext(ctx)
+			return receipt{o.ID, lc.InvokedFunctionArn}, nil
+		}, `{"id":4}`, `{"id":4,"status":"arn:aws:lambda:us-east-1:123456789012:function:lmigo-fake"}`, ""},
+		{"func(ctx, []byte) ([]byte, error)", func(_ context.Context, b []byte) ([]byte, error) { return b, nil }, `"cmF3"`, `"cmF3"`, ""},
+		{"func(ctx, T) (io.Reader, error)", func(_ context.Context, o order) (io.Reader, error) {
+			return strings.NewReader(fmt.Sprint("streamed ", o.ID)), nil
+		}, `{"id":5}`, `streamed 5`, ""},
+		{"lambda.Handler", handlerFunc(func(_ context.Context, b []byte) ([]byte, error) { return append([]byte("h:"), b...), nil }), `x`, `h:x`, ""},
+		{"RawHandler", concurrent.RawHandler(func(_ context.Context, b []byte, out *concurrent.Buffer) error {
+			out.B = append(out.B, b...)
+			return nil
+		}), `raw`, `raw`, ""},
+		{"panic", func(context.Context, order) (receipt, error) { panic("boom") }, `{"id":6}`, "", "string: boom"},
+		{"bad event", func(o order) (receipt, error) { return receipt{}, nil }, `{"id":"x"}`, "", "UnmarshalTypeError: json: cannot unmarshal"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := lambdatest.Start(t, tt.handler)
+			res := f.Invoke([]byte(tt.payload))
+			if tt.wantErr != "" {
+				if res.Err == nil || !strings.HasPrefix(res.Err.Error(), tt.wantErr) || res.Payload != nil {
+					t.Fatalf("Err %v, payload %q; want %q...", res.Err, res.Payload, tt.wantErr)
+				}
+				return
+			}
+			if res.Err != nil || string(res.Payload) != tt.want {
+				t.Fatalf("got %q, %v; want %q", res.Payload, res.Err, tt.want)
+			}
+		})
+	}
+}
+
+// TestInvokeTimeout: a handler past its deadline ends its invocation as
+// the platform ends it.
+func TestInvokeTimeout(t *testing.T) {
+	release := make(chan struct{})
+	f := lambdatest.Start(t, func(context.Context) error {
+		<-release // past the deadline: the platform ends the invocation first
+		return nil
+	}, lambdatest.WithTimeout(50*time.Millisecond))
+	t.Cleanup(func() { close(release) }) // before the runtime stops
+	res := f.Invoke([]byte(`{}`))
+	var e *lambdatest.Error
+	if !errors.As(res.Err, &e) || e.Type != "Sandbox.Timedout" || !strings.Contains(e.Message, "timed out") {
+		t.Fatalf("Err %#v, want Sandbox.Timedout", res.Err)
+	}
+}
+
+type ctxKey string
+
+// TestWithLambdaOptions passes each of aws-lambda-go's options through
+// concurrent.WithLambdaOptions and sees what it does in an answer.
+func TestWithLambdaOptions(t *testing.T) {
+	type in struct {
+		N any    `json:"n"`
+		S string `json:"s"`
+	}
+	echo := func(_ context.Context, v in) (in, error) { return v, nil }
+	base := context.WithValue(context.Background(), ctxKey("base"), "from WithContext")
+	fromCtx := func(ctx context.Context) (string, error) {
+		return fmt.Sprint(ctx.Value(ctxKey("base")), ", ", ctx.Value(ctxKey("v"))), nil
+	}
+	tests := []struct {
+		name    string
+		handler any
+		opts    []lambda.Option
+		payload string
+		want    string
+		wantErr string
+	}{
+		{"none", echo, nil, `{"n":1.50,"s":"<a>"}`, `{"n":1.5,"s":"<a>"}`, ""},
+		{"WithSetIndent", echo, []lambda.Option{lambda.WithSetIndent("", " ")}, `{"n":1,"s":""}`, "{\n \"n\": 1,\n \"s\": \"\"\n}\n", ""},
+		{"WithSetEscapeHTML", echo, []lambda.Option{lambda.WithSetEscapeHTML(true)}, `{"n":1,"s":"<a>"}`, `{"n":1,"s":"\u003ca\u003e"}`, ""},
+		{"WithUseNumber", echo, []lambda.Option{lambda.WithUseNumber(true)}, `{"n":1.50,"s":""}`, `{"n":1.50,"s":""}`, ""},
+		{"WithDisallowUnknownFields", echo, []lambda.Option{lambda.WithDisallowUnknownFields(true)}, `{"n":1,"x":2}`, "",
+			`errorString: json: unknown field "x"`},
+		{"WithContext and WithContextValue", fromCtx, []lambda.Option{lambda.WithContext(base), lambda.WithContextValue(ctxKey("v"), "from WithContextValue")},
+			`{}`, `"from WithContext, from WithContextValue"`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := lambdatest.Start(t, tt.handler, concurrent.WithLambdaOptions(tt.opts...))
+			res := f.Invoke([]byte(tt.payload))
+			if tt.wantErr != "" {
+				if res.Err == nil || !strings.HasPrefix(res.Err.Error(), tt.wantErr) {
+					t.Fatalf("Err %v, want %q", res.Err, tt.wantErr)
+				}
+				return
+			}
+			if res.Err != nil || string(res.Payload) != tt.want {
+				t.Fatalf("got %q, %v; want %q", res.Payload, res.Err, tt.want)
+			}
+		})
+	}
+
+	// lambda.WithEnableSIGTERM: its callbacks run when the runtime stops,
+	// at the end of the test that started it.
+	var ran atomic.Int32
+	t.Run("WithEnableSIGTERM", func(t *testing.T) {
+		f := lambdatest.Start(t, echo, concurrent.WithLambdaOptions(lambda.WithEnableSIGTERM(func() { ran.Add(1) })))
+		if res := f.Invoke([]byte(`{}`)); res.Err != nil {
+			t.Fatal(res.Err)
+		}
+		if ran.Load() != 0 {
+			t.Fatal("the SIGTERM callback ran before the runtime stopped")
+		}
+	})
+	if ran.Load() != 1 {
+		t.Fatalf("the SIGTERM callback ran %d times, want once when the runtime stopped", ran.Load())
+	}
+
+	t.Run("unreadable", func(t *testing.T) {
+		ft := &fakeTB{TB: t}
+		ft.run(func() { lambdatest.Start(ft, echo, concurrent.WithLambdaOptions(nil)) })
+		if !ft.fatal || !strings.Contains(ft.text(), "lambda.Option 0 is nil") {
+			t.Fatalf("Start with a nil lambda.Option: %q, want a fatal naming it", ft.text())
+		}
+	})
+}
+
+// TestInvokeLogsAndMetrics serves 64 distinct invocations at once, each
+// logging through zap, slog and the runtime's slog handler and writing
+// metrics, and checks that each Result holds its own lines and documents
+// and no other's.
+func TestInvokeLogsAndMetrics(t *testing.T) {
+	t.Setenv("POWERTOOLS_METRICS_NAMESPACE", "lambdatest")
+	handler := func(ctx context.Context, o order) (receipt, error) {
+		concurrent.Logger(ctx).Info("zap line")
+		concurrent.Slog(ctx).Info("slog line", "id", o.ID)
+		slog.New(concurrent.SlogHandler()).InfoContext(ctx, "slog handler line", "id", o.ID)
+		if err := metrics.AddMetadata(ctx, "orderId", o.ID); err != nil {
+			return receipt{}, err
+		}
+		if err := metrics.Add(ctx, "Orders", metrics.Count, float64(o.ID)); err != nil {
+			return receipt{}, err
+		}
+		return receipt{o.ID, "stored"}, nil
+	}
+	const n = 64
+	f := lambdatest.Start(t, handler, lambdatest.WithConcurrency(n))
+	results := make([]lambdatest.Result, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { results[i] = f.Invoke(fmt.Appendf(nil, `{"id":%d}`, 1000+i)) })
+	}
+	wg.Wait()
+	coldStarts := 0
+	for i, r := range results {
+		id := 1000 + i
+		if r.Err != nil || string(r.Payload) != fmt.Sprintf(`{"id":%d,"status":"stored"}`, id) {
+			t.Fatalf("invocation %d: %s, %v", i, r.Payload, r.Err)
+		}
+		var msgs []string
+		for _, l := range r.Logs {
+			var line struct {
+				Message   string `json:"message"`
+				RequestID string `json:"requestId"`
+				ID        int    `json:"id"`
+			}
+			if err := json.Unmarshal([]byte(l), &line); err != nil || line.RequestID != r.RequestID {
+				t.Fatalf("invocation %d: line %s not its own (%v)", i, l, err)
+			}
+			if line.Message != "zap line" && line.ID != id {
+				t.Errorf("invocation %d: line %s carries another's id", i, l)
+			}
+			msgs = append(msgs, line.Message)
+		}
+		if want := []string{"zap line", "slog line", "slog handler line"}; !slices.Equal(msgs, want) {
+			t.Errorf("invocation %d logged %q, want %q", i, msgs, want)
+		}
+		var orders int
+		for _, d := range r.Metrics {
+			var doc struct {
+				RequestID string  `json:"requestId"`
+				OrderID   int     `json:"orderId"`
+				Orders    float64 `json:"Orders"`
+				ColdStart float64 `json:"ColdStart"`
+			}
+			if err := json.Unmarshal([]byte(d), &doc); err != nil || doc.RequestID != r.RequestID {
+				t.Fatalf("invocation %d: document %s not its own (%v)", i, d, err)
+			}
+			switch {
+			case doc.ColdStart == 1:
+				coldStarts++
+			case doc.OrderID != id || doc.Orders != float64(id):
+				t.Errorf("invocation %d: document %s carries another's values", i, d)
+			default:
+				orders++
+			}
+		}
+		if orders != 1 {
+			t.Errorf("invocation %d wrote %d Orders documents, want 1: %q", i, orders, r.Metrics)
+		}
+	}
+	if coldStarts != 1 {
+		t.Errorf("%d ColdStart documents, want 1", coldStarts)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package lambdatest_test
+
+const raceEnabled = false

@@ -1,0 +1,110 @@
+package lambdatest
+
+import (
+	"bytes"
+	"encoding/json"
+	"sync"
+)
+
+// output files each line the runtime writes under the request ID it
+// carries, until the invocation's Invoke takes them.
+type output struct {
+	mu    sync.Mutex
+	byID  map[string]*lines
+	ended map[string]bool // request IDs whose lines were taken
+	late  []lateLine      // lines for an ended invocation
+	other []string        // lines of no invocation (the runtime's own)
+}
+
+type lines struct{ logs, metrics []string }
+
+// lateLine is a line carrying the request ID of an invocation that had
+// ended when it was written.
+type lateLine struct {
+	id, line string
+	metric   bool
+}
+
+// maxOther bounds the lines kept of no invocation (for a failed test's
+// log) and the late ones (for CheckIsolation).
+const maxOther = 1000
+
+func (o *output) init() {
+	o.byID = map[string]*lines{}
+	o.ended = map[string]bool{}
+}
+
+type logWriter struct{ o *output }
+type metricWriter struct{ o *output }
+
+// Write takes whole lines: the runtime writes each line in one Write.
+func (w logWriter) Write(p []byte) (int, error)    { w.o.file(p, false); return len(p), nil }
+func (w metricWriter) Write(p []byte) (int, error) { w.o.file(p, true); return len(p), nil }
+
+func (o *output) file(p []byte, metric bool) {
+	for l := range bytes.Lines(p) {
+		l = bytes.TrimRight(l, "\r\n")
+		if len(l) == 0 {
+			continue
+		}
+		var doc struct {
+			RequestID string `json:"requestId"`
+		}
+		_ = json.Unmarshal(l, &doc)
+		o.add(doc.RequestID, string(l), metric)
+	}
+}
+
+func (o *output) add(id, line string, metric bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch {
+	case id == "":
+		if len(o.other) < maxOther {
+			o.other = append(o.other, line)
+		}
+	case o.ended[id]:
+		if len(o.late) < maxOther {
+			o.late = append(o.late, lateLine{id, line, metric})
+		}
+	default:
+		ls := o.byID[id]
+		if ls == nil {
+			ls = &lines{}
+			o.byID[id] = ls
+		}
+		if metric {
+			ls.metrics = append(ls.metrics, line)
+		} else {
+			ls.logs = append(ls.logs, line)
+		}
+	}
+}
+
+// take returns the lines of the invocation id, which has ended: a line
+// for it written later is late.
+func (o *output) take(id string) (logs, metrics []string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if ls := o.byID[id]; ls != nil {
+		logs, metrics = ls.logs, ls.metrics
+		delete(o.byID, id)
+	}
+	o.ended[id] = true
+	return logs, metrics
+}
+
+// takeLate returns the late lines written so far, and forgets them.
+func (o *output) takeLate() []lateLine {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	l := o.late
+	o.late = nil
+	return l
+}
+
+func (o *output) unattributed() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.other...)
+}

@@ -1,0 +1,29 @@
+package concurrent
+
+import (
+	"io"
+
+	"github.com/lmigo/lmigo/concurrent/internal/testhook"
+	"go.uber.org/zap/zapcore"
+)
+
+// The hooks of concurrent/lambdatest (internal/testhook): set here, so that
+// no exported name exists for them.
+func init() {
+	testhook.Output = func(logs, metrics io.Writer) any {
+		return Option(func(o *options) { o.stderr, o.stdout = zapcore.AddSync(logs), metrics })
+	}
+	testhook.Carry = func(v any) any {
+		return Option(func(o *options) { o.carried = append(o.carried, v) })
+	}
+	testhook.Read = func(opts any) ([]any, func(string) (string, bool)) {
+		o := newOptions(opts.([]Option))
+		return o.carried, o.lookup
+	}
+	testhook.Refused = func(h any) error {
+		if r, ok := h.(refused); ok {
+			return r.err
+		}
+		return nil
+	}
+}
