@@ -7,8 +7,8 @@ import (
 	"go.uber.org/zap/zapcore"
 )
 
-// The hooks of concurrent/lambdatest (internal/testhook): set here, so that
-// no exported name exists for them.
+// init sets the hooks of concurrent/lambdatest (internal/testhook) here,
+// so that no exported name exists for them.
 func init() {
 	testhook.Output = func(logs, metrics io.Writer) any {
 		return Option(func(o *options) { o.stderr, o.stdout = zapcore.AddSync(logs), metrics })
