@@ -80,6 +80,12 @@ func (rt *Runtime) watchOverruns() (stop func()) {
 func (rt *Runtime) checkOverruns(now time.Time) {
 	grace := rt.cfg.OverrunGrace.Nanoseconds()
 	t := now.UnixNano()
+	// A held slot whose handler returned overruns no more.
+	for s := range rt.held {
+		if w := s.watch.Load(); w != watchHeld && w != watchTaking {
+			delete(rt.held, s)
+		}
+	}
 	var found, again []int
 	for i, s := range rt.slots { // only this goroutine changes rt.slots
 		switch d := s.watch.Load(); {
@@ -109,6 +115,7 @@ func (rt *Runtime) checkOverruns(now time.Time) {
 			logInvocation(rt.log, zapcore.WarnLevel, &o.inv, msgOverrun,
 				zap.Time("deadline", o.deadline), zap.Duration("pastDeadline", now.Sub(o.deadline)),
 				zap.Bool("replaced", o.replaced), zap.Int("overrunning", rt.overrunning()+len(rt.held)),
+				zap.Strings("overrunningIDs", rt.overrunningIDs()),
 				zap.String("stack", cutStack(stacks[o.goid], maxStackLogged)))
 		}
 	}
@@ -165,6 +172,26 @@ func (rt *Runtime) replace(i int, o *overrun) bool {
 		return false
 	}
 	return true
+}
+
+// maxIDsLogged bounds the request IDs an overrun warning names.
+const maxIDsLogged = 16
+
+// overrunningIDs names the handlers that overrun now, replaced or held,
+// the longest overrun first, at most maxIDsLogged: the watch's own.
+func (rt *Runtime) overrunningIDs() []string {
+	rt.slotsMu.RLock()
+	hung := slices.Clone(rt.overruns)
+	rt.slotsMu.RUnlock()
+	for _, o := range rt.held {
+		hung = append(hung, o)
+	}
+	slices.SortStableFunc(hung, func(a, b *overrun) int { return a.deadline.Compare(b.deadline) })
+	ids := make([]string, 0, min(len(hung), maxIDsLogged))
+	for _, o := range hung[:cap(ids)] {
+		ids = append(ids, o.inv.RequestID)
+	}
+	return ids
 }
 
 // overrunning is how many replaced slots' handlers still run.

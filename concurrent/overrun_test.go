@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -464,5 +465,56 @@ func TestLongInvocationKept(t *testing.T) {
 	}
 	if st := api.Stats(); st.Answered() != shorts+1 || st.Responses != shorts+1 || st.Violations != 0 || st.Duplicates != 0 || st.Late != 0 {
 		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestOverrunCountsRunning: the overrun warning counts only the handlers
+// that still overrun, and names them: a held slot whose handler returned
+// is not counted in the warning about the next overrun, nor named.
+func TestOverrunCountsRunning(t *testing.T) {
+	tests := []struct {
+		name     string
+		returned bool // the first handler returns before the second overruns
+		want     int64
+	}{
+		{"both running", false, 2},
+		{"first returned", true, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			log, logs := observe()
+			rt := &Runtime{log: log, held: map[*slot]*overrun{}}
+			rt.cfg.OverrunGrace = time.Millisecond
+			rt.cfg.MaxOverruns = 0 // every overrun is held, none replaced
+			past := time.Now().Add(-time.Minute)
+			for i := range 2 {
+				s := &slot{rt: rt}
+				s.inv.RequestID = fmt.Sprintf("req-%d", i)
+				s.inv.Deadline = past
+				rt.slots = append(rt.slots, s)
+			}
+			overrun := func(s *slot) {
+				s.startWatch()
+				s.watch.Store(1) // the deadline passed long ago
+				rt.checkOverruns(time.Now())
+			}
+			overrun(rt.slots[0])
+			if tt.returned && !rt.slots[0].endWatch() {
+				t.Fatal("the held slot was replaced")
+			}
+			overrun(rt.slots[1])
+			warns := logs.FilterMessage(msgOverrun).All()
+			if len(warns) != 2 {
+				t.Fatalf("%d overrun warnings, want 2", len(warns))
+			}
+			last := warns[1].ContextMap()
+			if last["overrunning"] != tt.want {
+				t.Errorf("the warning counts %v overrunning, want %d: %v", last["overrunning"], tt.want, last)
+			}
+			ids, _ := last["overrunningIDs"].([]any)
+			if int64(len(ids)) != tt.want || !slices.Contains(ids, any("req-1")) || tt.returned && slices.Contains(ids, any("req-0")) {
+				t.Errorf("the warning names %v, want the %d running", last["overrunningIDs"], tt.want)
+			}
+		})
 	}
 }
