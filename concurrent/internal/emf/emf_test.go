@@ -2,8 +2,8 @@ package emf
 
 import (
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"testing"
