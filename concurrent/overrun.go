@@ -32,7 +32,8 @@ import (
 // begins and one load and compare-and-swap as it is answered (slot.watch);
 // the watch's goroutine does the rest.
 
-// What slot.watch holds besides a deadline (Unix nanoseconds, > 0).
+// What slot.watch holds besides a deadline (on the monotonic clock, mono,
+// > 0: see watchDeadline).
 const (
 	watchNone     = 0  // no invocation under watch
 	watchTaking   = -1 // the watch is deciding about the invocation: its answer waits
@@ -79,7 +80,7 @@ func (rt *Runtime) watchOverruns() (stop func()) {
 // checkOverruns is one look of the watch at the slots.
 func (rt *Runtime) checkOverruns(now time.Time) {
 	grace := rt.cfg.OverrunGrace.Nanoseconds()
-	t := now.UnixNano()
+	t := mono(now)
 	// A held slot whose handler returned overruns no more.
 	for s := range rt.held {
 		if w := s.watch.Load(); w != watchHeld && w != watchTaking {
@@ -91,7 +92,7 @@ func (rt *Runtime) checkOverruns(now time.Time) {
 		switch d := s.watch.Load(); {
 		case d > 0 && t-d >= grace:
 			if s.watch.CompareAndSwap(d, watchTaking) { // else answered meanwhile
-				o := &overrun{s: s, inv: s.inv, deadline: time.Unix(0, d), goid: s.goid.Load()}
+				o := &overrun{s: s, inv: s.inv, deadline: s.inv.Deadline, goid: s.goid.Load()}
 				o.inv.Payload = nil
 				rt.held[s] = o
 				found = append(found, i)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -514,6 +515,69 @@ func TestOverrunCountsRunning(t *testing.T) {
 			ids, _ := last["overrunningIDs"].([]any)
 			if int64(len(ids)) != tt.want || !slices.Contains(ids, any("req-1")) || tt.returned && slices.Contains(ids, any("req-0")) {
 				t.Errorf("the warning names %v, want the %d running", last["overrunningIDs"], tt.want)
+			}
+		})
+	}
+}
+
+// TestOverrunPastDeadline: a deadline already past at hand-out (the
+// platform's clock and ours disagree) replaces no slot while the platform
+// still holds the invocation: at N=2, a handler that ignores its deadline
+// keeps its slot until the fake times the invocation out by its own
+// clock, polls plus invocations within N all along; once it returns, its
+// slot serves again.
+func TestOverrunPastDeadline(t *testing.T) {
+	const (
+		n       = 2
+		grace   = 50 * time.Millisecond
+		timeout = time.Second // the fake's own deadline, far beyond the grace
+	)
+	tests := []struct {
+		name     string
+		deadline time.Time
+	}{
+		{"a minute ago", time.Now().Add(-time.Minute)},
+		{"in 2001", time.Unix(1e9, 0)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true})
+			log, logs := observe()
+			h := newOverrunHandler(n)
+			rt, err := New(h.handle, WithLogger(log), WithLookupEnv(api.Env(map[string]string{
+				"LMIGO_OVERRUN_GRACE": grace.String(),
+				"LMIGO_WEDGED_EXIT":   "off",
+			})))
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop, wait := runStoppable(t, api, rt, n)
+			release := sync.OnceFunc(func() { close(h.hung) })
+			defer release()
+			ctx, cancel := testContext(t)
+			defer cancel()
+			r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{"hang":true}`), Timeout: timeout,
+				Headers: map[string]string{"Lambda-Runtime-Deadline-Ms": strconv.FormatInt(tt.deadline.UnixMilli(), 10)}})
+			if err != nil || r.Err == nil || r.Err.Type != rapitest.ErrorTypeTimeout {
+				t.Fatalf("hung invocation: %+v, %v; want a timeout", r, err)
+			}
+			if st := api.Stats(); st.Violations != 0 || st.MaxOutstanding > n {
+				t.Errorf("polls beyond N while the fake held the invocation: %+v", st)
+			}
+			if got := logs.FilterMessage(msgOverrun).Len(); got != 0 {
+				t.Errorf("%d overrun warnings on a deadline the fake did not share", got)
+			}
+			release()
+			waitUntil(t, "the late answer", func() bool { return api.Stats().Late == 1 })
+			if err := api.WaitPolls(ctx, n); err != nil {
+				t.Fatalf("not back to %d polls: %v", n, err)
+			}
+			stop()
+			if err := wait(); err != nil {
+				t.Fatal(err)
+			}
+			if st := api.Stats(); st.Violations != 0 || st.MaxOutstanding > n {
+				t.Fatalf("stats %+v", st)
 			}
 		})
 	}

@@ -396,11 +396,36 @@ func (rt *Runtime) putBuffers(s *slot) {
 	s.inv.Payload = nil
 }
 
-// startWatch puts s's invocation under the overrun watch as it begins.
+// startWatch puts s's invocation under the overrun watch as it begins,
+// with its deadline on the monotonic clock (watchDeadline).
 func (s *slot) startWatch() {
-	if d := s.inv.Deadline.UnixNano(); d > 0 {
-		s.watch.Store(d)
+	if !s.inv.Deadline.IsZero() && s.inv.DeadlineErr == nil {
+		s.watch.Store(watchDeadline(s.inv.Deadline, time.Now()))
 	}
+}
+
+// maxInvocation is Lambda's longest function timeout: no invocation is
+// held by the platform for longer.
+const maxInvocation = 15 * time.Minute
+
+// monoBase anchors the watch's monotonic clock (mono).
+var monoBase = time.Now()
+
+// mono is t on the watch's monotonic clock, in nanoseconds, > 0.
+func mono(t time.Time) int64 { return int64(t.Sub(monoBase)) + 1 }
+
+// watchDeadline is the deadline of an invocation handed out at now, on the
+// monotonic clock: what remained of it at hand-out, so that a step of the
+// wall clock moves no deadline. A deadline already past at hand-out is
+// one the platform does not share (its clock and ours disagree): the
+// platform ends the invocation by its own, at the latest maxInvocation
+// after hand-out, which bounds it instead.
+func watchDeadline(deadline, now time.Time) int64 {
+	left := deadline.Sub(now)
+	if left <= 0 {
+		left = maxInvocation
+	}
+	return mono(now.Add(left))
 }
 
 // endWatch takes s's invocation back from the overrun watch as it is
