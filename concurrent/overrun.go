@@ -126,7 +126,30 @@ func (rt *Runtime) checkOverruns(now time.Time) {
 				zap.Duration("pastDeadline", now.Sub(o.deadline)))
 		}
 	}
+	rt.cutMissingReplies(t)
 	rt.checkWedged(now)
+}
+
+// cutMissingReplies cuts the connection of each slot still waiting, at t,
+// for the reply to an answer that was due by then (send): the slot's post
+// fails, and it polls anew. A cut that met a later answer's wait (the slot
+// moved on meanwhile) costs that answer a second post, not a warning.
+func (rt *Runtime) cutMissingReplies(t int64) {
+	cut := func(s *slot) {
+		// Marked before the cut, so that the slot sees it as it wakes.
+		if by := s.replyBy.Load(); by > 0 && t >= by && !s.replyCut.Swap(true) &&
+			(!s.conn.CutReply() || s.replyBy.Load() != by) {
+			s.replyCut.Store(false)
+		}
+	}
+	rt.slotsMu.RLock()
+	defer rt.slotsMu.RUnlock()
+	for _, s := range rt.slots {
+		cut(s)
+	}
+	for _, o := range rt.overruns {
+		cut(o.s)
+	}
 }
 
 // decide replaces the slot of o, at index i, if the bound allows, or holds

@@ -262,7 +262,7 @@ func (rt *Runtime) drain(deadline time.Time) int {
 	for i := range rt.slots {
 		select {
 		case s := <-rt.exited:
-			rt.lateReply(s.answered, s.conn.ReadAnswer(ctx))
+			rt.lateReply(s, s.conn.ReadAnswer(ctx))
 		case <-ctx.Done():
 			rt.log.Warn("shutdown timeout with invocations still in flight",
 				zap.Duration("timeout", rt.cfg.ShutdownTimeout), zap.Int("inFlight", len(rt.slots)-i))

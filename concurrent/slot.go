@@ -61,13 +61,22 @@ type slot struct {
 	// goid is the ID of the slot's goroutine, whose stack the overrun
 	// watch logs.
 	goid atomic.Uint64
+	// deadline is the invocation's deadline on the monotonic clock
+	// (watchDeadline). replyBy is when the reply to its answer must have
+	// come (send), 0 once read; past it the watch cuts the connection
+	// (cutMissingReplies) and sets replyCut, which the slot logs.
+	deadline int64
+	replyBy  atomic.Int64
+	replyCut atomic.Bool
 }
 
 // newSlot makes a slot. Its next poll goes out behind its answer (see
 // send) unless the overrun watch has replaced it (endWatch).
 func (rt *Runtime) newSlot() *slot {
 	s := &slot{rt: rt, bufs: pool.NewBuffers(rt.cfg.BufferRetainBytes)}
-	s.conn = rt.client.ConnPipelined(func() bool { return s.endWatch() && rt.mayQueue() })
+	// After a cut (replyCut) the answer goes again alone: the poll queued
+	// behind the first post may be registered still.
+	s.conn = rt.client.ConnPipelined(func() bool { return s.endWatch() && !s.replyCut.Load() && rt.mayQueue() })
 	return s
 }
 
@@ -126,6 +135,7 @@ func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 		}
 		s.inv.Payload = s.req.B[:0]
 		err := s.conn.Next(ctx, &s.inv)
+		s.replyBy.Store(0) // the last answer's reply was read, or given up
 		s.req.B = s.inv.Payload
 		if err == nil {
 			rt.outage.ok(rt.log)
@@ -150,7 +160,7 @@ func (rt *Runtime) pollFailed(ctx context.Context, s *slot, err error, backoff *
 	case errors.As(err, new(*rapi.AnswerError)):
 		// The answer to the slot's last post (see send). The queued
 		// poll is read next, or sent again if the connection broke.
-		rt.lateReply(s.answered, err)
+		rt.lateReply(s, err)
 		return true
 	case refusedPoll(err):
 		rt.stop(err)
@@ -357,6 +367,8 @@ func (rt *Runtime) endServe(s *slot) {
 // that cannot be served, counts it as one in the metrics, and gives the
 // slot's buffers back.
 func (rt *Runtime) failUnserved(s *slot, errorType string, err error) {
+	s.deadline = watchDeadline(s.inv.Deadline, time.Now())
+	s.replyCut.Store(false)
 	rt.metrics.begin()
 	rt.fail(s, errorType, err)
 	rt.metrics.end()
@@ -399,8 +411,10 @@ func (rt *Runtime) putBuffers(s *slot) {
 // startWatch puts s's invocation under the overrun watch as it begins,
 // with its deadline on the monotonic clock (watchDeadline).
 func (s *slot) startWatch() {
+	s.deadline = watchDeadline(s.inv.Deadline, time.Now())
+	s.replyCut.Store(false)
 	if !s.inv.Deadline.IsZero() && s.inv.DeadlineErr == nil {
-		s.watch.Store(watchDeadline(s.inv.Deadline, time.Now()))
+		s.watch.Store(s.deadline)
 	}
 }
 

@@ -86,6 +86,7 @@ type Conn struct {
 	dormant     atomic.Bool // the current call's context cannot be done: the registration waits
 	closed      atomic.Bool
 	answerSince time.Time // under mu: first byte of the /next answer being read, else zero
+	awaiting    bool      // under mu: the reply to a post is being read (CutReply)
 }
 
 func newConn(c *Client) *Conn {
@@ -310,6 +311,30 @@ func (c *Conn) CutIfStalled() bool {
 	return true
 }
 
+// CutReply interrupts the wait for the reply to a post, if one is being
+// read: the blocked read returns, and the post fails with ErrTransport (a
+// post left to Next is sent again once, as after any transport error). It
+// reports whether it cut. Posts are never cut by time here: the caller
+// knows how long a reply may take (concurrent cuts one still missing past
+// the invocation's deadline and its grace). Any goroutine may call it.
+func (c *Conn) CutReply() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.awaiting || c.nc == nil {
+		return false
+	}
+	c.interrupted.Store(true) // as a context would: the Conn drops nc
+	_ = c.nc.SetDeadline(aLongTimeAgo)
+	return true
+}
+
+// awaitReply marks the wait for a post's reply, for CutReply.
+func (c *Conn) awaitReply(on bool) {
+	c.mu.Lock()
+	c.awaiting = on
+	c.mu.Unlock()
+}
+
 // resetKeepingID empties inv after an answer failed, keeping its request
 // ID when one had been read and is safe to post to (the invocation was
 // handed out, and only the runtime can still end it before its deadline),
@@ -414,6 +439,8 @@ func (c *Conn) post(ctx context.Context, op string, r *request, queue bool) erro
 // (sink, if any, sees its headers). A 2xx means the request succeeded,
 // whatever happens to the rest of the body.
 func (c *Conn) answer(ctx context.Context, op string, sink headerSink) error {
+	c.awaitReply(true)
+	defer c.awaitReply(false)
 	// Nothing of the answer yet: the server has not answered the post, so
 	// it has not read a poll queued behind it either.
 	if _, err := c.br.Peek(1); err != nil {
