@@ -114,7 +114,10 @@ func WithLookupEnv(lookup func(string) (string, bool)) Option {
 
 // WithLogger replaces the runtime's logger. By default the runtime logs to
 // stderr in the format AWS_LAMBDA_LOG_FORMAT asks for, each line cut to at
-// most 32 KiB; l writes what its own core writes, lines of any length.
+// most 32 KiB. With l, the runtime's own lines keep that bound: their
+// message and values (error messages, panic values) are cut before l's
+// core sees them; the handler's lines through Logger are l's own, of any
+// length.
 func WithLogger(l *zap.Logger) Option {
 	return func(o *options) { o.logger = l }
 }

@@ -291,7 +291,7 @@ func (rt *Runtime) serve(s *slot) {
 		AwsRequestID:       inv.RequestID,
 		InvokedFunctionArn: inv.FunctionARN,
 		TenantID:           inv.TenantID,
-	}, inv.TraceID, rt.log)
+	}, inv.TraceID, rt.handlerLog)
 	// Ends ctx after a stream, a failure or a Goexit; a no-op after the
 	// buffered answer's own cancel below.
 	defer ctx.cancel()
