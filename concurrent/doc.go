@@ -268,8 +268,9 @@
 // never quote the caller's data: an event that does not decode is logged
 // with the field, the Go type and the kind of JSON value (or the offset
 // of a syntax error), while the /error carries encoding/json's message as
-// aws-lambda-go sends it. A logger given with [WithLogger] writes its
-// lines as its own core does. With LMIGO_METRICS=emf the runtime writes
+// aws-lambda-go sends it. A logger given with [WithLogger] writes the
+// handler's lines as its own core does; the runtime's own lines through
+// it have their message and values cut to keep the bound. With LMIGO_METRICS=emf the runtime writes
 // aggregated metrics in CloudWatch Embedded Metric Format once per
 // LMIGO_METRICS_INTERVAL and once at shutdown, and once more before a
 // wedged environment exits.
