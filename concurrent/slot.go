@@ -179,6 +179,8 @@ func (rt *Runtime) pollFailed(ctx context.Context, s *slot, err error, backoff *
 			rt.failUnreadable(s, err)
 		}
 		return true
+	case !s.inv.Deadline.IsZero():
+		return rt.holdUnanswerable(ctx, s, err)
 	case ctx.Err() != nil:
 		return false
 	}
@@ -194,6 +196,35 @@ func (rt *Runtime) pollFailed(ctx context.Context, s *slot, err error, backoff *
 	}
 	*backoff = min(*backoff*2, backoffMax)
 	return true
+}
+
+// msgUnanswerable is logged once for an invocation that cannot be answered.
+const msgUnanswerable = "an invocation was handed out with no request ID it can be answered by: " +
+	"its slot is held until its deadline, as the platform holds the invocation"
+
+// holdUnanswerable holds s while the platform holds an invocation handed
+// to it with no request ID a URL can carry (rapi.Conn.Next): no answer
+// can end it, so it ends by its deadline, and a poll before then would be
+// one beyond N. The bound is what remained of the deadline at hand-out,
+// or maxInvocation for one already past (watchDeadline), plus
+// LMIGO_OVERRUN_GRACE, as for a handler that overruns: the header counts
+// milliseconds, and the platform's clock is not ours. It reports whether
+// the slot may poll again (false once polling stops).
+//
+//go:noinline
+func (rt *Runtime) holdUnanswerable(ctx context.Context, s *slot, err error) bool {
+	now := time.Now()
+	hold := time.Duration(watchDeadline(s.inv.Deadline, now)-mono(now)) + rt.cfg.OverrunGrace
+	rt.log.Error(msgUnanswerable, zap.Time("deadline", s.inv.Deadline), zap.Duration("heldFor", hold), zap.Error(err))
+	s.inv.Deadline = time.Time{}
+	t := time.NewTimer(hold)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // outageLogEvery is the most often the runtime repeats its warning while

@@ -119,7 +119,9 @@ func (c *Conn) Connect(ctx context.Context) error { return c.begin(ctx, opConnec
 //
 // An answer that breaks off after its request ID leaves inv.RequestID set
 // (and nothing else) with the error, so that the invocation can be failed;
-// an answer that stalls midway is cut off by CutIfStalled.
+// an answer that stalls midway is cut off by CutIfStalled. A whole answer
+// with no request ID that a URL can carry leaves only inv.Deadline set
+// (when valid): the invocation was handed out, and cannot be answered.
 func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 	if inv == nil {
 		return errNilInvocation()
@@ -226,7 +228,11 @@ func (c *Conn) readNext(ctx context.Context, inv *Invocation) error {
 		return c.status(opNext, h)
 	}
 	if err := c.hdrs.finish(); err != nil {
-		inv.reset() // nothing that can be answered
+		// Nothing that can be answered; its deadline says how long the
+		// Runtime API holds it.
+		d, ms := inv.Deadline, inv.DeadlineMs
+		inv.reset()
+		inv.Deadline, inv.DeadlineMs = d, ms
 		return c.skip(opNext, h, maxDiscardPayload, fmt.Errorf("rapi: %s: %w", opNext, err))
 	}
 	p, err := c.body.readAll(inv.Payload, c.c.opts.MaxRequestBytes)
