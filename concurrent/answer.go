@@ -141,11 +141,15 @@ func (rt *Runtime) postError(s *slot, errorType string) {
 //
 // The reply is due once the body has been delivered, and the platform ends
 // the invocation by its deadline (a later post gets 410): a reply still
-// missing past the deadline and the grace, or one grace after a later
-// post, means a dead connection, which the overrun watch cuts
-// (cutMissingReplies).
+// missing past the deadline and the grace means a dead connection, which
+// the overrun watch cuts (cutMissingReplies). It also waits at least
+// rapi's StallTimeout (10 s) from the post, as for a /next answer that
+// stops midway: a reply may sit unread while this process is starved of
+// CPU, and a cut then drops the poll queued behind the post, which the
+// Runtime API has registered (under the soak with -race, a grace of
+// 500 ms lost invocations so).
 func (rt *Runtime) send(s *slot, post func(context.Context) error) (again bool, err error) {
-	s.replyBy.Store(max(s.deadline, mono(time.Now())) + rt.cfg.OverrunGrace.Nanoseconds())
+	s.replyBy.Store(max(s.deadline+rt.cfg.OverrunGrace.Nanoseconds(), mono(time.Now())+rt.client.StallTimeout().Nanoseconds()))
 	ctx := rt.answerCtx()
 	err = post(ctx)
 	if err != nil && errors.Is(err, rapi.ErrTransport) {

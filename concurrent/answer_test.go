@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
+	"github.com/lmigo/lmigo/rapi"
 	"github.com/lmigo/lmigo/rapi/rapitest"
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
@@ -306,15 +307,16 @@ func runStoppable(t *testing.T, api *rapitest.Server, rt *Runtime, n int) (stop 
 
 // TestAnswerReplyNeverComes: a Runtime API that takes an answer but never
 // sends its 202 costs the slot until the invocation's deadline plus the
-// grace, not for good: then the slot's connection is cut, one WARN line
-// names the request ID, and the slot polls anew, polls plus invocations
-// within N all along. Buffered (its reply left to the next poll), large
+// grace (and rapi's StallTimeout from the post), not for good: then the
+// slot's connection is cut, one WARN line names the request ID, and the
+// slot polls anew, polls plus invocations within N all along. Buffered (its reply left to the next poll), large
 // (its reply read at once) and streamed answers alike.
 func TestAnswerReplyNeverComes(t *testing.T) {
 	const (
 		n       = 2
 		grace   = 50 * time.Millisecond
 		timeout = 200 * time.Millisecond
+		stall   = 100 * time.Millisecond // rapi's StallTimeout: the least wait after a post
 	)
 	large := strings.Repeat("x", 100<<10)
 	tests := []struct {
@@ -331,7 +333,7 @@ func TestAnswerReplyNeverComes(t *testing.T) {
 			log, logs := observe()
 			rt, err := New(tt.handler, WithLogger(log), WithLookupEnv(api.Env(map[string]string{
 				"LMIGO_OVERRUN_GRACE": grace.String(),
-			})))
+			})), withRAPIOptions(rapi.WithStallTimeout(stall)))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -317,10 +317,10 @@ func (c *Conn) CutIfStalled() bool {
 	return true
 }
 
-// CutReply interrupts the wait for the reply to a post, if one is being
-// read: the blocked read returns, and the post fails with ErrTransport (a
-// post left to Next is sent again once, as after any transport error). It
-// reports whether it cut. Posts are never cut by time here: the caller
+// CutReply interrupts the wait for the first byte of the reply to a post,
+// if one is waited for: the blocked read returns, and the post fails with
+// ErrTransport (a post left to Next is sent again once, as after any
+// transport error). It reports whether it cut. Posts are never cut by time here: the caller
 // knows how long a reply may take (concurrent cuts one still missing past
 // the invocation's deadline and its grace). Any goroutine may call it.
 func (c *Conn) CutReply() bool {
@@ -445,11 +445,13 @@ func (c *Conn) post(ctx context.Context, op string, r *request, queue bool) erro
 // (sink, if any, sees its headers). A 2xx means the request succeeded,
 // whatever happens to the rest of the body.
 func (c *Conn) answer(ctx context.Context, op string, sink headerSink) error {
-	c.awaitReply(true)
-	defer c.awaitReply(false)
 	// Nothing of the answer yet: the server has not answered the post, so
-	// it has not read a poll queued behind it either.
-	if _, err := c.br.Peek(1); err != nil {
+	// it has not read a poll queued behind it either. Only this wait may
+	// be cut (CutReply): an answer begun is read through.
+	c.awaitReply(true)
+	_, err := c.br.Peek(1)
+	c.awaitReply(false)
+	if err != nil {
 		return c.fail(ctx, op, err)
 	}
 	h, err := readHead(c.br, &c.spill, &defaultLimits, sink)
