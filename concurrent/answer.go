@@ -51,7 +51,7 @@ const (
 		"the Runtime API had it already, or the invocation was over"
 	msgUnconfirmed = "the answer was sent, but the Runtime API had not confirmed it when the runtime stopped"
 	msgNoReply     = "the Runtime API had not replied to the answer by the invocation's deadline " +
-		"and LMIGO_OVERRUN_GRACE: its connection was cut, and the slot polls anew"
+		"and LMIGO_OVERRUN_GRACE, nor within the stall timeout of the post: its connection was cut, and the slot polls anew"
 )
 
 const (
