@@ -28,6 +28,12 @@ import (
 // environment can serve nothing while it looks alive: the runtime writes
 // one FATAL line and exits, so that Lambda replaces it.
 //
+// Deadlines are kept on the monotonic clock from hand-out (watchDeadline),
+// so that neither a deadline already past nor a wall-clock step replaces
+// a slot the platform still holds. The watch also cuts the connection of
+// a slot still waiting for the reply to its answer once it is overdue
+// (send, cutMissingReplies).
+//
 // The hot path pays one atomic store of the deadline as an invocation
 // begins and one load and compare-and-swap as it is answered (slot.watch);
 // the watch's goroutine does the rest.
