@@ -101,7 +101,7 @@ fuzz:
 	  done; \
 	done
 
-## soak: N=64 for 10 minutes: 5 min of the reference bootstrap under mixed load (errors, panics, late and refused answers; exactly-once answers, flat memory), then 5 min of every handler form under injected faults, ending in SIGTERM (each answer once, with its own token and invocation ID echo) (SOAK_FLAGS adds flags; CI runs 20 s of it, TestSoakShort)
+## soak: N=64 for 10 minutes: 5 min of the reference bootstrap under mixed load (errors, panics, late and refused answers; exactly-once answers, flat memory), then 5 min of every handler form under injected faults (stalled 202s and past deadlines among them; 0 polls beyond N), ending in SIGTERM (each answer once, with its own token and invocation ID echo) (SOAK_FLAGS adds flags; CI runs 20 s of it, TestSoakShort)
 soak:
 	$(GO) -C loadtest run . soak $(SOAK_FLAGS)
 

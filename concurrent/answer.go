@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
 	"github.com/lmigo/lmigo/rapi"
@@ -49,6 +50,8 @@ const (
 	msgRefusedAgain = "the answer was posted again after its connection ended, and refused: " +
 		"the Runtime API had it already, or the invocation was over"
 	msgUnconfirmed = "the answer was sent, but the Runtime API had not confirmed it when the runtime stopped"
+	msgNoReply     = "the Runtime API had not replied to the answer by the invocation's deadline " +
+		"and LMIGO_OVERRUN_GRACE, nor within the stall timeout of the post: its connection was cut, and the slot polls anew"
 )
 
 const (
@@ -68,7 +71,7 @@ const (
 // reply), as it may be sent again.
 func (rt *Runtime) respond(s *slot, body []byte, contentType string) {
 	contentType = rt.cleanContentType(&s.inv, contentType)
-	again, err := rt.send(func(ctx context.Context) error {
+	again, err := rt.send(s, func(ctx context.Context) error {
 		return s.conn.Respond(ctx, &s.inv, body, contentType)
 	})
 	if errors.Is(err, rapi.ErrInvalid) {
@@ -104,7 +107,7 @@ func (rt *Runtime) fail(s *slot, errorType string, err error) {
 func (rt *Runtime) postError(s *slot, errorType string) {
 	errorType = headerErrorType(errorType)
 	doc, cause := withXRayCause(s.resp, &s.inv) // xraycause.go
-	again, err := rt.send(func(ctx context.Context) error {
+	again, err := rt.send(s, func(ctx context.Context) error {
 		return s.conn.Fail(ctx, &s.inv, errorType, doc, cause)
 	})
 	if errors.Is(err, rapi.ErrInvalid) && errorType != errTypeUnsendable {
@@ -113,7 +116,7 @@ func (rt *Runtime) postError(s *slot, errorType string) {
 			Message: "the error could not be sent: " + err.Error(), Type: errTypeUnsendable,
 		})
 		doc, cause = withXRayCause(s.resp, &s.inv)
-		again, err = rt.send(func(ctx context.Context) error {
+		again, err = rt.send(s, func(ctx context.Context) error {
 			return s.conn.Fail(ctx, &s.inv, errTypeUnsendable, doc, cause)
 		})
 	}
@@ -135,7 +138,18 @@ func (rt *Runtime) postError(s *slot, errorType string) {
 // the poll. A refusal is logged from there (lateReply); a 5xx still stops
 // the runtime. rapi keeps the answer until then, and sends it again itself
 // if its connection ends before the reply.
-func (rt *Runtime) send(post func(context.Context) error) (again bool, err error) {
+//
+// The reply is due once the body has been delivered, and the platform ends
+// the invocation by its deadline (a later post gets 410): a reply still
+// missing past the deadline and the grace means a dead connection, which
+// the overrun watch cuts (cutMissingReplies). It also waits at least
+// rapi's StallTimeout (10 s) from the post, as for a /next answer that
+// stops midway: a reply may sit unread while this process is starved of
+// CPU, and a cut then drops the poll queued behind the post, which the
+// Runtime API has registered (under the soak with -race, a grace of
+// 500 ms lost invocations so).
+func (rt *Runtime) send(s *slot, post func(context.Context) error) (again bool, err error) {
+	s.replyBy.Store(max(s.deadline+rt.cfg.OverrunGrace.Nanoseconds(), mono(time.Now())+rt.client.StallTimeout().Nanoseconds()))
 	ctx := rt.answerCtx()
 	err = post(ctx)
 	if err != nil && errors.Is(err, rapi.ErrTransport) {
@@ -153,6 +167,8 @@ func (rt *Runtime) settle(s *slot, err error, again bool) {
 	case err == nil:
 	case errors.Is(err, rapi.ErrRuntimeAPI):
 		rt.stop(err)
+	case s.replyCut.Swap(false):
+		logInvocation(rt.log, zapcore.WarnLevel, &s.inv, msgNoReply, zap.Error(err))
 	default:
 		lvl, msg := refusalLine(err, again)
 		logInvocation(rt.log, lvl, &s.inv, msg, zap.Error(err))
@@ -163,18 +179,20 @@ func (rt *Runtime) settle(s *slot, err error, again bool) {
 // (rapi.Conn.ReadAnswer), read of the reply to answer id, which pipelining
 // left to them. A wait that the shutdown ended is not a refusal: the
 // answer went out whole, and most likely was accepted.
-func (rt *Runtime) lateReply(id string, err error) {
+func (rt *Runtime) lateReply(s *slot, err error) {
 	var ae *rapi.AnswerError
 	lvl, msg := zapcore.InfoLevel, msgUnconfirmed
 	switch {
 	case err == nil:
 		return
+	case s.replyCut.Swap(false):
+		lvl, msg = zapcore.WarnLevel, msgNoReply
 	case !errors.As(err, &ae) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 	default:
 		lvl, msg = refusalLine(err, ae.Resent)
 	}
 	if ce := rt.log.Check(lvl, msg); ce != nil {
-		ce.Write(zap.String(keyRequestID, id), zap.Error(err))
+		ce.Write(zap.String(keyRequestID, s.answered), zap.Error(err))
 	}
 }
 

@@ -15,9 +15,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
+	"github.com/lmigo/lmigo/rapi"
 	"github.com/lmigo/lmigo/rapi/rapitest"
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // typedReader is an io.Reader result with a content type of its own.
@@ -300,5 +302,69 @@ func runStoppable(t *testing.T, api *rapitest.Server, rt *Runtime, n int) (stop 
 			t.Fatal("Run did not return")
 			return nil
 		}
+	}
+}
+
+// TestAnswerReplyNeverComes: a Runtime API that takes an answer but never
+// sends its 202 costs the slot until the invocation's deadline plus the
+// grace (and rapi's StallTimeout from the post), not for good: then the
+// slot's connection is cut, one WARN line names the request ID, and the
+// slot polls anew, polls plus invocations within N all along. Buffered (its reply left to the next poll), large
+// (its reply read at once) and streamed answers alike.
+func TestAnswerReplyNeverComes(t *testing.T) {
+	const (
+		n       = 2
+		grace   = 50 * time.Millisecond
+		timeout = 200 * time.Millisecond
+		stall   = 100 * time.Millisecond // rapi's StallTimeout: the least wait after a post
+	)
+	large := strings.Repeat("x", 100<<10)
+	tests := []struct {
+		name    string
+		handler any
+	}{
+		{"buffered", func(context.Context, struct{}) (string, error) { return "ok", nil }},
+		{"large", func(context.Context, struct{}) (string, error) { return large, nil }},
+		{"streamed", func(context.Context, struct{}) (io.Reader, error) { return strings.NewReader("ok"), nil }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true})
+			log, logs := observe()
+			rt, err := New(tt.handler, WithLogger(log), WithLookupEnv(api.Env(map[string]string{
+				"LMIGO_OVERRUN_GRACE": grace.String(),
+			})), withRAPIOptions(rapi.WithStallTimeout(stall)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop, wait := runStoppable(t, api, rt, n)
+			ctx, cancel := testContext(t)
+			defer cancel()
+			r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{}`), Timeout: timeout,
+				PostFault: &rapitest.Fault{Stall: time.Hour}})
+			if err != nil || r.Err != nil {
+				t.Fatalf("invocation: %+v, %v", r.Err, err)
+			}
+			wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+			defer wcancel()
+			if err := api.WaitPolls(wctx, n); err != nil {
+				t.Fatalf("the slot still waits for its 202: %v; stats %+v", err, api.Stats())
+			}
+			waitUntil(t, "the warning", func() bool { return logs.FilterMessage(msgNoReply).Len() > 0 })
+			warns := logs.FilterMessage(msgNoReply).All()
+			if len(warns) != 1 || warns[0].Level != zapcore.WarnLevel || warns[0].ContextMap()[keyRequestID] != r.RequestID {
+				t.Errorf("want one WARN line naming %s: %v", r.RequestID, warns)
+			}
+			if r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{}`)}); err != nil || r.Err != nil {
+				t.Fatalf("the next invocation: %+v, %v", r.Err, err)
+			}
+			stop()
+			if err := wait(); err != nil {
+				t.Fatal(err)
+			}
+			if st := api.Stats(); st.Violations != 0 || st.MaxOutstanding > n || st.Timeouts != 0 {
+				t.Fatalf("stats %+v", st)
+			}
+		})
 	}
 }

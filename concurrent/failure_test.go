@@ -487,7 +487,8 @@ func TestStartExitsOneOnRuntimeAPIFailure(t *testing.T) {
 
 // TestMalformedInvocations: answers to /next that the runtime cannot use
 // never crash it. Without a request ID there is nothing to answer (the
-// invocation ends by its deadline, logged); with one, the invocation gets
+// invocation ends by its deadline, its slot held until then, logged); with
+// one, the invocation gets
 // an /error with a clear type; either way the runtime keeps polling.
 func TestMalformedInvocations(t *testing.T) {
 	const n = 2
@@ -542,8 +543,8 @@ func TestMalformedInvocations(t *testing.T) {
 			}
 		})
 	}
-	if logs.FilterMessage(outageWarning).Len() == 0 {
-		t.Error("the skipped invocations were not logged")
+	if logs.FilterMessage(msgUnanswerable).Len() != 2 {
+		t.Error("the unanswerable invocations were not logged once each")
 	}
 	answeredAllBut(t, api, timedOut)
 }
@@ -628,5 +629,63 @@ func TestRunLogsWhyItStopped(t *testing.T) {
 	lines := logs.FilterMessage("runtime stopped").All()
 	if len(lines) != 1 || lines[0].ContextMap()["cause"] != "terminated signal received" || lines[0].ContextMap()["inFlightLeft"] != int64(0) {
 		t.Fatalf("stop line %v", lines)
+	}
+}
+
+// TestUnanswerableHoldsSlot: an invocation handed out with a request ID
+// that no URL can carry ("..", 4 KiB) cannot be answered: its slot is held
+// until its deadline, as the platform holds the invocation, so that polls
+// plus invocations stay within N, logged once at ERROR; then the slot
+// polls again. A deadline already past holds it for maxInvocation, until
+// the runtime stops.
+func TestUnanswerableHoldsSlot(t *testing.T) {
+	const (
+		n       = 2
+		timeout = 300 * time.Millisecond
+	)
+	past := strconv.FormatInt(time.Now().Add(-time.Minute).UnixMilli(), 10)
+	tests := []struct {
+		name    string
+		headers map[string]string
+		held    time.Duration // at least; 0: until its deadline, then polls again
+	}{
+		{"dot dot", map[string]string{"Lambda-Runtime-Aws-Request-Id": ".."}, 0},
+		{"4 KiB", map[string]string{"Lambda-Runtime-Aws-Request-Id": strings.Repeat("a", 4<<10)}, 0},
+		{"dot dot, past deadline", map[string]string{"Lambda-Runtime-Aws-Request-Id": "..", "Lambda-Runtime-Deadline-Ms": past}, maxInvocation},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true})
+			log, logs := observe()
+			rt := serve(t, api, env{"AWS_LAMBDA_MAX_CONCURRENCY": strconv.Itoa(n)}, sleepy, WithLogger(log))
+			_ = rt
+			ctx, cancel := testContext(t)
+			defer cancel()
+			res, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{"Size":1}`), Timeout: timeout, Headers: tt.headers})
+			if err != nil || res.Err == nil || res.Err.Type != rapitest.ErrorTypeTimeout {
+				t.Fatalf("%+v, %v; want a timeout", res.Err, err)
+			}
+			if st := api.Stats(); st.Violations != 0 || st.MaxOutstanding > n {
+				t.Fatalf("polls beyond N while the invocation lived: %+v", st)
+			}
+			lines := logs.FilterMessage(msgUnanswerable).All()
+			if len(lines) != 1 || lines[0].Level != zapcore.ErrorLevel {
+				t.Fatalf("want one ERROR line: %v", lines)
+			}
+			if held, _ := lines[0].ContextMap()["heldFor"].(time.Duration); held < tt.held {
+				t.Errorf("held for %v, want at least %v", held, tt.held)
+			}
+			if tt.held == 0 {
+				if err := api.WaitPolls(ctx, n); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if r := invoke(t, api, `{"Size":4}`); r.Err != nil || string(r.Body) != "xxxx" {
+				t.Fatalf("still serving: %s %+v", r.Body, r.Err)
+			}
+			if st := api.Stats(); st.Violations != 0 || st.MaxOutstanding > n {
+				t.Fatalf("stats %+v", st)
+			}
+		})
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/lmigo/lmigo/rapi"
 	"github.com/lmigo/lmigo/rapi/rapitest"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // cutMarkRE is the mark a cut value or line ends with.
@@ -259,5 +260,44 @@ func TestCutJSONLineShapes(t *testing.T) {
 				t.Fatalf("object %d cut to %d: %d bytes, valid %v: %.300q", i, limit, len(got), json.Valid(got), got)
 			}
 		}
+	}
+}
+
+// TestUserLoggerBounded: with a logger given by WithLogger, what the
+// runtime itself logs is bounded as its own logger's lines are, before
+// the user's core sees it: a 1 MiB error message and a 1 MiB panic value
+// come out in lines of at most maxLogLine, marked where cut, with their
+// request ID, through a plain zap JSON core with no bound of its own.
+func TestUserLoggerBounded(t *testing.T) {
+	huge := bigText(maxErrorBody)
+	rec := &recorder{}
+	user := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(rec), zap.DebugLevel))
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
+	serve(t, api, env{}, func(_ context.Context, ev struct{ Mode string }) (string, error) {
+		if ev.Mode == "panic" {
+			panic(errors.New(huge))
+		}
+		return "", errors.New(huge)
+	}, WithLogger(user))
+	tests := []struct{ mode, message string }{
+		{"error", "invocation failed"},
+		{"panic", "invocation panicked"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			before := len(rec.lines(t))
+			r := invoke(t, api, `{"Mode":"`+tt.mode+`"}`)
+			if r.Err == nil {
+				t.Fatalf("%+v, want an error", r)
+			}
+			lines := rec.lines(t)[before:]
+			if len(lines) != 1 {
+				t.Fatalf("%d lines", len(lines))
+			}
+			m := checkBounded(t, limits.FormatJSON, lines[0], true)
+			if m["msg"] != tt.message || m["requestId"] != r.RequestID {
+				t.Errorf("msg %v, requestId %v; want %q, %s", m["msg"], m["requestId"], tt.message, r.RequestID)
+			}
+		})
 	}
 }

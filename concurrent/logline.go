@@ -1,9 +1,12 @@
 package concurrent
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
+	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
 
@@ -230,4 +233,156 @@ func dropMembers(line []byte, limit int) []byte {
 	out = append(out, `"`+truncatedKey+`":"`...)
 	out = appendCutMark(out, len(line)-1-end)
 	return append(out, `"}`...)
+}
+
+// What the runtime itself logs through a logger given by WithLogger, whose
+// core has no bound of its own: each line's message and string, error and
+// stringer values are cut, before any core sees them, so that together
+// they take at most boundedValues bytes as JSON escapes them; the rest of
+// maxLogLine is left for keys, IDs, the level, the time and the
+// runtime's other values, which are short or bounded where they are made
+// (stacks, lists).
+const boundedValues = maxLogLine - 8<<10
+
+// boundCore bounds the runtime's own lines on their way to a user's core.
+type boundCore struct{ zapcore.Core }
+
+// boundLogger wraps l so that what the runtime logs through it is bounded.
+func boundLogger(l *zap.Logger) *zap.Logger {
+	return l.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return boundCore{c} }))
+}
+
+func (c boundCore) With(fs []zapcore.Field) zapcore.Core {
+	_, fs = boundValues("", fs)
+	return boundCore{c.Core.With(fs)}
+}
+
+func (c boundCore) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if c.Enabled(ent.Level) {
+		return ce.AddCore(ent, c)
+	}
+	return ce
+}
+
+// Write hands the bounded entry to the user's core through its own Check,
+// so that its sampling and levels hold.
+func (c boundCore) Write(ent zapcore.Entry, fs []zapcore.Field) error {
+	ent.Message, fs = boundValues(ent.Message, fs)
+	if ce := c.Core.Check(ent, nil); ce != nil {
+		ce.Write(fs...)
+	}
+	return nil
+}
+
+// boundValues cuts msg and the string-like values of fs so that together
+// they fit boundedValues: the short ones whole, the long ones sharing the
+// rest alike. fs is copied when a value changes.
+func boundValues(msg string, fs []zapcore.Field) (string, []zapcore.Field) {
+	vals := make([]string, len(fs)+1)
+	vals[0] = msg
+	total := jsonLen(msg)
+	for i := range fs {
+		if s, ok := fieldText(&fs[i]); ok {
+			vals[i+1] = s
+			total += jsonLen(s)
+		}
+	}
+	if total <= boundedValues {
+		return msg, fs
+	}
+	// Each value gets at most an equal share of what the shorter ones
+	// leave.
+	lens := make([]int, len(vals))
+	order := make([]int, len(vals))
+	for i, v := range vals {
+		lens[i], order[i] = jsonLen(v), i
+	}
+	slices.SortFunc(order, func(a, b int) int { return lens[a] - lens[b] })
+	left := boundedValues
+	share := make([]int, len(vals))
+	for k, i := range order {
+		share[i] = min(lens[i], left/(len(order)-k))
+		left -= share[i]
+	}
+	out := slices.Clone(fs)
+	for i := range out {
+		if lens[i+1] > share[i+1] {
+			out[i] = zap.String(out[i].Key, cutJSONText(vals[i+1], share[i+1]))
+		}
+	}
+	if lens[0] > share[0] {
+		msg = cutJSONText(msg, share[0])
+	}
+	return msg, out
+}
+
+// fieldText is the text of a string, error or stringer field.
+func fieldText(f *zapcore.Field) (string, bool) {
+	switch f.Type {
+	case zapcore.StringType:
+		return f.String, true
+	case zapcore.ByteStringType, zapcore.BinaryType:
+		return string(f.Interface.([]byte)), true
+	case zapcore.ErrorType:
+		if err, ok := f.Interface.(error); ok && err != nil {
+			return errorMessage(err), true
+		}
+	case zapcore.StringerType:
+		if s, ok := f.Interface.(fmt.Stringer); ok && s != nil {
+			return stringOf(s), true
+		}
+	}
+	return "", false
+}
+
+// stringOf is s.String(), or the panic it raised.
+func stringOf(s fmt.Stringer) (str string) {
+	defer func() {
+		if v := recover(); v != nil {
+			str = fmt.Sprintf("panic in String: %v", v)
+		}
+	}()
+	return s.String()
+}
+
+// jsonLen is how long s is as a JSON encoder escapes it, at worst.
+func jsonLen(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c < 0x20:
+			n, i = n+6, i+1
+		case c == '"' || c == '\\':
+			n, i = n+2, i+1
+		case c < utf8.RuneSelf:
+			n, i = n+1, i+1
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			w := size
+			if r == utf8.RuneError && size == 1 {
+				w = 6 // written as \ufffd
+			}
+			n, i = n+w, i+size
+		}
+	}
+	return n
+}
+
+// cutJSONText cuts s, at a character's start, so that it takes at most
+// limit bytes escaped, its cut mark included.
+func cutJSONText(s string, limit int) string {
+	limit -= cutMarkLen(len(s))
+	n := 0
+	keep := 0
+	for keep < len(s) {
+		_, size := utf8.DecodeRuneInString(s[keep:])
+		w := jsonLen(s[keep : keep+size])
+		if n+w > limit {
+			break
+		}
+		n += w
+		keep += size
+	}
+	return string(appendCutMark([]byte(s[:keep]), len(s)-keep))
 }

@@ -118,8 +118,9 @@ func WithLookupEnv(lookup func(string) (string, bool)) Option {
 }
 
 // WithLogger replaces the runtime's logger. The default writes stderr in
-// the AWS_LAMBDA_LOG_FORMAT, each line cut to 32 KiB. l writes what its
-// own core writes, lines of any length.
+// the AWS_LAMBDA_LOG_FORMAT, each line cut to 32 KiB. With l, the
+// runtime's own lines keep that bound (their values are cut before l's
+// core sees them); the handler's lines through Logger are l's own.
 func WithLogger(l *zap.Logger) Option {
 	return func(o *options) { o.logger = l }
 }

@@ -28,11 +28,18 @@ import (
 // environment can serve nothing while it looks alive: the runtime writes
 // one FATAL line and exits, so that Lambda replaces it.
 //
+// Deadlines are kept on the monotonic clock from hand-out (watchDeadline),
+// so that neither a deadline already past nor a wall-clock step replaces
+// a slot the platform still holds. The watch also cuts the connection of
+// a slot still waiting for the reply to its answer once it is overdue
+// (send, cutMissingReplies).
+//
 // The hot path pays one atomic store of the deadline as an invocation
 // begins and one load and compare-and-swap as it is answered (slot.watch);
 // the watch's goroutine does the rest.
 
-// What slot.watch holds besides a deadline (Unix nanoseconds, > 0).
+// What slot.watch holds besides a deadline (on the monotonic clock, mono,
+// > 0: see watchDeadline).
 const (
 	watchNone     = 0  // no invocation under watch
 	watchTaking   = -1 // the watch is deciding about the invocation: its answer waits
@@ -79,13 +86,19 @@ func (rt *Runtime) watchOverruns() (stop func()) {
 // checkOverruns is one look of the watch at the slots.
 func (rt *Runtime) checkOverruns(now time.Time) {
 	grace := rt.cfg.OverrunGrace.Nanoseconds()
-	t := now.UnixNano()
+	t := mono(now)
+	// A held slot whose handler returned overruns no more.
+	for s := range rt.held {
+		if w := s.watch.Load(); w != watchHeld && w != watchTaking {
+			delete(rt.held, s)
+		}
+	}
 	var found, again []int
 	for i, s := range rt.slots { // only this goroutine changes rt.slots
 		switch d := s.watch.Load(); {
 		case d > 0 && t-d >= grace:
 			if s.watch.CompareAndSwap(d, watchTaking) { // else answered meanwhile
-				o := &overrun{s: s, inv: s.inv, deadline: time.Unix(0, d), goid: s.goid.Load()}
+				o := &overrun{s: s, inv: s.inv, deadline: s.inv.Deadline, goid: s.goid.Load()}
 				o.inv.Payload = nil
 				rt.held[s] = o
 				found = append(found, i)
@@ -109,6 +122,7 @@ func (rt *Runtime) checkOverruns(now time.Time) {
 			logInvocation(rt.log, zapcore.WarnLevel, &o.inv, msgOverrun,
 				zap.Time("deadline", o.deadline), zap.Duration("pastDeadline", now.Sub(o.deadline)),
 				zap.Bool("replaced", o.replaced), zap.Int("overrunning", rt.overrunning()+len(rt.held)),
+				zap.Strings("overrunningIDs", rt.overrunningIDs()),
 				zap.String("stack", cutStack(stacks[o.goid], maxStackLogged)))
 		}
 	}
@@ -118,7 +132,30 @@ func (rt *Runtime) checkOverruns(now time.Time) {
 				zap.Duration("pastDeadline", now.Sub(o.deadline)))
 		}
 	}
+	rt.cutMissingReplies(t)
 	rt.checkWedged(now)
+}
+
+// cutMissingReplies cuts the connection of each slot still waiting, at t,
+// for the reply to an answer that was due by then (send): the slot's post
+// fails, and it polls anew. A cut that met a later answer's wait (the slot
+// moved on meanwhile) costs that answer a second post, not a warning.
+func (rt *Runtime) cutMissingReplies(t int64) {
+	cut := func(s *slot) {
+		// Marked before the cut, so that the slot sees it as it wakes.
+		if by := s.replyBy.Load(); by > 0 && t >= by && !s.replyCut.Swap(true) &&
+			(!s.conn.CutReply() || s.replyBy.Load() != by) {
+			s.replyCut.Store(false)
+		}
+	}
+	rt.slotsMu.RLock()
+	defer rt.slotsMu.RUnlock()
+	for _, s := range rt.slots {
+		cut(s)
+	}
+	for _, o := range rt.overruns {
+		cut(o.s)
+	}
 }
 
 // decide replaces the slot of o, at index i, if the bound allows, or holds
@@ -165,6 +202,26 @@ func (rt *Runtime) replace(i int, o *overrun) bool {
 		return false
 	}
 	return true
+}
+
+// maxIDsLogged bounds the request IDs an overrun warning names.
+const maxIDsLogged = 16
+
+// overrunningIDs names the handlers that overrun now, replaced or held,
+// the longest overrun first, at most maxIDsLogged: the watch's own.
+func (rt *Runtime) overrunningIDs() []string {
+	rt.slotsMu.RLock()
+	hung := slices.Clone(rt.overruns)
+	rt.slotsMu.RUnlock()
+	for _, o := range rt.held {
+		hung = append(hung, o)
+	}
+	slices.SortStableFunc(hung, func(a, b *overrun) int { return a.deadline.Compare(b.deadline) })
+	ids := make([]string, 0, min(len(hung), maxIDsLogged))
+	for _, o := range hung[:cap(ids)] {
+		ids = append(ids, o.inv.RequestID)
+	}
+	return ids
 }
 
 // overrunning is how many replaced slots' handlers still run.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -464,5 +466,119 @@ func TestLongInvocationKept(t *testing.T) {
 	}
 	if st := api.Stats(); st.Answered() != shorts+1 || st.Responses != shorts+1 || st.Violations != 0 || st.Duplicates != 0 || st.Late != 0 {
 		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestOverrunCountsRunning: the overrun warning counts only the handlers
+// that still overrun, and names them: a held slot whose handler returned
+// is not counted in the warning about the next overrun, nor named.
+func TestOverrunCountsRunning(t *testing.T) {
+	tests := []struct {
+		name     string
+		returned bool // the first handler returns before the second overruns
+		want     int64
+	}{
+		{"both running", false, 2},
+		{"first returned", true, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			log, logs := observe()
+			rt := &Runtime{log: log, held: map[*slot]*overrun{}}
+			rt.cfg.OverrunGrace = time.Millisecond
+			rt.cfg.MaxOverruns = 0 // every overrun is held, none replaced
+			past := time.Now().Add(-time.Minute)
+			for i := range 2 {
+				s := &slot{rt: rt}
+				s.inv.RequestID = fmt.Sprintf("req-%d", i)
+				s.inv.Deadline = past
+				rt.slots = append(rt.slots, s)
+			}
+			overrun := func(s *slot) {
+				s.startWatch()
+				s.watch.Store(1) // the deadline passed long ago
+				rt.checkOverruns(time.Now())
+			}
+			overrun(rt.slots[0])
+			if tt.returned && !rt.slots[0].endWatch() {
+				t.Fatal("the held slot was replaced")
+			}
+			overrun(rt.slots[1])
+			warns := logs.FilterMessage(msgOverrun).All()
+			if len(warns) != 2 {
+				t.Fatalf("%d overrun warnings, want 2", len(warns))
+			}
+			last := warns[1].ContextMap()
+			if last["overrunning"] != tt.want {
+				t.Errorf("the warning counts %v overrunning, want %d: %v", last["overrunning"], tt.want, last)
+			}
+			ids, _ := last["overrunningIDs"].([]any)
+			if int64(len(ids)) != tt.want || !slices.Contains(ids, any("req-1")) || tt.returned && slices.Contains(ids, any("req-0")) {
+				t.Errorf("the warning names %v, want the %d running", last["overrunningIDs"], tt.want)
+			}
+		})
+	}
+}
+
+// TestOverrunPastDeadline: a deadline already past at hand-out (the
+// platform's clock and ours disagree) replaces no slot while the platform
+// still holds the invocation: at N=2, a handler that ignores its deadline
+// keeps its slot until the fake times the invocation out by its own
+// clock, polls plus invocations within N all along; once it returns, its
+// slot serves again.
+func TestOverrunPastDeadline(t *testing.T) {
+	const (
+		n       = 2
+		grace   = 50 * time.Millisecond
+		timeout = time.Second // the fake's own deadline, far beyond the grace
+	)
+	tests := []struct {
+		name     string
+		deadline time.Time
+	}{
+		{"a minute ago", time.Now().Add(-time.Minute)},
+		{"in 2001", time.Unix(1e9, 0)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true})
+			log, logs := observe()
+			h := newOverrunHandler(n)
+			rt, err := New(h.handle, WithLogger(log), WithLookupEnv(api.Env(map[string]string{
+				"LMIGO_OVERRUN_GRACE": grace.String(),
+				"LMIGO_WEDGED_EXIT":   "off",
+			})))
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop, wait := runStoppable(t, api, rt, n)
+			release := sync.OnceFunc(func() { close(h.hung) })
+			defer release()
+			ctx, cancel := testContext(t)
+			defer cancel()
+			r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{"hang":true}`), Timeout: timeout,
+				Headers: map[string]string{"Lambda-Runtime-Deadline-Ms": strconv.FormatInt(tt.deadline.UnixMilli(), 10)}})
+			if err != nil || r.Err == nil || r.Err.Type != rapitest.ErrorTypeTimeout {
+				t.Fatalf("hung invocation: %+v, %v; want a timeout", r, err)
+			}
+			if st := api.Stats(); st.Violations != 0 || st.MaxOutstanding > n {
+				t.Errorf("polls beyond N while the fake held the invocation: %+v", st)
+			}
+			if got := logs.FilterMessage(msgOverrun).Len(); got != 0 {
+				t.Errorf("%d overrun warnings on a deadline the fake did not share", got)
+			}
+			release()
+			waitUntil(t, "the late answer", func() bool { return api.Stats().Late == 1 })
+			if err := api.WaitPolls(ctx, n); err != nil {
+				t.Fatalf("not back to %d polls: %v", n, err)
+			}
+			stop()
+			if err := wait(); err != nil {
+				t.Fatal(err)
+			}
+			if st := api.Stats(); st.Violations != 0 || st.MaxOutstanding > n {
+				t.Fatalf("stats %+v", st)
+			}
+		})
 	}
 }

@@ -45,6 +45,9 @@ type Runtime struct {
 	// exited receives each slot once its goroutine has left its loop.
 	exited  chan *slot
 	baseCtx context.Context
+	// handlerLog is the logger of handlers' contexts: a WithLogger one as
+	// given, while the runtime's own lines go through log, bounded.
+	handlerLog *zap.Logger
 	// setTraceEnv: _X_AMZN_TRACE_ID is process-wide, so it is only
 	// meaningful (and only set) when one invocation runs at a time.
 	setTraceEnv bool
@@ -116,6 +119,11 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	rt.idle.init()
 	if rt.log == nil {
 		rt.log = newLogger(cfg.LogFormat, cfg.LogLevel, o.stderr)
+		rt.handlerLog = rt.log
+	} else {
+		// The handler's lines are the user's own; the runtime's are bounded.
+		rt.handlerLog = o.logger
+		rt.log = boundLogger(o.logger)
 	}
 	rt.baseCtx = context.WithValue(rt.baseCtx, emf.EnvKey{}, rt.emf)
 	for _, v := range o.values {
@@ -266,7 +274,7 @@ func (rt *Runtime) drain(deadline time.Time) int {
 	for i := range rt.slots {
 		select {
 		case s := <-rt.exited:
-			rt.lateReply(s.answered, s.conn.ReadAnswer(ctx))
+			rt.lateReply(s, s.conn.ReadAnswer(ctx))
 		case <-ctx.Done():
 			rt.log.Warn("shutdown timeout with invocations still in flight",
 				zap.Duration("timeout", rt.cfg.ShutdownTimeout), zap.Int("inFlight", len(rt.slots)-i))

@@ -61,13 +61,22 @@ type slot struct {
 	// goid is the ID of the slot's goroutine, whose stack the overrun
 	// watch logs.
 	goid atomic.Uint64
+	// deadline is the invocation's deadline on the monotonic clock
+	// (watchDeadline). replyBy is when the reply to its answer must have
+	// come (send), 0 once read; past it the watch cuts the connection
+	// (cutMissingReplies) and sets replyCut, which the slot logs.
+	deadline int64
+	replyBy  atomic.Int64
+	replyCut atomic.Bool
 }
 
 // newSlot makes a slot. Its next poll goes out behind its answer (see
 // send) unless the overrun watch has replaced it (endWatch).
 func (rt *Runtime) newSlot() *slot {
 	s := &slot{rt: rt, bufs: pool.NewBuffers(rt.cfg.BufferRetainBytes)}
-	s.conn = rt.client.ConnPipelined(func() bool { return s.endWatch() && rt.mayQueue() })
+	// After a cut (replyCut) the answer goes again alone: the poll queued
+	// behind the first post may be registered still.
+	s.conn = rt.client.ConnPipelined(func() bool { return s.endWatch() && !s.replyCut.Load() && rt.mayQueue() })
 	return s
 }
 
@@ -126,6 +135,7 @@ func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 		}
 		s.inv.Payload = s.req.B[:0]
 		err := s.conn.Next(ctx, &s.inv)
+		s.replyBy.Store(0) // the last answer's reply was read, or given up
 		s.req.B = s.inv.Payload
 		if err == nil {
 			rt.outage.ok(rt.log)
@@ -150,7 +160,7 @@ func (rt *Runtime) pollFailed(ctx context.Context, s *slot, err error, backoff *
 	case errors.As(err, new(*rapi.AnswerError)):
 		// The answer to the slot's last post (see send). The queued
 		// poll is read next, or sent again if the connection broke.
-		rt.lateReply(s.answered, err)
+		rt.lateReply(s, err)
 		return true
 	case refusedPoll(err):
 		rt.stop(err)
@@ -169,6 +179,8 @@ func (rt *Runtime) pollFailed(ctx context.Context, s *slot, err error, backoff *
 			rt.failUnreadable(s, err)
 		}
 		return true
+	case !s.inv.Deadline.IsZero():
+		return rt.holdUnanswerable(ctx, s, err)
 	case ctx.Err() != nil:
 		return false
 	}
@@ -184,6 +196,35 @@ func (rt *Runtime) pollFailed(ctx context.Context, s *slot, err error, backoff *
 	}
 	*backoff = min(*backoff*2, backoffMax)
 	return true
+}
+
+// msgUnanswerable is logged once for an invocation that cannot be answered.
+const msgUnanswerable = "an invocation was handed out with no request ID it can be answered by: " +
+	"its slot is held until its deadline, as the platform holds the invocation"
+
+// holdUnanswerable holds s while the platform holds an invocation handed
+// to it with no request ID a URL can carry (rapi.Conn.Next): no answer
+// can end it, so it ends by its deadline, and a poll before then would be
+// one beyond N. The bound is what remained of the deadline at hand-out,
+// or maxInvocation for one already past (watchDeadline), plus
+// LMIGO_OVERRUN_GRACE, as for a handler that overruns: the header counts
+// milliseconds, and the platform's clock is not ours. It reports whether
+// the slot may poll again (false once polling stops).
+//
+//go:noinline
+func (rt *Runtime) holdUnanswerable(ctx context.Context, s *slot, err error) bool {
+	now := time.Now()
+	hold := time.Duration(watchDeadline(s.inv.Deadline, now)-mono(now)) + rt.cfg.OverrunGrace
+	rt.log.Error(msgUnanswerable, zap.Time("deadline", s.inv.Deadline), zap.Duration("heldFor", hold), zap.Error(err))
+	s.inv.Deadline = time.Time{}
+	t := time.NewTimer(hold)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // outageLogEvery is the most often the runtime repeats its warning while
@@ -281,7 +322,7 @@ func (rt *Runtime) serve(s *slot) {
 		AwsRequestID:       inv.RequestID,
 		InvokedFunctionArn: inv.FunctionARN,
 		TenantID:           inv.TenantID,
-	}, inv.TraceID, rt.log)
+	}, inv.TraceID, rt.handlerLog)
 	// Ends ctx after a stream, a failure or a Goexit; a no-op after the
 	// buffered answer's own cancel below.
 	defer ctx.cancel()
@@ -357,6 +398,8 @@ func (rt *Runtime) endServe(s *slot) {
 // that cannot be served, counts it as one in the metrics, and gives the
 // slot's buffers back.
 func (rt *Runtime) failUnserved(s *slot, errorType string, err error) {
+	s.deadline = watchDeadline(s.inv.Deadline, time.Now())
+	s.replyCut.Store(false)
 	rt.metrics.begin()
 	rt.fail(s, errorType, err)
 	rt.metrics.end()
@@ -396,11 +439,38 @@ func (rt *Runtime) putBuffers(s *slot) {
 	s.inv.Payload = nil
 }
 
-// startWatch puts s's invocation under the overrun watch as it begins.
+// startWatch puts s's invocation under the overrun watch as it begins,
+// with its deadline on the monotonic clock (watchDeadline).
 func (s *slot) startWatch() {
-	if d := s.inv.Deadline.UnixNano(); d > 0 {
-		s.watch.Store(d)
+	s.deadline = watchDeadline(s.inv.Deadline, time.Now())
+	s.replyCut.Store(false)
+	if !s.inv.Deadline.IsZero() && s.inv.DeadlineErr == nil {
+		s.watch.Store(s.deadline)
 	}
+}
+
+// maxInvocation is Lambda's longest function timeout: no invocation is
+// held by the platform for longer.
+const maxInvocation = 15 * time.Minute
+
+// monoBase anchors the watch's monotonic clock (mono).
+var monoBase = time.Now()
+
+// mono is t on the watch's monotonic clock, in nanoseconds, > 0.
+func mono(t time.Time) int64 { return int64(t.Sub(monoBase)) + 1 }
+
+// watchDeadline is the deadline of an invocation handed out at now, on the
+// monotonic clock: what remained of it at hand-out, so that a step of the
+// wall clock moves no deadline. A deadline already past at hand-out is
+// one the platform does not share (its clock and ours disagree): the
+// platform ends the invocation by its own, at the latest maxInvocation
+// after hand-out, which bounds it instead.
+func watchDeadline(deadline, now time.Time) int64 {
+	left := deadline.Sub(now)
+	if left <= 0 {
+		left = maxInvocation
+	}
+	return mono(now.Add(left))
 }
 
 // endWatch takes s's invocation back from the overrun watch as it is

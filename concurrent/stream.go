@@ -80,7 +80,7 @@ func (rt *Runtime) stream(s *slot, ctx *invocationContext, contentType string, b
 		last        error
 		interrupted error // the stream's connection ended unanswered
 	)
-	again, err := rt.send(func(ctx context.Context) error {
+	again, err := rt.send(s, func(ctx context.Context) error {
 		switch {
 		case last == nil || g.reads == 0:
 			last = s.conn.Stream(ctx, inv, contentType, src, onError)

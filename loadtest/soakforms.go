@@ -56,27 +56,30 @@ const errTypeStreamInterrupted = "Runtime.StreamInterrupted"
 // The faults, one per invocation by its index, in a cycle of
 // len(soakFaultCycle); "" is none.
 const (
-	faultNone        = "none"
-	faultPost410     = "post-410"        // the answer is taken, the runtime is told 410
-	faultPost400     = "post-400"        // ... 400
-	faultPost413     = "post-413"        // ... 413
-	faultPostReset   = "post-reset"      // ... its connection reset instead of a reply
-	faultPostSlow    = "post-slow"       // the reply to the answer comes 20 ms late
-	faultPostLostRST = "post-lost-reset" // the answer read whole, not taken, its connection reset
-	faultPostLostFIN = "post-lost-close" // ... its connection closed
-	faultNextReset   = "next-reset"      // the /next reply reset: withheld
-	faultNextCutID   = "next-cut-status" // the /next reply cut in its status line: withheld
-	faultNextCutHdr  = "next-cut-header" // cut in the header lines after the request ID
-	faultNextCutBdy  = "next-cut-body"   // cut mid-payload
-	faultNextSlow    = "next-slow"       // the /next reply comes 20 ms late
-	faultSIGTERM     = "sigterm"         // in flight when SIGTERM came
-	faultPollReset   = "poll-reset"      // a /next reset before it was registered (by call index)
+	faultNone         = "none"
+	faultPost410      = "post-410"        // the answer is taken, the runtime is told 410
+	faultPost400      = "post-400"        // ... 400
+	faultPost413      = "post-413"        // ... 413
+	faultPostReset    = "post-reset"      // ... its connection reset instead of a reply
+	faultPostSlow     = "post-slow"       // the reply to the answer comes 20 ms late
+	faultPostLostRST  = "post-lost-reset" // the answer read whole, not taken, its connection reset
+	faultPostLostFIN  = "post-lost-close" // ... its connection closed
+	faultPostStalled  = "post-stalled"    // the answer is taken, its reply never comes: the runtime cuts it
+	faultPastDeadline = "past-deadline"   // handed out with a deadline already past by the runtime's clock
+	faultNextReset    = "next-reset"      // the /next reply reset: withheld
+	faultNextCutID    = "next-cut-status" // the /next reply cut in its status line: withheld
+	faultNextCutHdr   = "next-cut-header" // cut in the header lines after the request ID
+	faultNextCutBdy   = "next-cut-body"   // cut mid-payload
+	faultNextSlow     = "next-slow"       // the /next reply comes 20 ms late
+	faultSIGTERM      = "sigterm"         // in flight when SIGTERM came
+	faultPollReset    = "poll-reset"      // a /next reset before it was registered (by call index)
 )
 
 var soakFaultCycle = []string{
 	faultPost410, faultNone, faultNextCutHdr, faultPost400, faultNone, faultNextReset, faultPost413,
 	faultNone, faultNextCutBdy, faultPostReset, faultNone, faultNextSlow, faultNone, faultNextCutID,
 	faultPostSlow, faultNone, faultPostLostRST, faultNone, faultPostLostFIN, faultNone,
+	faultPostStalled, faultPastDeadline,
 }
 
 // soakDos are what the handler is asked to do, by index / len(soakFaultCycle),
@@ -256,6 +259,9 @@ func soakForm(ctx context.Context, cfg soakConfig, bin, form string, d time.Dura
 				i := next.Add(1) - 1
 				fault := soakFaultCycle[i%int64(len(soakFaultCycle))]
 				do := soakDos[(i/int64(len(soakFaultCycle)))%int64(len(soakDos))]
+				if fault == faultPastDeadline && do == "late" {
+					do = "ok" // its context is done from the start: a late write is not late
+				}
 				fr.invoke(ctx, soakInv{i: i, token: fmt.Sprintf("tok-%s-%d", form, i), fault: fault, do: do})
 			}
 		})
@@ -263,9 +269,11 @@ func soakForm(ctx context.Context, cfg soakConfig, bin, form string, d time.Dura
 	wg.Wait()
 
 	// The tail: N invocations in flight, then SIGTERM. Every slot polls
-	// again first, so that each is handed out at once.
+	// again first, so that each is handed out at once: one whose answer's
+	// reply never came does so once the runtime cut it (rapi's stall
+	// timeout, 10 s, after the post).
 	quiet.Store(true)
-	wctx, wcancel = context.WithTimeout(ctx, 10*time.Second)
+	wctx, wcancel = context.WithTimeout(ctx, 30*time.Second)
 	err = api.WaitPolls(wctx, cfg.N)
 	wcancel()
 	if err != nil {
@@ -332,6 +340,15 @@ func (fr *formRun) invoke(ctx context.Context, inv soakInv) {
 		req.PostFault = &rapitest.Fault{Reset: true}
 	case faultPostSlow:
 		req.PostFault = &rapitest.Fault{Stall: 20 * time.Millisecond}
+	case faultPostStalled:
+		// Its slot waits for that reply until the deadline plus
+		// LMIGO_OVERRUN_GRACE, and at least rapi's stall timeout (10 s)
+		// from the post, then polls anew.
+		req.PostFault = &rapitest.Fault{Stall: time.Hour}
+	case faultPastDeadline:
+		// The fake keeps its own deadline: the runtime must not take the
+		// slot back on this one.
+		req.Headers = map[string]string{"Lambda-Runtime-Deadline-Ms": strconv.FormatInt(time.Now().Add(-time.Minute).UnixMilli(), 10)}
 	case faultPostLostRST, faultPostLostFIN:
 		// lostPost ends the first post of this request ID unanswered.
 		req.Headers = map[string]string{"Lambda-Runtime-Aws-Request-Id": inv.fault + "-" + inv.token}
@@ -426,9 +443,10 @@ func (fr *formRun) finish() {
 		}
 		switch n.what {
 		case rapitest.NoticeDuplicate:
-			if inv.fault == faultPostReset && !reposted[n.id] {
-				// The answer was taken and its reply reset: the runtime
-				// cannot know, and posts it once more.
+			if (inv.fault == faultPostReset || inv.fault == faultPostStalled) && !reposted[n.id] {
+				// The answer was taken and its reply reset, or never
+				// sent and cut: the runtime cannot know, and posts it
+				// once more.
 				reposted[n.id] = true
 				rep.Reposted++
 				continue

@@ -86,6 +86,7 @@ type Conn struct {
 	dormant     atomic.Bool // the current call's context cannot be done: the registration waits
 	closed      atomic.Bool
 	answerSince time.Time // under mu: first byte of the /next answer being read, else zero
+	awaiting    bool      // under mu: the reply to a post is being read (CutReply)
 }
 
 func newConn(c *Client) *Conn {
@@ -118,7 +119,9 @@ func (c *Conn) Connect(ctx context.Context) error { return c.begin(ctx, opConnec
 //
 // An answer that breaks off after its request ID leaves inv.RequestID set
 // (and nothing else) with the error, so that the invocation can be failed;
-// an answer that stalls midway is cut off by CutIfStalled.
+// an answer that stalls midway is cut off by CutIfStalled. A whole answer
+// with no request ID that a URL can carry leaves only inv.Deadline set
+// (when valid): the invocation was handed out, and cannot be answered.
 func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 	if inv == nil {
 		return errNilInvocation()
@@ -225,7 +228,11 @@ func (c *Conn) readNext(ctx context.Context, inv *Invocation) error {
 		return c.status(opNext, h)
 	}
 	if err := c.hdrs.finish(); err != nil {
-		inv.reset() // nothing that can be answered
+		// Nothing that can be answered; its deadline says how long the
+		// Runtime API holds it.
+		d, ms := inv.Deadline, inv.DeadlineMs
+		inv.reset()
+		inv.Deadline, inv.DeadlineMs = d, ms
 		return c.skip(opNext, h, maxDiscardPayload, fmt.Errorf("rapi: %s: %w", opNext, err))
 	}
 	p, err := c.body.readAll(inv.Payload, c.c.opts.MaxRequestBytes)
@@ -308,6 +315,30 @@ func (c *Conn) CutIfStalled() bool {
 	c.interrupted.Store(true) // as a context would: the Conn drops nc
 	_ = c.nc.SetDeadline(aLongTimeAgo)
 	return true
+}
+
+// CutReply interrupts the wait for the first byte of the reply to a post,
+// if one is waited for: the blocked read returns, and the post fails with
+// ErrTransport (a post left to Next is sent again once, as after any
+// transport error). It reports whether it cut. Posts are never cut by time here: the caller
+// knows how long a reply may take (concurrent cuts one still missing past
+// the invocation's deadline and its grace). Any goroutine may call it.
+func (c *Conn) CutReply() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.awaiting || c.nc == nil {
+		return false
+	}
+	c.interrupted.Store(true) // as a context would: the Conn drops nc
+	_ = c.nc.SetDeadline(aLongTimeAgo)
+	return true
+}
+
+// awaitReply marks the wait for a post's reply, for CutReply.
+func (c *Conn) awaitReply(on bool) {
+	c.mu.Lock()
+	c.awaiting = on
+	c.mu.Unlock()
 }
 
 // resetKeepingID empties inv after an answer failed, keeping its request
@@ -415,8 +446,12 @@ func (c *Conn) post(ctx context.Context, op string, r *request, queue bool) erro
 // whatever happens to the rest of the body.
 func (c *Conn) answer(ctx context.Context, op string, sink headerSink) error {
 	// Nothing of the answer yet: the server has not answered the post, so
-	// it has not read a poll queued behind it either.
-	if _, err := c.br.Peek(1); err != nil {
+	// it has not read a poll queued behind it either. Only this wait may
+	// be cut (CutReply): an answer begun is read through.
+	c.awaitReply(true)
+	_, err := c.br.Peek(1)
+	c.awaitReply(false)
+	if err != nil {
 		return c.fail(ctx, op, err)
 	}
 	h, err := readHead(c.br, &c.spill, &defaultLimits, sink)

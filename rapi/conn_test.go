@@ -754,3 +754,43 @@ func mustNextCtx(t *testing.T, cn *Conn, ctx context.Context, inv *Invocation) {
 		t.Fatal(err)
 	}
 }
+
+// TestCutReply: CutReply cuts the wait for the reply to a post, never an
+// idle connection; the post it cuts fails with a transport error, and the
+// Conn serves on with a fresh connection.
+func TestCutReply(t *testing.T) {
+	var posts atomic.Int64
+	srv := newTestServer(t, func(sc *srvConn, r *srvReq) action {
+		if r.is("GET", pathNext) {
+			sc.bw.Write(nextResponse("id-"+strconv.FormatInt(posts.Load(), 10), nil, ""))
+			return keepOpen
+		}
+		if posts.Add(1) == 1 {
+			sc.wait() // the first post's reply never comes
+			return closeConn
+		}
+		sc.bw.Write(accepted)
+		return keepOpen
+	})
+	cn := srv.client(t).Conn()
+	defer cn.Close()
+	var inv Invocation
+	mustNext(t, cn, &inv)
+	if cn.CutReply() {
+		t.Fatal("cut an idle connection")
+	}
+	done := make(chan error, 1)
+	go func() { done <- cn.Respond(context.Background(), &inv, []byte("ok"), "") }()
+	for deadline := time.Now().Add(10 * time.Second); !cn.CutReply(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the post never waited for its reply")
+		}
+	}
+	if err := <-done; !errors.Is(err, ErrTransport) {
+		t.Fatalf("err = %v, want a transport error", err)
+	}
+	mustNext(t, cn, &inv)
+	if err := cn.Respond(context.Background(), &inv, []byte("ok"), ""); err != nil {
+		t.Fatalf("after the cut: %v", err)
+	}
+}

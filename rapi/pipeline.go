@@ -153,7 +153,9 @@ func (c *Conn) ReadAnswer(ctx context.Context) error {
 func (c *Conn) readLeft(ctx context.Context) error {
 	op := c.pipe.pending
 	c.pipe.pending = ""
+	c.awaitReply(true)
 	_, err := c.peekWithin(lazyWake)
+	c.awaitReply(false)
 	c.setLowat(0)
 	if err != nil {
 		if c.interrupted.Load() && !c.closed.Load() && ctx.Err() != nil && errors.Is(err, os.ErrDeadlineExceeded) {

@@ -28,6 +28,9 @@ import (
 //	Reset   alone: the same, with a TCP reset
 //	Stall   alone: wait, then reply normally
 //
+// A stall that the client ends by leaving ends the connection with no
+// reply, and no request pipelined behind it is served.
+//
 // Reset makes the end of the connection a TCP reset (RST) rather than an
 // orderly close, after Raw or Cut bytes too. Stall waits before the reply,
 // or, with Raw or Cut, after the bytes written and before the end: a peer
@@ -103,6 +106,12 @@ func (s *Server) inject(w http.ResponseWriter, r *http.Request, f *Fault, serve 
 	}
 	if !f.writes() && f.Stall > 0 {
 		s.stall(r.Context().Done(), f.Stall)
+		if r.Context().Err() != nil {
+			// The client left before any reply: as an HTTP/1.1 server
+			// that never replied, read nothing more of its connection
+			// (a request pipelined behind this one is never served).
+			panic(http.ErrAbortHandler)
+		}
 	}
 	switch {
 	case f.Status != 0:

@@ -39,9 +39,12 @@ const (
 	// repeats: with the header and one metric of 100 values they stay
 	// within one log line.
 	maxFixed = 16 << 10
+	// maxQuotedName bounds a name as a JSON string: encoding/json writes
+	// <, > and & (and U+2028, U+2029) as six bytes each.
+	maxQuotedName = 6*maxName + 2
 	// maxChunk bounds what one metric's chunk adds to a document: its
 	// definition, its name again, 100 values of at most 24 bytes each.
-	maxChunk = 2*(2*maxName+2) + 64 + MaxValues*25
+	maxChunk = 2*maxQuotedName + 64 + MaxValues*25
 )
 
 // Keys the runtime writes in every document.
