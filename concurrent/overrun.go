@@ -183,7 +183,7 @@ func (rt *Runtime) decide(i int, o *overrun) bool {
 // replace starts a new slot in the place of rt.slots[i], whose handler
 // overran, and keeps the old one among the overruns until it retires.
 func (rt *Runtime) replace(i int, o *overrun) bool {
-	s := rt.newSlot()
+	s := newSlot(rt)
 	// Dialed here, so that the slot's goroutine does not grow its stack
 	// for it (connect); if it fails the slot dials again itself.
 	_ = s.conn.Connect(rt.polling)
@@ -234,7 +234,8 @@ func (rt *Runtime) overrunning() int {
 // retire ends a replaced slot once its handler has returned and its answer
 // has been posted: its connection closes, its buffers go with it, and its
 // goroutine leaves the pool (runSlot returns).
-func (rt *Runtime) retire(s *slot) {
+func (s *slot) retire() {
+	rt := s.rt
 	_ = s.conn.Close()
 	rt.slotsMu.Lock()
 	if i := slices.IndexFunc(rt.overruns, func(o *overrun) bool { return o.s == s }); i >= 0 {

@@ -131,7 +131,7 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	}
 	rt.slots = make([]*slot, cfg.Slots)
 	for i := range rt.slots {
-		rt.slots[i] = rt.newSlot()
+		rt.slots[i] = newSlot(rt)
 	}
 	rt.held = map[*slot]*overrun{}
 	for _, f := range o.tune {
@@ -274,7 +274,7 @@ func (rt *Runtime) drain(deadline time.Time) int {
 	for i := range rt.slots {
 		select {
 		case s := <-rt.exited:
-			rt.lateReply(s, s.conn.ReadAnswer(ctx))
+			s.lateReply(s.conn.ReadAnswer(ctx))
 		case <-ctx.Done():
 			rt.log.Warn("shutdown timeout with invocations still in flight",
 				zap.Duration("timeout", rt.cfg.ShutdownTimeout), zap.Int("inFlight", len(rt.slots)-i))

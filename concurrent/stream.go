@@ -28,9 +28,10 @@ import (
 // the first byte is posted as an ordinary /error, one after it in the
 // stream's trailers; a panic in Read is such an error. s.resp holds the
 // error document.
-func (rt *Runtime) stream(s *slot, ctx *invocationContext, contentType string, body io.Reader) {
+func (s *slot) stream(ctx *invocationContext, contentType string, body io.Reader) {
+	rt := s.rt
 	inv := &s.inv
-	contentType = rt.cleanContentType(inv, contentType)
+	contentType = s.cleanContentType(contentType)
 	g := &guardedReader{r: body, rt: rt, c: ctx}
 	var src io.Reader = g
 	if wt, ok := body.(io.WriterTo); ok {
@@ -63,7 +64,7 @@ func (rt *Runtime) stream(s *slot, ctx *invocationContext, contentType string, b
 		// reports as a truncated response: that ends the invocation.
 		err := errors.New("the response reader called runtime.Goexit")
 		if g.n == 0 {
-			rt.fail(s, errTypeHandlerExited, err)
+			s.fail(errTypeHandlerExited, err)
 			return
 		}
 		s.ended = true
@@ -80,7 +81,7 @@ func (rt *Runtime) stream(s *slot, ctx *invocationContext, contentType string, b
 		last        error
 		interrupted error // the stream's connection ended unanswered
 	)
-	again, err := rt.send(s, func(ctx context.Context) error {
+	again, err := s.send(func(ctx context.Context) error {
 		switch {
 		case last == nil || g.reads == 0:
 			last = s.conn.Stream(ctx, inv, contentType, src, onError)
@@ -96,26 +97,27 @@ func (rt *Runtime) stream(s *slot, ctx *invocationContext, contentType string, b
 		return last
 	})
 	returned = true
-	rt.closeReader(inv, body)
+	s.closeReader(body)
 	if failure != nil {
 		rt.metrics.failed(failure)
 		logFailure(rt.log, inv, failureType, failure)
 	}
 	if errors.Is(err, rapi.ErrInvalid) && g.reads == 0 {
-		rt.fail(s, errTypeUnsendable, fmt.Errorf("the response could not be sent: %w", err))
+		s.fail(errTypeUnsendable, fmt.Errorf("the response could not be sent: %w", err))
 		return
 	}
 	if interrupted != nil && err == nil {
 		rt.metrics.failed(nil)
 		logFailure(rt.log, inv, errTypeStreamInterrupted, interrupted)
 	}
-	rt.settle(s, err, again)
+	s.settle(err, again)
 }
 
 // closeReader closes a streamed reader that is an io.Closer, as
 // aws-lambda-go does after its post. The answer is out by then: a close
 // error changes nothing, a panic is logged and counted.
-func (rt *Runtime) closeReader(inv *rapi.Invocation, body io.Reader) {
+func (s *slot) closeReader(body io.Reader) {
+	rt := s.rt
 	c, ok := body.(io.Closer)
 	if !ok {
 		return
@@ -124,7 +126,7 @@ func (rt *Runtime) closeReader(inv *rapi.Invocation, body io.Reader) {
 		if v := recover(); v != nil {
 			pe := newPanicError(v)
 			rt.metrics.failed(pe)
-			logFailure(rt.log, inv, typeName(pe.Value), pe)
+			logFailure(rt.log, &s.inv, typeName(pe.Value), pe)
 		}
 	}()
 	_ = c.Close()
