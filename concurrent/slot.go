@@ -45,7 +45,8 @@ type slot struct {
 	req  *bytebufferpool.ByteBuffer
 	resp *bytebufferpool.ByteBuffer
 	// ended: the invocation in inv has been answered (answer.go).
-	ended bool
+	// finished: its work was waited for as its streamed reader ended.
+	ended, finished bool
 	// answered is the request ID of the slot's last answer, whose reply
 	// the next poll may read (lateReply).
 	answered string
@@ -347,19 +348,26 @@ func (o *outage) ok(log *zap.Logger) {
 }
 
 // serve runs the invocation in s and answers it exactly once (answer.go).
+// Its context ends once on every way out: end runs where the answer is
+// known, or from the guard when serve is left otherwise.
 func (s *slot) serve() {
 	rt := s.rt
 	inv := &s.inv
 	s.resp = s.bufs.Get()
-	s.ended = false
+	s.ended, s.finished = false, false
 	rt.metrics.begin()
 	rt.idle.begin()
 	s.startWatch()
 	defer s.endServe()
+	// live is the invocation's context until end ends it.
+	var live *invocationContext
 	// Panics are recovered by the handler adapter; runtime.Goexit cannot
-	// be, and ends the slot's goroutine (the pool starts another): it is
-	// answered here on its way out.
+	// be, and ends the slot's goroutine (the pool starts another). After
+	// it, or a context that cannot be decoded, the invocation ends here.
 	defer func() {
+		if live != nil {
+			s.end(live, nil) //nolint:errcheck // answered as exited or failed
+		}
 		if !s.ended {
 			s.fail(errTypeHandlerExited, errors.New("the handler called runtime.Goexit"))
 		}
@@ -374,11 +382,7 @@ func (s *slot) serve() {
 		InvokedFunctionArn: inv.FunctionARN,
 		TenantID:           inv.TenantID,
 	}, inv.TraceID, rt.handlerLog)
-	// Ends ctx after a stream, a failure or a Goexit; a no-op after the
-	// buffered answer's own cancel below.
-	defer ctx.cancel()
-	// After a runtime.Goexit: its work is waited for, its metrics written.
-	defer rt.finish(ctx, nil) //nolint:errcheck // answered as exited
+	live = ctx
 	// Decoded into the context's own LambdaContext: one allocation for both.
 	lc := &ctx.lc
 	if inv.ClientContext != "" {
@@ -407,11 +411,14 @@ func (s *slot) serve() {
 	contentType, body, direct, err := rt.h.runLent(ctx, inv.Payload, s.resp, &ctx.out)
 	if body != nil {
 		s.stream(ctx, contentType, body) // while ctx lives: body may need it
-		rt.finishStreamed(ctx)
+		live = nil
+		if err := s.end(ctx, nil); err != nil {
+			workFailedAfterStream(ctx, err) // fanout.go
+		}
 		return
 	}
-	err = rt.finish(ctx, err) // fanout.go: the work's failure, the metrics
-	ctx.cancel()
+	live = nil
+	err = s.end(ctx, err) // the work's failure
 
 	// direct is the handler's own result (a json.RawMessage, or a
 	// RawHandler's response in an array it did not get from the runtime),
@@ -434,6 +441,18 @@ func (s *slot) serve() {
 	default:
 		s.respond(resp, contentType)
 	}
+}
+
+// end ends the invocation c, whose handler returned err: its work is
+// waited for and its metrics written (finish, fanout.go), unless a
+// streamed reader's end did so (s.finished), then c ends. It returns the
+// error the invocation fails with.
+func (s *slot) end(c *invocationContext, err error) error {
+	if !s.finished {
+		err = s.rt.finish(c, err)
+	}
+	c.cancel()
+	return err
 }
 
 // endServe ends the invocation of s in the counts, unless the overrun

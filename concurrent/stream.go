@@ -32,7 +32,7 @@ func (s *slot) stream(ctx *invocationContext, contentType string, body io.Reader
 	rt := s.rt
 	inv := &s.inv
 	contentType = s.cleanContentType(contentType)
-	g := &guardedReader{r: body, rt: rt, c: ctx}
+	g := &guardedReader{r: body, rt: rt, c: ctx, s: s}
 	var src io.Reader = g
 	if wt, ok := body.(io.WriterTo); ok {
 		// Written out from its own bytes (rapi.Conn.Stream): a
@@ -143,6 +143,7 @@ type guardedReader struct {
 	reads int
 	rt    *Runtime
 	c     *invocationContext // nil: nothing to finish (tests)
+	s     *slot              // marked finished by ended
 }
 
 func (g *guardedReader) Read(p []byte) (n int, err error) {
@@ -165,9 +166,10 @@ func (g *guardedReader) Read(p []byte) (n int, err error) {
 // ended is err, or the failure of the invocation's fanned-out work once it
 // has ended.
 func (g *guardedReader) ended(err error) error {
-	if g.c == nil {
+	if g.c == nil || g.s.finished {
 		return err
 	}
+	g.s.finished = true
 	if ferr := g.rt.finish(g.c, nil); ferr != nil {
 		return ferr
 	}
