@@ -108,7 +108,7 @@ func (s *slot) fail(errorType string, err error) {
 // postError posts the error document in s.resp, with its X-Ray cause.
 func (s *slot) postError(errorType string) {
 	errorType = headerErrorType(errorType)
-	doc, cause := withXRayCause(s.resp, &s.inv) // xraycause.go
+	doc, cause := withXRayCause(s.resp, &s.inv)
 	again, err := s.send(func(ctx context.Context) error {
 		return s.conn.Fail(ctx, &s.inv, errorType, doc, cause)
 	})

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/lmigo/lmigo/concurrent/internal/logline"
 	"github.com/lmigo/lmigo/rapi"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -387,11 +388,11 @@ func cutStack(stack string, limit int) string {
 	if len(stack) <= limit {
 		return stack
 	}
-	keep := stack[:max(limit-cutMarkLen(len(stack)), 0)]
+	keep := stack[:max(limit-logline.CutMarkLen(len(stack)), 0)]
 	if i := bytes.LastIndexByte([]byte(keep), '\n'); i > 0 {
 		keep = keep[:i+1]
 	}
-	return string(appendCutMark([]byte(keep), len(stack)-len(keep)))
+	return string(logline.AppendCutMark([]byte(keep), len(stack)-len(keep)))
 }
 
 // replacedOverruns returns the replaced slots whose handlers still run.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lmigo/lmigo/concurrent/internal/emf"
+	"github.com/lmigo/lmigo/concurrent/internal/logline"
 	"github.com/lmigo/lmigo/limits"
 	"github.com/lmigo/lmigo/pool"
 	"github.com/lmigo/lmigo/rapi"
@@ -123,7 +124,7 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	} else {
 		// The handler's lines are the user's own; the runtime's are bounded.
 		rt.handlerLog = o.logger
-		rt.log = boundLogger(o.logger)
+		rt.log = logline.Logger(o.logger, errorMessage)
 	}
 	rt.baseCtx = context.WithValue(rt.baseCtx, emf.EnvKey{}, rt.emf)
 	for _, v := range o.values {
