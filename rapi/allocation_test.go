@@ -35,7 +35,7 @@ func TestAllocsNextRespond(t *testing.T) {
 			if err := cn.Next(ctx, &inv); err != nil {
 				t.Fatal(err)
 			}
-			if err := cn.Respond(postCtx, &inv, inv.Payload, "application/json"); err != nil {
+			if err := cn.Respond(postCtx, &inv, inv.Payload, "application/json", queueOf(cn)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -46,7 +46,7 @@ func TestAllocsNextRespond(t *testing.T) {
 			if err := cn.Next(ctx, &inv); err != nil {
 				t.Fatal(err)
 			}
-			if err := cn.Fail(postCtx, &inv, "Handler.Error", errBody, nil); err != nil {
+			if err := cn.Fail(postCtx, &inv, "Handler.Error", errBody, nil, queueOf(cn)); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -94,7 +94,7 @@ func TestAllocsNextRespondLazy(t *testing.T) {
 	ctx := t.Context()
 	marked := false
 	round := func() {
-		if err := cn.Respond(ctx, &inv, inv.Payload, "application/json"); err != nil {
+		if err := cn.Respond(ctx, &inv, inv.Payload, "application/json", queueOf(cn)); err != nil {
 			t.Fatal(err)
 		}
 		marked = cn.pipe.lowatOn

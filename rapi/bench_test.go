@@ -36,7 +36,7 @@ func benchNextRespond(b *testing.B, queue bool) {
 		if err := cn.Next(ctx, &inv); err != nil {
 			b.Fatal(err)
 		}
-		if err := cn.Respond(context.Background(), &inv, inv.Payload, "application/json"); err != nil {
+		if err := cn.Respond(context.Background(), &inv, inv.Payload, "application/json", queueOf(cn)); err != nil {
 			b.Fatal(err)
 		}
 	}

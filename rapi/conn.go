@@ -93,7 +93,7 @@ func newConn(c *Client) *Conn {
 		c:    c,
 		br:   bufio.NewReaderSize(nil, c.opts.ReadBufferSize),
 		req:  request{head: make([]byte, 0, initialHead)},
-		pipe: newPipeline(c.opts.Pipeline),
+		pipe: newPipeline(),
 	}
 }
 
@@ -106,7 +106,7 @@ func (c *Conn) Connect(ctx context.Context) error { return c.begin(ctx, opConnec
 // an invocation arrives, ctx is done, or Close is called. Do not abandon a
 // poll you still want: the Runtime API keeps it registered.
 //
-// When a GET /next is queued behind the last post (Options.Pipeline), Next
+// When a GET /next is queued behind the last post (queue), Next
 // writes nothing: it reads that poll's answer, and never sends the GET
 // again on a new connection when the queued one fails (see the package
 // doc). It first reads the answer to that post if the post left it (sending
@@ -334,15 +334,18 @@ func (c *Conn) resetKeepingID(inv *Invocation) {
 // returns, unless pipelining leaves its answer to Next: then until Next (or
 // ReadAnswer) has read it, as it may be sent again. An empty contentType
 // sends no Content-Type (the Runtime API then assumes
-// application/octet-stream).
-func (c *Conn) Respond(ctx context.Context, inv *Invocation, body []byte, contentType string) error {
+// application/octet-stream). With queue set, GET /next goes out right
+// behind the post, in the same write, and the answer is left to the Next
+// that reads that poll (see the package doc): set it when the next call
+// is Next.
+func (c *Conn) Respond(ctx context.Context, inv *Invocation, body []byte, contentType string, queue bool) error {
 	if err := c.idle(opResponse); err != nil {
 		return err
 	}
 	if err := buildResponse(&c.req, c.c.pre, inv, contentType, body); err != nil {
 		return fmt.Errorf("rapi: %s: %w", opResponse, err)
 	}
-	return c.post(ctx, opResponse, &c.req, c.pipe.queueing())
+	return c.post(ctx, opResponse, &c.req, queue)
 }
 
 // Fail posts body (the JSON error document) as the error of inv (addressed
@@ -350,15 +353,15 @@ func (c *Conn) Respond(ctx context.Context, inv *Invocation, body []byte, conten
 // when empty). xrayCause, when non-empty, under 1 MiB and free of control
 // bytes, goes as Lambda-Runtime-Function-XRay-Error-Cause; otherwise it is
 // left out rather than failing the report. body and xrayCause are kept as
-// Respond keeps its body.
-func (c *Conn) Fail(ctx context.Context, inv *Invocation, errorType string, body, xrayCause []byte) error {
+// Respond keeps its body, and queue is Respond's.
+func (c *Conn) Fail(ctx context.Context, inv *Invocation, errorType string, body, xrayCause []byte, queue bool) error {
 	if err := c.idle(opError); err != nil {
 		return err
 	}
 	if err := buildError(&c.req, c.c.pre, inv, errorType, body, xrayCause); err != nil {
 		return fmt.Errorf("rapi: %s: %w", opError, err)
 	}
-	return c.post(ctx, opError, &c.req, c.pipe.queueing())
+	return c.post(ctx, opError, &c.req, queue)
 }
 
 // Close closes the connection and ends the Conn: a blocked call returns an

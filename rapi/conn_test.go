@@ -30,7 +30,7 @@ func TestKeepAliveReuse(t *testing.T) {
 		if err := cn.Next(ctx, &inv); err != nil {
 			t.Fatalf("next %d: %v", i, err)
 		}
-		if err := cn.Respond(ctx, &inv, inv.Payload, "application/json"); err != nil {
+		if err := cn.Respond(ctx, &inv, inv.Payload, "application/json", queueOf(cn)); err != nil {
 			t.Fatalf("respond %d: %v", i, err)
 		}
 	}
@@ -74,12 +74,14 @@ func TestRequestsOnTheWire(t *testing.T) {
 		do   func() error
 		want seen
 	}{
-		{func() error { return cn.Respond(ctx, &Invocation{RequestID: "r1"}, []byte("hi"), "text/plain") },
+		{func() error {
+			return cn.Respond(ctx, &Invocation{RequestID: "r1"}, []byte("hi"), "text/plain", queueOf(cn))
+		},
 			seen{"POST /2018-06-01/runtime/invocation/r1/response HTTP/1.1", "text/plain", "", "", "hi"}},
-		{func() error { return cn.Respond(ctx, &Invocation{RequestID: "r2"}, big, "") },
+		{func() error { return cn.Respond(ctx, &Invocation{RequestID: "r2"}, big, "", queueOf(cn)) },
 			seen{"POST /2018-06-01/runtime/invocation/r2/response HTTP/1.1", "", "", "", string(big)}},
 		{func() error {
-			return cn.Fail(ctx, &Invocation{RequestID: "r3"}, "Handler.Err", []byte(`{"errorType":"x"}`), []byte(`{"c":1}`))
+			return cn.Fail(ctx, &Invocation{RequestID: "r3"}, "Handler.Err", []byte(`{"errorType":"x"}`), []byte(`{"c":1}`), queueOf(cn))
 		},
 			seen{"POST /2018-06-01/runtime/invocation/r3/error HTTP/1.1", contentJSON, "Handler.Err", `{"c":1}`, `{"errorType":"x"}`}},
 		{func() error { return c.InitError(ctx, "Runtime.Boom", []byte(`{}`)) },
@@ -119,7 +121,7 @@ func TestChunkedResponses(t *testing.T) {
 		if string(inv.Payload) != `{"a":1}` || inv.RequestID != "c-"+strconv.Itoa(2*i) {
 			t.Fatalf("%d: %q %q", i, inv.RequestID, inv.Payload)
 		}
-		if err := cn.Respond(context.Background(), &inv, nil, ""); err != nil {
+		if err := cn.Respond(context.Background(), &inv, nil, "", queueOf(cn)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -182,8 +184,8 @@ func TestStatusCodes(t *testing.T) {
 			var inv Invocation
 			calls := map[string]func() error{
 				opNext:     func() error { return cn.Next(ctx, &inv) },
-				opResponse: func() error { return cn.Respond(ctx, &Invocation{RequestID: "id"}, []byte("x"), "") },
-				opError:    func() error { return cn.Fail(ctx, &Invocation{RequestID: "id"}, "E", []byte("{}"), nil) },
+				opResponse: func() error { return cn.Respond(ctx, &Invocation{RequestID: "id"}, []byte("x"), "", queueOf(cn)) },
+				opError:    func() error { return cn.Fail(ctx, &Invocation{RequestID: "id"}, "E", []byte("{}"), nil, queueOf(cn)) },
 			}
 			for op, call := range calls {
 				err := call()
@@ -213,12 +215,12 @@ func TestStatusBodyBounded(t *testing.T) {
 	})
 	cn := srv.client(t).Conn()
 	defer cn.Close()
-	err := cn.Respond(context.Background(), &Invocation{RequestID: "id"}, nil, "")
+	err := cn.Respond(context.Background(), &Invocation{RequestID: "id"}, nil, "", queueOf(cn))
 	var se *StatusError
 	if !errors.As(err, &se) || len(se.Body) != maxStatusBody || !errors.Is(err, ErrRuntimeAPI) {
 		t.Fatalf("err = %v", err)
 	}
-	if err := cn.Respond(context.Background(), &Invocation{RequestID: "id"}, nil, ""); !errors.As(err, &se) {
+	if err := cn.Respond(context.Background(), &Invocation{RequestID: "id"}, nil, "", queueOf(cn)); !errors.As(err, &se) {
 		t.Fatalf("err = %v", err)
 	}
 	if a := srv.accepts.Load(); a != 1 {
@@ -367,14 +369,14 @@ func TestServerClosesIdle(t *testing.T) {
 	cn := srv.client(t).Conn()
 	defer cn.Close()
 	ctx := context.Background()
-	if err := cn.Respond(ctx, &Invocation{RequestID: "a"}, nil, ""); err != nil {
+	if err := cn.Respond(ctx, &Invocation{RequestID: "a"}, nil, "", queueOf(cn)); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(20 * time.Millisecond) // let the FIN arrive
-	if err := cn.Respond(ctx, &Invocation{RequestID: "a"}, nil, ""); !errors.Is(err, ErrTransport) {
+	if err := cn.Respond(ctx, &Invocation{RequestID: "a"}, nil, "", queueOf(cn)); !errors.Is(err, ErrTransport) {
 		t.Fatalf("err = %v: never retried, so a stale connection shows", err)
 	}
-	if err := cn.Respond(ctx, &Invocation{RequestID: "a"}, nil, ""); err != nil {
+	if err := cn.Respond(ctx, &Invocation{RequestID: "a"}, nil, "", queueOf(cn)); err != nil {
 		t.Fatalf("redial: %v", err)
 	}
 }
@@ -520,7 +522,7 @@ func TestContextSwitching(t *testing.T) {
 			t.Fatalf("%d: %v", i, err)
 		}
 		cancel() // fires the watcher while idle
-		if err := cn.Respond(context.Background(), &inv, nil, ""); err != nil {
+		if err := cn.Respond(context.Background(), &inv, nil, "", queueOf(cn)); err != nil {
 			t.Fatalf("%d: %v", i, err)
 		}
 	}
@@ -560,10 +562,10 @@ func TestBadRequestIDsNotSent(t *testing.T) {
 	defer cn.Close()
 	ctx := context.Background()
 	for _, id := range []string{"", "a/b", "a b", "a\r\nb", "..", "a?b", "a#b", "\x01"} {
-		if err := cn.Respond(ctx, &Invocation{RequestID: id}, nil, ""); !errors.Is(err, ErrInvalid) {
+		if err := cn.Respond(ctx, &Invocation{RequestID: id}, nil, "", queueOf(cn)); !errors.Is(err, ErrInvalid) {
 			t.Fatalf("%q: err = %v", id, err)
 		}
-		if err := cn.Fail(ctx, &Invocation{RequestID: id}, "E", nil, nil); !errors.Is(err, ErrInvalid) {
+		if err := cn.Fail(ctx, &Invocation{RequestID: id}, "E", nil, nil, queueOf(cn)); !errors.Is(err, ErrInvalid) {
 			t.Fatalf("%q: err = %v", id, err)
 		}
 	}
@@ -636,7 +638,7 @@ func TestMalformedDropsConn(t *testing.T) {
 func TestEarlyAnswerBeatsWriteError(t *testing.T) {
 	// The caller must see ErrTooLarge, not a transport error.
 	cn := earlyAnswerConn(t)
-	err := cn.Respond(context.Background(), &Invocation{RequestID: "id"}, make([]byte, 64<<20), "")
+	err := cn.Respond(context.Background(), &Invocation{RequestID: "id"}, make([]byte, 64<<20), "", queueOf(cn))
 	if !errors.Is(err, errTooLarge) {
 		t.Fatalf("err = %v", err)
 	}
@@ -737,7 +739,7 @@ func TestWatchDormantDuringPost(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		close(proceed)
 	}()
-	if err := cn.Respond(context.Background(), &inv, nil, ""); err != nil {
+	if err := cn.Respond(context.Background(), &inv, nil, "", queueOf(cn)); err != nil {
 		t.Fatalf("Respond cut off by the poll's context: %v", err)
 	}
 	if err := cn.Next(ctx, &inv); !errors.Is(err, context.Canceled) {

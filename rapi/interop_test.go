@@ -120,12 +120,12 @@ func TestInteropNetHTTP(t *testing.T) {
 					t.Fatalf("%d: %q %q %q len %d", i, inv.RequestID, inv.FunctionARN, inv.TraceID, len(inv.Payload))
 				}
 				if i%10 == 0 {
-					if err := cn.Fail(ctx, &inv, "Handler.Err", []byte(`{"errorMessage":"m"}`), []byte(`{"x":1}`)); err != nil {
+					if err := cn.Fail(ctx, &inv, "Handler.Err", []byte(`{"errorMessage":"m"}`), []byte(`{"x":1}`), queueOf(cn)); err != nil {
 						t.Fatal(err)
 					}
 					continue
 				}
-				if err := cn.Respond(ctx, &inv, inv.Payload, "application/json"); err != nil {
+				if err := cn.Respond(ctx, &inv, inv.Payload, "application/json", queueOf(cn)); err != nil {
 					t.Fatalf("%d: %v", i, err)
 				}
 			}
@@ -136,7 +136,7 @@ func TestInteropNetHTTP(t *testing.T) {
 			if got, et := f.post(last + "/error"); string(got) != `{"errorMessage":"m"}` || et != "Handler.Err" {
 				t.Fatalf("error %q %q", got, et)
 			}
-			err = cn.Respond(ctx, &Invocation{RequestID: "gone"}, nil, "")
+			err = cn.Respond(ctx, &Invocation{RequestID: "gone"}, nil, "", queueOf(cn))
 			var se *StatusError
 			if !errors.Is(err, errGone) || !errors.As(err, &se) || !bytes.Contains(se.Body, []byte("timed out")) {
 				t.Fatalf("err = %v", err)

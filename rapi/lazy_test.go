@@ -12,12 +12,12 @@ import (
 	"time"
 )
 
-// lazyConn is a Conn of srv pipelined as a runtime's (WithPipeline: polls
+// lazyConn is a Conn of srv pipelined as a runtime's (pipe: polls
 // queued, answers left to Next), that has read its first invocation into
 // inv.
 func lazyConn(t *testing.T, srv *testServer, inv *Invocation, opts ...Option) *Conn {
 	t.Helper()
-	cn := srv.client(t, append(opts, WithPipeline(always))...).Conn()
+	cn := pipe(srv.client(t, opts...).Conn(), always)
 	t.Cleanup(func() { cn.Close() })
 	queuedNext(t, cn, inv)
 	return cn
@@ -26,7 +26,7 @@ func lazyConn(t *testing.T, srv *testServer, inv *Invocation, opts ...Option) *C
 // respond posts a response to inv, which must return nil.
 func respond(t *testing.T, cn *Conn, inv *Invocation) {
 	t.Helper()
-	if err := cn.Respond(context.Background(), inv, []byte("x"), ""); err != nil {
+	if err := cn.Respond(context.Background(), inv, []byte("x"), "", queueOf(cn)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -64,8 +64,8 @@ func TestLazyStatus(t *testing.T) {
 			cn := lazyConn(t, srv, &inv, rec.option())
 			ctx := context.Background()
 			posts := []func() error{
-				func() error { return cn.Respond(ctx, &inv, []byte("x"), "") },
-				func() error { return cn.Fail(ctx, &inv, "E", []byte("{}"), nil) },
+				func() error { return cn.Respond(ctx, &inv, []byte("x"), "", queueOf(cn)) },
+				func() error { return cn.Fail(ctx, &inv, "E", []byte("{}"), nil, queueOf(cn)) },
 			}
 			for i, post := range posts {
 				if err := post(); err != nil {
@@ -175,7 +175,7 @@ func TestLazyStaleReadsAtOnce(t *testing.T) {
 	cn := lazyConn(t, srv, &inv)
 	cn.pipe.fresh = 20 * time.Millisecond
 	time.Sleep(2 * cn.pipe.fresh)
-	if err := cn.Respond(context.Background(), &inv, []byte("x"), ""); !errors.Is(err, errGone) {
+	if err := cn.Respond(context.Background(), &inv, []byte("x"), "", queueOf(cn)); !errors.Is(err, errGone) {
 		t.Fatalf("Respond = %v, want the 410 at once", err)
 	}
 	queuedNext(t, cn, &inv)
@@ -226,13 +226,15 @@ func lazyPosts() []struct {
 		name string
 		post func(cn *Conn, inv *Invocation) error
 	}{
-		{"response", func(cn *Conn, inv *Invocation) error { return cn.Respond(ctx, inv, []byte(`"ok"`), "application/json") }},
-		{"response over 4 KiB", func(cn *Conn, inv *Invocation) error { return cn.Respond(ctx, inv, big, "") }},
+		{"response", func(cn *Conn, inv *Invocation) error {
+			return cn.Respond(ctx, inv, []byte(`"ok"`), "application/json", queueOf(cn))
+		}},
+		{"response over 4 KiB", func(cn *Conn, inv *Invocation) error { return cn.Respond(ctx, inv, big, "", queueOf(cn)) }},
 		{"error", func(cn *Conn, inv *Invocation) error {
-			return cn.Fail(ctx, inv, "E", []byte(`{"errorMessage":"x"}`), nil)
+			return cn.Fail(ctx, inv, "E", []byte(`{"errorMessage":"x"}`), nil, queueOf(cn))
 		}},
 		{"error with a cause", func(cn *Conn, inv *Invocation) error {
-			return cn.Fail(ctx, inv, "E", big, []byte(`{"cause":1}`))
+			return cn.Fail(ctx, inv, "E", big, []byte(`{"cause":1}`), queueOf(cn))
 		}},
 	}
 }
@@ -387,13 +389,13 @@ func TestLazyNewConnReadsAtOnce(t *testing.T) {
 		}
 		return 0, false
 	})
-	cn := srv.client(t, WithPipeline(always)).Conn()
+	cn := pipe(srv.client(t).Conn(), always)
 	t.Cleanup(func() { cn.Close() })
 	var inv Invocation
 	if err := cn.Next(context.Background(), &inv); !errors.Is(err, ErrTransport) || inv.RequestID != "cut" {
 		t.Fatalf("Next = %v, request %q; want a broken answer with its request ID", err, inv.RequestID)
 	}
-	if err := cn.Fail(context.Background(), &inv, "E", []byte("{}"), nil); !errors.Is(err, errGone) {
+	if err := cn.Fail(context.Background(), &inv, "E", []byte("{}"), nil, queueOf(cn)); !errors.Is(err, errGone) {
 		t.Fatalf("Fail = %v, want the 410 at once", err)
 	}
 	queuedNext(t, cn, &inv)

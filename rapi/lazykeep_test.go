@@ -21,7 +21,7 @@ func TestLazyAnswerKeepsNoLargeBody(t *testing.T) {
 
 	body := bytes.Repeat([]byte("x"), lazyMaxBody+1)
 	kept := weak.Make(&body[0])
-	if err := cn.Respond(ctx, &inv, body, ""); err != nil {
+	if err := cn.Respond(ctx, &inv, body, "", queueOf(cn)); err != nil {
 		t.Fatal(err)
 	}
 	body = nil // the test's own reference goes

@@ -31,7 +31,7 @@ func BenchmarkNextPayload(b *testing.B) {
 				if len(inv.Payload) != n {
 					b.Fatalf("payload of %d bytes", len(inv.Payload))
 				}
-				if err := cn.Respond(ctx, &inv, []byte(`1`), "application/json"); err != nil {
+				if err := cn.Respond(ctx, &inv, []byte(`1`), "application/json", queueOf(cn)); err != nil {
 					b.Fatal(err)
 				}
 			}

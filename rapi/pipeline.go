@@ -10,10 +10,10 @@ import (
 	"time"
 )
 
-// Pipelining (Options.Pipeline; the package doc says what it is for and
-// what happens to a queued poll when a post fails): each post writes the
-// Conn's next GET /next right behind it, and leaves its answer to the Next
-// that reads that poll.
+// Pipelining (the package doc says what it is for and what happens to a
+// queued poll when a post fails): a post whose caller says queue writes
+// the Conn's next GET /next right behind it, and leaves its answer to the
+// Next that reads that poll.
 
 const (
 	// lazyFresh: an answer is left for the next Next only when the poll it
@@ -42,16 +42,13 @@ const (
 	lazyMaxBody = 64 << 10
 )
 
-// pipeline is the state of a Conn's pipelining (Options.Pipeline): the
+// pipeline is the state of a Conn's pipelining: the
 // poll queued behind the last post, the post whose answer is left to the
 // next Next, and the receive low-water mark that keeps an accepted answer
 // from waking the process. Only the Conn's owner touches it.
 type pipeline struct {
-	// when is Options.Pipeline, asked right before each post is written;
-	// nil: no poll is queued, every post reads its own answer.
-	when func() bool
 	// lazy leaves the answer to a post with a poll queued behind it to
-	// the next Next. On with when; tests turn it off.
+	// the next Next. On; tests turn it off.
 	lazy bool
 	// queued: a GET /next went out behind the last post on nc and its
 	// answer has not been read; every drop forgets it, so it implies
@@ -78,13 +75,8 @@ type pipeline struct {
 	rawFor   net.Conn
 }
 
-func newPipeline(when func() bool) pipeline {
-	return pipeline{when: when, lazy: when != nil, fresh: lazyFresh}
-}
-
-// queueing reports whether the post about to be written queues a poll.
-func (p *pipeline) queueing() bool {
-	return p.when != nil && p.when()
+func newPipeline() pipeline {
+	return pipeline{lazy: true, fresh: lazyFresh}
 }
 
 // Queued reports whether a GET /next went out behind the last post and

@@ -155,12 +155,12 @@ func TestQueuedPollSmallPostOneWrite(t *testing.T) {
 		do           func(id string) error
 	}{
 		{"respond", "/response", func(id string) error {
-			return cn.Respond(ctx, &Invocation{RequestID: id}, []byte(`"ok"`), "application/json")
+			return cn.Respond(ctx, &Invocation{RequestID: id}, []byte(`"ok"`), "application/json", queueOf(cn))
 		}},
 		{"fail", "/error", func(id string) error {
-			return cn.Fail(ctx, &Invocation{RequestID: id}, "Handler.Error", []byte(`{"errorMessage":"x"}`), []byte(`{"c":1}`)) // the cause takes writev
+			return cn.Fail(ctx, &Invocation{RequestID: id}, "Handler.Error", []byte(`{"errorMessage":"x"}`), []byte(`{"c":1}`), queueOf(cn)) // the cause takes writev
 		}},
-		{"respond empty", "/response", func(id string) error { return cn.Respond(ctx, &Invocation{RequestID: id}, nil, "") }},
+		{"respond empty", "/response", func(id string) error { return cn.Respond(ctx, &Invocation{RequestID: id}, nil, "", queueOf(cn)) }},
 	}
 	for i, p := range posts {
 		before := rec.count()
@@ -223,12 +223,12 @@ func TestQueuedPollLargePostWritev(t *testing.T) {
 	cause := bytes.Repeat([]byte("c"), 10<<10)
 	var inv Invocation
 	queuedNext(t, cn, &inv)
-	if err := cn.Respond(ctx, &inv, big, ""); err != nil {
+	if err := cn.Respond(ctx, &inv, big, "", queueOf(cn)); err != nil {
 		t.Fatal(err)
 	}
 	waitRequests(t, srv, 3) // the server read the queued GET by itself
 	queuedNext(t, cn, &inv)
-	if err := cn.Fail(ctx, &inv, "E", big, cause); err != nil {
+	if err := cn.Fail(ctx, &inv, "E", big, cause, queueOf(cn)); err != nil {
 		t.Fatal(err)
 	}
 	queuedNext(t, cn, &inv)
@@ -265,7 +265,7 @@ func TestQueuedPollKeepAlive(t *testing.T) {
 		if err := cn.Next(ctx, &inv); err != nil {
 			t.Fatalf("next %d: %v", i, err)
 		}
-		if err := cn.Respond(ctx, &inv, inv.Payload, "application/json"); err != nil {
+		if err := cn.Respond(ctx, &inv, inv.Payload, "application/json", queueOf(cn)); err != nil {
 			t.Fatalf("respond %d: %v", i, err)
 		}
 	}
@@ -291,8 +291,8 @@ func TestQueuedPollStatusKeepsPoll(t *testing.T) {
 			cn := queuedConn(t, srv, &inv, rec.option())
 			ctx := context.Background()
 			posts := []func() error{
-				func() error { return cn.Respond(ctx, &inv, []byte("x"), "") },
-				func() error { return cn.Fail(ctx, &inv, "E", []byte("{}"), nil) },
+				func() error { return cn.Respond(ctx, &inv, []byte("x"), "", queueOf(cn)) },
+				func() error { return cn.Fail(ctx, &inv, "E", []byte("{}"), nil, queueOf(cn)) },
 			}
 			for i, post := range posts {
 				var se *StatusError
@@ -344,7 +344,7 @@ func TestQueuedPollConnectionCloseForgets(t *testing.T) {
 				var inv Invocation
 				cn := queuedConn(t, srv, &inv, rec.option())
 				cn.pipe.lazy = lazy
-				err := cn.Respond(context.Background(), &inv, []byte("x"), "")
+				err := cn.Respond(context.Background(), &inv, []byte("x"), "", queueOf(cn))
 				before := rec.count()
 				if lazy {
 					if err != nil {
@@ -397,7 +397,7 @@ func TestQueuedPollConnLostAfterAnswer(t *testing.T) {
 			var rec recorder
 			var inv Invocation
 			cn := queuedConn(t, srv, &inv, rec.option())
-			if err := cn.Respond(context.Background(), &inv, nil, ""); err != nil {
+			if err := cn.Respond(context.Background(), &inv, nil, "", queueOf(cn)); err != nil {
 				t.Fatal(err)
 			}
 			close(release)
@@ -428,7 +428,7 @@ func TestQueuedPollResetBeforeAnswer(t *testing.T) {
 	})
 	var inv Invocation
 	cn := queuedConn(t, srv, &inv)
-	if err := cn.Respond(context.Background(), &inv, nil, ""); !errors.Is(err, ErrTransport) {
+	if err := cn.Respond(context.Background(), &inv, nil, "", queueOf(cn)); !errors.Is(err, ErrTransport) {
 		t.Fatalf("err = %v", err)
 	}
 	if cn.pipe.queued {
@@ -453,7 +453,7 @@ func TestQueuedPollCancelWhileReadingQueued(t *testing.T) {
 	var rec recorder
 	var inv Invocation
 	cn := queuedConn(t, srv, &inv, rec.option())
-	if err := cn.Respond(context.Background(), &inv, nil, ""); err != nil {
+	if err := cn.Respond(context.Background(), &inv, nil, "", queueOf(cn)); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -485,7 +485,7 @@ func TestQueuedPollIdleContextKeepsPoll(t *testing.T) {
 	cn := queuedConn(t, srv, &inv, rec.option())
 	for i := range 20 {
 		ctx, cancel := context.WithCancel(context.Background())
-		if err := cn.Respond(ctx, &inv, nil, ""); err != nil {
+		if err := cn.Respond(ctx, &inv, nil, "", queueOf(cn)); err != nil {
 			t.Fatalf("%d: %v", i, err)
 		}
 		cancel()
@@ -521,7 +521,7 @@ func TestQueuedPollClose(t *testing.T) {
 	queueOnly(cn)
 	var inv Invocation
 	queuedNext(t, cn, &inv)
-	if err := cn.Respond(context.Background(), &inv, nil, ""); err != nil {
+	if err := cn.Respond(context.Background(), &inv, nil, "", queueOf(cn)); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -548,14 +548,14 @@ func TestQueuedPollNothingSentOnInvalidPost(t *testing.T) {
 	bad := func() {
 		t.Helper()
 		for _, id := range []string{"", "a/b", "a b", "a\r\nb", ".."} {
-			if err := cn.Respond(ctx, &Invocation{RequestID: id}, nil, ""); !errors.Is(err, ErrInvalid) {
+			if err := cn.Respond(ctx, &Invocation{RequestID: id}, nil, "", queueOf(cn)); !errors.Is(err, ErrInvalid) {
 				t.Fatalf("%q: err = %v", id, err)
 			}
-			if err := cn.Fail(ctx, &Invocation{RequestID: id}, "E", nil, nil); !errors.Is(err, ErrInvalid) {
+			if err := cn.Fail(ctx, &Invocation{RequestID: id}, "E", nil, nil, queueOf(cn)); !errors.Is(err, ErrInvalid) {
 				t.Fatalf("%q: err = %v", id, err)
 			}
 		}
-		if err := cn.Respond(ctx, &Invocation{RequestID: "id"}, nil, "bad\r\nvalue"); !errors.Is(err, ErrInvalid) {
+		if err := cn.Respond(ctx, &Invocation{RequestID: "id"}, nil, "bad\r\nvalue", queueOf(cn)); !errors.Is(err, ErrInvalid) {
 			t.Fatalf("err = %v", err)
 		}
 	}
@@ -569,15 +569,15 @@ func TestQueuedPollNothingSentOnInvalidPost(t *testing.T) {
 		t.Fatalf("writes %q", w)
 	}
 	bad()
-	if err := cn.Respond(ctx, &inv, nil, ""); err != nil {
+	if err := cn.Respond(ctx, &inv, nil, "", queueOf(cn)); err != nil {
 		t.Fatal(err)
 	}
 	before := rec.count()
 	bad()
-	if err := cn.Respond(ctx, &inv, nil, ""); !errors.Is(err, ErrInvalid) {
+	if err := cn.Respond(ctx, &inv, nil, "", queueOf(cn)); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("post with a poll queued: err = %v", err)
 	}
-	if err := cn.Fail(ctx, &inv, "E", nil, nil); !errors.Is(err, ErrInvalid) {
+	if err := cn.Fail(ctx, &inv, "E", nil, nil, queueOf(cn)); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("post with a poll queued: err = %v", err)
 	}
 	if w := rec.since(before); len(w) != 0 || !cn.pipe.queued {
@@ -608,13 +608,13 @@ func TestQueuedPollQueuedAnswerChecks(t *testing.T) {
 	var inv Invocation
 	cn := queuedConn(t, srv, &inv, WithMaxRequestBytes(64<<10))
 	ctx := context.Background()
-	if err := cn.Respond(ctx, &inv, nil, ""); err != nil {
+	if err := cn.Respond(ctx, &inv, nil, "", queueOf(cn)); err != nil {
 		t.Fatal(err)
 	}
 	if err := cn.Next(ctx, &inv); !errors.Is(err, ErrPayloadTooLarge) || inv.RequestID != "big-id" {
 		t.Fatalf("err = %v, id %q", err, inv.RequestID)
 	}
-	if err := cn.Fail(ctx, &inv, "Runtime.RequestTooLarge", []byte("{}"), nil); err != nil {
+	if err := cn.Fail(ctx, &inv, "Runtime.RequestTooLarge", []byte("{}"), nil, queueOf(cn)); err != nil {
 		t.Fatal(err)
 	}
 	if err := cn.Next(ctx, &inv); !errors.Is(err, ErrRuntimeAPI) {
@@ -635,11 +635,15 @@ func TestPipelineOffRestoresWire(t *testing.T) {
 	script := func(cn *Conn, inv *Invocation) {
 		ctx := context.Background()
 		steps := []func() error{
-			func() error { return cn.Respond(ctx, &Invocation{RequestID: "r1"}, []byte("hi"), "text/plain") },
+			func() error {
+				return cn.Respond(ctx, &Invocation{RequestID: "r1"}, []byte("hi"), "text/plain", queueOf(cn))
+			},
 			func() error { return cn.Next(ctx, inv) },
-			func() error { return cn.Respond(ctx, &Invocation{RequestID: "r2"}, big, "") },
+			func() error { return cn.Respond(ctx, &Invocation{RequestID: "r2"}, big, "", queueOf(cn)) },
 			func() error { return cn.Next(ctx, inv) },
-			func() error { return cn.Fail(ctx, &Invocation{RequestID: "r3"}, "E", []byte("{}"), []byte("cause")) },
+			func() error {
+				return cn.Fail(ctx, &Invocation{RequestID: "r3"}, "E", []byte("{}"), []byte("cause"), queueOf(cn))
+			},
 			func() error { return cn.Next(ctx, inv) },
 		}
 		for i, s := range steps {
@@ -658,11 +662,11 @@ func TestPipelineOffRestoresWire(t *testing.T) {
 
 	var on atomic.Bool
 	on.Store(true)
-	b := srv.client(t, toggled.option(), WithPipeline(on.Load)).Conn()
+	b := pipe(srv.client(t, toggled.option()).Conn(), on.Load)
 	defer b.Close()
 	b.pipe.lazy = false // as a, which reads each answer at once
 	queuedNext(t, b, &inv)
-	if err := b.Respond(context.Background(), &inv, nil, ""); err != nil {
+	if err := b.Respond(context.Background(), &inv, nil, "", queueOf(b)); err != nil {
 		t.Fatal(err)
 	}
 	on.Store(false)
@@ -718,9 +722,9 @@ func TestQueuedPollFakeAPI(t *testing.T) {
 				}
 				var err error
 				if inv.Payload[1] == 'e' { // the callers' mark for an error
-					err = cn.Fail(ctx, &inv, "Handler.Error", inv.Payload, nil)
+					err = cn.Fail(ctx, &inv, "Handler.Error", inv.Payload, nil, queueOf(cn))
 				} else {
-					err = cn.Respond(ctx, &inv, inv.Payload, "application/json")
+					err = cn.Respond(ctx, &inv, inv.Payload, "application/json", queueOf(cn))
 				}
 				if err != nil {
 					t.Errorf("slot %d: %v", w, err)
@@ -794,7 +798,7 @@ func TestQueuedPollFakeAPI(t *testing.T) {
 func TestQueuedPollWriteErrorQueuesNothing(t *testing.T) {
 	cn := earlyAnswerConn(t)
 	queueOnly(cn)
-	if err := cn.Respond(context.Background(), &Invocation{RequestID: "id"}, make([]byte, 64<<20), ""); !errors.Is(err, errTooLarge) {
+	if err := cn.Respond(context.Background(), &Invocation{RequestID: "id"}, make([]byte, 64<<20), "", queueOf(cn)); !errors.Is(err, errTooLarge) {
 		t.Fatalf("err = %v", err)
 	}
 	if cn.pipe.queued || cn.nc != nil {
@@ -819,8 +823,8 @@ func (r *gatedReader) Read(p []byte) (int, error) {
 	return 0, io.EOF
 }
 
-// TestPipelineAskedAtWrite: the Pipeline condition is asked when the end
-// of a stream is written, not when the stream begins: a caller that stops
+// TestPipelineAskedAtWrite: Stream reads its queue value when the end of
+// the stream is written, not when the stream begins: a caller that stops
 // polling while a stream runs has no poll sent behind it.
 func TestPipelineAskedAtWrite(t *testing.T) {
 	s, err := rapitest.New(rapitest.Options{MaxConcurrency: 1, Queue: true})
@@ -832,11 +836,12 @@ func TestPipelineAskedAtWrite(t *testing.T) {
 	defer cancel()
 	var allowed atomic.Bool
 	allowed.Store(true)
-	c, err := New(s.Addr(), WithPipeline(allowed.Load))
+	c, err := New(s.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
-	cn := c.Conn()
+	cn := pipe(c.Conn(), allowed.Load)
+	streamQueue := true
 	defer cn.Close()
 	results := make(chan rapitest.Result, 2)
 	for range 2 {
@@ -852,10 +857,10 @@ func TestPipelineAskedAtWrite(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- cn.Stream(ctx, &inv, "text/plain", &gatedReader{first: first, release: release},
-			func(error, int64) (string, []byte) { return "E", nil })
+			func(error, int64) (string, []byte) { return "E", nil }, &streamQueue)
 	}()
 	<-first
-	allowed.Store(false) // the caller stops polling mid-stream
+	streamQueue = false // the caller stops polling mid-stream
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -869,7 +874,7 @@ func TestPipelineAskedAtWrite(t *testing.T) {
 
 	allowed.Store(true)
 	mustNext(t, cn, &inv) // a GET of its own
-	if err := cn.Respond(ctx, &inv, []byte(`{}`), "application/json"); err != nil {
+	if err := cn.Respond(ctx, &inv, []byte(`{}`), "application/json", queueOf(cn)); err != nil {
 		t.Fatal(err)
 	}
 	<-results
@@ -913,7 +918,7 @@ func TestQueuedPollLargeAnswerKeepsPoll(t *testing.T) {
 				var inv Invocation
 				cn := queuedConn(t, srv, &inv, rec.option())
 				cn.pipe.lazy = lazy
-				err := cn.Respond(context.Background(), &inv, []byte("x"), "")
+				err := cn.Respond(context.Background(), &inv, []byte("x"), "", queueOf(cn))
 				if lazy && tt.code != 0 {
 					if err != nil {
 						t.Fatalf("lazy Respond = %v", err)
@@ -958,7 +963,7 @@ func TestQueuedPollUnreadableAnswerReportsLostPoll(t *testing.T) {
 				var inv Invocation
 				cn := queuedConn(t, srv, &inv, rec.option())
 				cn.pipe.lazy = lazy
-				err := cn.Respond(context.Background(), &inv, []byte("x"), "")
+				err := cn.Respond(context.Background(), &inv, []byte("x"), "", queueOf(cn))
 				if wantErr := tt.postErr && !lazy; (err != nil) != wantErr || wantErr && !errors.Is(err, errMalformed) {
 					t.Fatalf("Respond = %v, want an error: %v", err, wantErr)
 				}
@@ -1001,7 +1006,7 @@ func TestQueuedPollStalledLargeAnswerCut(t *testing.T) {
 	cn := queuedConn(t, srv, &inv, WithStallTimeout(stall))
 	watchStalls(t, cn)
 	start := time.Now()
-	if err := cn.Respond(context.Background(), &inv, []byte("x"), ""); err != nil {
+	if err := cn.Respond(context.Background(), &inv, []byte("x"), "", queueOf(cn)); err != nil {
 		t.Fatalf("Respond = %v, want nil: the post was accepted", err)
 	}
 	if d := time.Since(start); d < stall || d > 50*stall {
@@ -1054,60 +1059,5 @@ func TestConnect(t *testing.T) {
 	defer cn2.Close()
 	if err := cn2.Connect(t.Context()); !errors.Is(err, ErrTransport) {
 		t.Fatalf("Connect to a closed port: %v, want ErrTransport", err)
-	}
-}
-
-// TestConnPipelinedOwnCondition: a Conn made by ConnPipelined asks its own
-// condition, not Options.Pipeline, whether a post queues a poll: a runtime
-// decides per slot (one whose handler overran posts its late answer with
-// no poll behind it).
-func TestConnPipelinedOwnCondition(t *testing.T) {
-	s, err := rapitest.New(rapitest.Options{MaxConcurrency: 1, Queue: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	tests := []struct {
-		name       string
-		client     []Option
-		conn       bool // the Conn's own condition
-		wantQueued bool
-	}{
-		{"client queues, Conn does not", []Option{WithPipeline(always)}, false, false},
-		{"client does not, Conn does", nil, true, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c, err := New(s.Addr(), tt.client...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cn := c.ConnPipelined(func() bool { return tt.conn })
-			defer cn.Close()
-			res := make(chan rapitest.Result, 1)
-			go func() {
-				r, _ := s.Invoke(ctx, rapitest.Request{Payload: []byte(`{}`)})
-				res <- r
-			}()
-			var inv Invocation
-			mustNext(t, cn, &inv)
-			if err := cn.Respond(ctx, &inv, []byte(`{}`), "application/json"); err != nil {
-				t.Fatal(err)
-			}
-			<-res
-			if cn.Queued() != tt.wantQueued {
-				t.Fatalf("queued %v, want %v", cn.Queued(), tt.wantQueued)
-			}
-			if tt.wantQueued {
-				if err := cn.ReadAnswer(ctx); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.WaitPolls(ctx, 1); err != nil {
-					t.Fatal(err)
-				}
-			}
-		})
 	}
 }

@@ -84,13 +84,15 @@ type ErrorFunc func(err error, sent int64) (errorType string, body []byte)
 // read error through onError. Nothing is sent before the first Read
 // returns, so a reader that blocks holds no request open.
 //
-// Errors are those of Respond. With pipelining, GET /next goes out right
-// behind the last chunk (or the trailers, or the /error), in the same
-// write, as with Respond; while a poll is queued Stream refuses with
+// Errors are those of Respond. queue is read once body has ended, right
+// before the end is written (the caller may set it from body's last Read):
+// when it is set, GET /next goes out right behind the last chunk (or the
+// trailers, or the /error), in the same write, as with Respond; nil queues
+// nothing. While a poll is queued Stream refuses with
 // ErrInvalid and reads nothing. A panic or runtime.Goexit in body's Read
 // after the first byte drops the connection, which the Runtime API reports
 // as a truncated response, and goes on up the stack.
-func (c *Conn) Stream(ctx context.Context, inv *Invocation, contentType string, body io.Reader, onError ErrorFunc) error {
+func (c *Conn) Stream(ctx context.Context, inv *Invocation, contentType string, body io.Reader, onError ErrorFunc, queue *bool) error {
 	defer c.trim()
 	if body == nil || onError == nil {
 		return fmt.Errorf("rapi: %s: %w: nil body or ErrorFunc", opResponse, ErrInvalid)
@@ -107,7 +109,7 @@ func (c *Conn) Stream(ctx context.Context, inv *Invocation, contentType string, 
 	if c.sbuf == nil {
 		c.sbuf = make([]byte, chunkPrefix+streamChunk+2)
 	}
-	return c.streamTo(ctx, inv, body, onError)
+	return c.streamTo(ctx, inv, body, onError, queue)
 }
 
 // endStream writes the end of a streamed body: the last chunk with or

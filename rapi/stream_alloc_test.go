@@ -35,7 +35,7 @@ func TestAllocsNextStream(t *testing.T) {
 				t.Fatal(err)
 			}
 			*body = pieces{p: chunks, err: err}
-			if err := cn.Stream(ctx, &inv, "text/plain", body, onError); err != nil {
+			if err := cn.Stream(ctx, &inv, "text/plain", body, onError, queuePtr(cn)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -57,7 +57,7 @@ func TestAllocsNextStream(t *testing.T) {
 			t.Fatal(err)
 		}
 		br.Reset(big)
-		if err := cn.Stream(ctx, &inv, "text/plain", br, onError); err != nil {
+		if err := cn.Stream(ctx, &inv, "text/plain", br, onError, queuePtr(cn)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -90,7 +90,7 @@ func BenchmarkStream(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			*body = pieces{p: pieces32}
-			if err := cn.Stream(ctx, &Invocation{RequestID: testRequestID}, "", body, onError); err != nil {
+			if err := cn.Stream(ctx, &Invocation{RequestID: testRequestID}, "", body, onError, queuePtr(cn)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -100,7 +100,7 @@ func BenchmarkStream(b *testing.B) {
 		b.SetBytes(int64(len(big)))
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := cn.Respond(ctx, &Invocation{RequestID: testRequestID}, buf, ""); err != nil {
+			if err := cn.Respond(ctx, &Invocation{RequestID: testRequestID}, buf, "", queueOf(cn)); err != nil {
 				b.Fatal(err)
 			}
 		}
