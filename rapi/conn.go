@@ -10,7 +10,6 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -46,6 +45,7 @@ const (
 // holding a queued poll was dropped after the answer to the post in front
 // of it had begun (see lose).
 var errLostPoll = errors.New("the poll queued behind it was lost with its connection " +
+
 	"(the Runtime API may still hand it an invocation, which then fails)")
 
 // aLongTimeAgo is a deadline that makes blocked I/O return at once.
@@ -243,15 +243,20 @@ func (c *Conn) readNext(ctx context.Context, inv *Invocation) error {
 	return nil
 }
 
-// staleConn reports whether err, met before any byte of a response on a
-// reused connection, means the server had closed it while idle. Only GET
-// /next is then sent again: the server cannot have seen it, and a POST is
-// never sent twice.
-func (c *Conn) staleConn(ctx context.Context, err error) bool {
-	if c.closed.Load() || ctx.Err() != nil {
-		return false
+// resetKeepingID empties inv after an answer failed, keeping its request
+// ID when one had been read and is safe to post to (the invocation was
+// handed out, and only the runtime can still end it before its deadline),
+// and its invocation ID if read too, so that the error answer echoes it.
+func (c *Conn) resetKeepingID(inv *Invocation) {
+	id, invID := inv.RequestID, inv.InvocationID
+	if id == "" {
+		id, invID = c.hdrs.requestID(), c.hdrs.gathered(fInvocationID)
 	}
-	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+	inv.reset()
+	inv.RequestID = id
+	if id != "" {
+		inv.InvocationID = invID
+	}
 }
 
 // What Next does with an answer that breaks off. A peer that stops
@@ -286,44 +291,6 @@ func (c *Conn) endAnswer() {
 	c.mu.Lock()
 	c.answerSince = time.Time{}
 	c.mu.Unlock()
-}
-
-// CutIfStalled interrupts the /next answer being read when its first byte
-// arrived more than Options.StallTimeout ago: the blocked read returns, and
-// Next fails with ErrTransport (and inv.RequestID, if it had been read). It
-// reports whether it cut. The wait for the first byte, the long poll itself,
-// is never cut, and neither are posts: the Runtime API answers a post only
-// once the caller has the body, which a slow caller may legitimately delay.
-// The one exception is the body of a post's answer past the discard cap,
-// read through to keep the poll queued behind it (Conn.discarded).
-//
-// Call it periodically (every StallTimeout/4, say) from any goroutine; a
-// runtime with one Conn per slot calls it for each. It costs a lock.
-func (c *Conn) CutIfStalled() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.answerSince.IsZero() || c.nc == nil || time.Since(c.answerSince) < c.c.opts.StallTimeout {
-		return false
-	}
-	c.interrupted.Store(true) // as a context would: the Conn drops nc
-	_ = c.nc.SetDeadline(aLongTimeAgo)
-	return true
-}
-
-// resetKeepingID empties inv after an answer failed, keeping its request
-// ID when one had been read and is safe to post to (the invocation was
-// handed out, and only the runtime can still end it before its deadline),
-// and its invocation ID if read too, so that the error answer echoes it.
-func (c *Conn) resetKeepingID(inv *Invocation) {
-	id, invID := inv.RequestID, inv.InvocationID
-	if id == "" {
-		id, invID = c.hdrs.requestID(), c.hdrs.gathered(fInvocationID)
-	}
-	inv.reset()
-	inv.RequestID = id
-	if id != "" {
-		inv.InvocationID = invID
-	}
 }
 
 // Respond posts body as the response of inv, addressed by inv.RequestID
@@ -362,31 +329,6 @@ func (c *Conn) Fail(ctx context.Context, inv *Invocation, errorType string, body
 		return fmt.Errorf("rapi: %s: %w", opError, err)
 	}
 	return c.post(ctx, opError, &c.req, queue)
-}
-
-// Close closes the connection and ends the Conn: a blocked call returns an
-// error saying the connection is closed, and later calls fail the same way. Close is
-// idempotent and may be called from any goroutine.
-func (c *Conn) Close() error {
-	c.mu.Lock()
-	if c.closed.Load() {
-		c.mu.Unlock()
-		return nil
-	}
-	c.closed.Store(true)
-	c.gen++
-	stop := c.watchStop
-	c.watchStop = nil
-	var err error
-	if c.nc != nil {
-		// nc itself stays set: the owner may be using it right now.
-		err = c.nc.Close()
-	}
-	c.mu.Unlock()
-	if stop != nil {
-		stop()
-	}
-	return err
 }
 
 // post sends r, with GET /next right behind it when queue is set, and reads
@@ -431,179 +373,6 @@ func (c *Conn) answer(ctx context.Context, op string, sink headerSink) error {
 		return c.status(op, h)
 	}
 	return c.skip(op, h, maxDiscardSmall, nil)
-}
-
-// trim drops references to the caller's slices and scratch buffers that a
-// rare large response grew, so that what a Conn keeps stays small. A post
-// whose answer is pending stays in req until it is read (readLeft).
-func (c *Conn) trim() {
-	if cap(c.spill) > maxSpillKept {
-		c.spill = nil
-	}
-	if c.pipe.pending != "" {
-		return
-	}
-	c.req.body, c.req.mid = nil, nil
-	if cap(c.req.head) > 4*coalesceMax {
-		c.req.head = make([]byte, 0, coalesceMax)
-	}
-}
-
-// write sends r, followed by GET /next when next is set, with one write
-// when small, else with writev (net.Buffers), without copying the body.
-// r is left as a request that writes the same bytes again, without the GET.
-func (c *Conn) write(r *request, next bool) error {
-	var tail []byte
-	if next {
-		tail = c.c.pre.next
-	}
-	if r.mid == nil && len(r.head)+len(r.body)+len(tail) <= coalesceMax {
-		r.head = append(r.head, r.body...)
-		n := len(r.head)
-		r.head = append(r.head, tail...)
-		_, err := c.nc.Write(r.head)
-		r.head, r.body = r.head[:n], nil // the body is in head now
-		return err
-	}
-	c.bufs = append(c.parts[:0], r.head[:r.split], r.mid, r.head[r.split:], r.body)
-	if next {
-		c.bufs = append(c.bufs, tail) // parts has room: no allocation
-	}
-	_, err := c.bufs.WriteTo(c.nc)
-	c.parts = [5][]byte{}
-	return err
-}
-
-// begin makes sure the context is watched and a connection is up.
-func (c *Conn) begin(ctx context.Context, op string) error {
-	if c.closed.Load() {
-		c.pipe.queued = false // the connection is gone
-		return fmt.Errorf("rapi: %s: %w", op, errClosed)
-	}
-	c.watch(ctx)
-	if c.interrupted.Load() {
-		if c.pipe.queued {
-			c.rearm()
-		} else {
-			c.drop() // its deadline is in the past
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("rapi: %s: %w", op, err)
-	}
-	if c.nc != nil {
-		return nil
-	}
-	nc, err := c.c.dial(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("rapi: %s: %w", op, ctx.Err())
-		}
-		return fmt.Errorf("rapi: %s: %w: %w", op, ErrTransport, err)
-	}
-	c.mu.Lock()
-	if c.closed.Load() {
-		c.mu.Unlock()
-		nc.Close()
-		return fmt.Errorf("rapi: %s: %w", op, errClosed)
-	}
-	c.nc = nc
-	fired := c.interrupted.Load() // the context fired before nc was visible to it
-	c.mu.Unlock()
-	c.br.Reset(nc)
-	if fired {
-		return c.fail(ctx, op, context.Canceled)
-	}
-	return nil
-}
-
-// watch arranges for ctx to interrupt blocked I/O. The registration is kept
-// across calls with the same Done channel, so a long-lived context costs
-// nothing per call; changing contexts costs one registration. A context
-// that can never be done (Done is nil) leaves the registration in place,
-// dormant, rather than dropping it: a caller alternating between one
-// long-lived context and context.Background (a poll, then an answer that
-// must not be cut off) registers once, not twice per round.
-func (c *Conn) watch(ctx context.Context) {
-	done := ctx.Done()
-	if done == nil {
-		if c.watchDone != nil && !c.dormant.Load() {
-			// Under mu, as interrupt checks it: a callback that saw it
-			// unset has set interrupted before begin looks at it.
-			c.mu.Lock()
-			c.dormant.Store(true)
-			c.mu.Unlock()
-		}
-		return
-	}
-	if done == c.watchDone {
-		if c.dormant.Load() {
-			// A callback that ran while dormant did nothing; ctx.Err(),
-			// which begin checks next, reports it instead.
-			c.dormant.Store(false)
-		}
-		return
-	}
-	c.mu.Lock()
-	c.gen++
-	stop := c.watchStop
-	c.watchStop, c.watchDone = nil, done
-	c.dormant.Store(false)
-	if !c.closed.Load() {
-		gen := c.gen
-		c.watchStop = context.AfterFunc(ctx, func() { c.interrupt(gen) })
-	}
-	c.mu.Unlock()
-	if stop != nil {
-		stop()
-	}
-}
-
-// interrupt runs when a watched context is done: it makes blocked I/O on the
-// current connection return. A callback of an older registration, or of a
-// dormant one, is ignored.
-func (c *Conn) interrupt(gen uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if gen != c.gen || c.dormant.Load() {
-		return
-	}
-	c.interrupted.Store(true)
-	if c.nc != nil {
-		_ = c.nc.SetDeadline(aLongTimeAgo)
-	}
-}
-
-// rearm clears the past deadline that an interruption left on a connection
-// holding a queued poll, instead of dropping it. The interruption broke no
-// I/O (any call whose I/O failed dropped the connection), so the stream is
-// intact, and dropping it would abandon a poll the server has registered.
-// If the context of this call fired, ctx.Err() reports it next; if it fires
-// later, its callback sets the deadline again.
-func (c *Conn) rearm() {
-	c.mu.Lock()
-	if c.interrupted.Load() && c.nc != nil {
-		_ = c.nc.SetDeadline(time.Time{})
-		c.interrupted.Store(false)
-	}
-	c.mu.Unlock()
-}
-
-// drop closes the current connection, and with it any queued poll; the next
-// call redials. A post on the new connection follows no poll answered on
-// it: its answer is read at once (leaveAnswer), so that the caller learns
-// at once what became of a post it sends again after a failure.
-func (c *Conn) drop() {
-	c.pipe.queued = false
-	c.pipe.pending, c.pipe.lowatOn = "", false
-	c.pipe.polled = time.Time{}
-	c.mu.Lock()
-	if c.nc != nil {
-		c.nc.Close()
-		c.nc = nil
-	}
-	c.interrupted.Store(false)
-	c.mu.Unlock()
 }
 
 // end finishes a response whose body was consumed.
@@ -655,34 +424,123 @@ func (c *Conn) discarded(op string, err error) error {
 	return err
 }
 
-// fail classifies an I/O or framing error and drops the connection.
-func (c *Conn) fail(ctx context.Context, op string, err error) error {
-	c.drop()
-	switch {
-	case c.closed.Load():
-		return fmt.Errorf("rapi: %s: %w", op, errClosed)
-	case ctx.Err() != nil:
-		return fmt.Errorf("rapi: %s: %w", op, ctx.Err())
-	case errors.Is(err, errMalformed):
-		return fmt.Errorf("rapi: %s: %w", op, err)
+// Stream posts the response of inv (addressed and echoed as by Respond) in streaming mode:
+// Lambda-Runtime-Function-Response-Mode: streaming, Transfer-Encoding:
+// chunked, and a Trailer header declaring Lambda-Runtime-Function-Error-Type
+// and Lambda-Runtime-Function-Error-Body. It reads body until io.EOF; each
+// Read that returns data (at most 32 KiB) becomes one chunk, written at
+// once, so the reader decides how the response is cut and flushed. The
+// chunk buffer belongs to the Conn and is reused: a stream allocates
+// nothing per chunk. A body that is an io.WriterTo writes itself out
+// instead: each Write it makes is one chunk, sent from its own bytes
+// (writev), so a *bytes.Reader or *bytes.Buffer is not copied at all. The
+// writer WriteTo is given is the Conn's and writes on its connection: body
+// must not use it once WriteTo returns (a caller that cannot vouch for body
+// hands it a writer that refuses late writes). body is not retained after
+// Stream returns. An empty contentType sends no Content-Type
+// (application/octet-stream).
+//
+// A read error (any error but io.EOF) ends the stream. Before the first
+// byte, nothing has been written: Stream posts an ordinary /error instead,
+// so the caller gets a plain function error. After it, the body ends with
+// the declared trailers: the error type and the base64 of the error
+// document, both from onError (see ErrorFunc). Either way Stream returns
+// nil when the Runtime API accepted the answer: the caller learns of the
+// read error through onError. Nothing is sent before the first Read
+// returns, so a reader that blocks holds no request open.
+//
+// Errors are those of Respond. queue is read once body has ended, right
+// before the end is written (the caller may set it from body's last Read):
+// when it is set, GET /next goes out right behind the last chunk (or the
+// trailers, or the /error), in the same write, as with Respond; nil queues
+// nothing. While a poll is queued Stream refuses with
+// ErrInvalid and reads nothing. A panic or runtime.Goexit in body's Read
+// after the first byte drops the connection, which the Runtime API reports
+// as a truncated response, and goes on up the stack.
+func (c *Conn) Stream(ctx context.Context, inv *Invocation, contentType string, body io.Reader, onError ErrorFunc, queue *bool) error {
+	defer c.trim()
+	if body == nil || onError == nil {
+		return fmt.Errorf("rapi: %s: %w: nil body or ErrorFunc", opResponse, ErrInvalid)
 	}
-	return fmt.Errorf("rapi: %s: %w: %w", op, ErrTransport, err)
+	if err := c.idle(opResponse); err != nil {
+		return err
+	}
+	if err := buildStreamHead(&c.req, c.c.pre, inv, contentType); err != nil {
+		return fmt.Errorf("rapi: %s: %w", opResponse, err)
+	}
+	if err := c.begin(ctx, opResponse); err != nil {
+		return err
+	}
+	if c.sbuf == nil {
+		c.sbuf = make([]byte, chunkPrefix+streamChunk+2)
+	}
+	return c.streamTo(ctx, inv, body, onError, queue)
 }
 
-// salvage handles a failed write: a server may answer (413, 5xx) and close
-// before reading the whole body, and that answer says more than the write
-// error. It waits briefly for it, then drops the connection.
-func (c *Conn) salvage(ctx context.Context, op string, werr error) error {
-	if c.closed.Load() || ctx.Err() != nil {
-		return c.fail(ctx, op, werr)
+// ReadAnswer reads the answer to the last post when pipelining left it to
+// Next, and returns what Next would have returned for it: nil, or an
+// *AnswerError. A poll queued behind the post stays queued. With no answer
+// left unread it returns nil at once. It is for a caller that will not
+// call Next again, at shutdown: Close alone would drop an answer that the
+// Runtime API may have accepted unread.
+func (c *Conn) ReadAnswer(ctx context.Context) error {
+	if c.pipe.pending == "" {
+		return nil
 	}
-	_ = c.nc.SetReadDeadline(time.Now().Add(salvageWait))
-	h, err := readHead(c.br, &c.spill, &defaultLimits, nil)
-	if err != nil || h.code/100 == 2 {
-		return c.fail(ctx, op, werr)
+	defer c.trim()
+	if err := c.begin(ctx, c.pipe.pending); err != nil {
+		return err
 	}
-	c.body.init(c.br, &c.spill, h, &defaultLimits)
-	b, _ := c.body.capture(maxStatusBody, 0)
-	c.drop()
-	return &StatusError{Op: op, Code: h.code, Body: b}
+	return c.readLeft(ctx)
+}
+
+// Queued reports whether a GET /next went out behind the last post and
+// its answer is still to be read by Next.
+func (c *Conn) Queued() bool { return c.pipe.queued }
+
+// CutIfStalled interrupts the /next answer being read when its first byte
+// arrived more than Options.StallTimeout ago: the blocked read returns, and
+// Next fails with ErrTransport (and inv.RequestID, if it had been read). It
+// reports whether it cut. The wait for the first byte, the long poll itself,
+// is never cut, and neither are posts: the Runtime API answers a post only
+// once the caller has the body, which a slow caller may legitimately delay.
+// The one exception is the body of a post's answer past the discard cap,
+// read through to keep the poll queued behind it (Conn.discarded).
+//
+// Call it periodically (every StallTimeout/4, say) from any goroutine; a
+// runtime with one Conn per slot calls it for each. It costs a lock.
+func (c *Conn) CutIfStalled() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.answerSince.IsZero() || c.nc == nil || time.Since(c.answerSince) < c.c.opts.StallTimeout {
+		return false
+	}
+	c.interrupted.Store(true) // as a context would: the Conn drops nc
+	_ = c.nc.SetDeadline(aLongTimeAgo)
+	return true
+}
+
+// Close closes the connection and ends the Conn: a blocked call returns an
+// error saying the connection is closed, and later calls fail the same way. Close is
+// idempotent and may be called from any goroutine.
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	if c.closed.Load() {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed.Store(true)
+	c.gen++
+	stop := c.watchStop
+	c.watchStop = nil
+	var err error
+	if c.nc != nil {
+		// nc itself stays set: the owner may be using it right now.
+		err = c.nc.Close()
+	}
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	return err
 }

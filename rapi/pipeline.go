@@ -79,10 +79,6 @@ func newPipeline() pipeline {
 	return pipeline{lazy: true, fresh: lazyFresh}
 }
 
-// Queued reports whether a GET /next went out behind the last post and
-// its answer is still to be read by Next.
-func (c *Conn) Queued() bool { return c.pipe.queued }
-
 // idle refuses an answer while a poll is queued, before anything is built:
 // its reply would come only after that poll's invocation, and req may still
 // hold the post in front of that poll (readLeft).
@@ -91,21 +87,6 @@ func (c *Conn) idle(op string) error {
 		return fmt.Errorf("rapi: %s: %w: a /next is queued on this Conn: call Next first", op, ErrInvalid)
 	}
 	return nil
-}
-
-// lose is fail for an answer to a post that broke once begun. The server
-// reads the poll queued behind a post as soon as it has answered the post,
-// and keeps a poll whose connection ends registered (the emulator hands it
-// the next invocation, which then fails): with the framing lost, that poll's
-// answer cannot be read anymore. The next Next reports it, so that the
-// caller can log it, then polls afresh.
-func (c *Conn) lose(ctx context.Context, op string, err error) error {
-	queued := c.pipe.queued
-	err = c.fail(ctx, op, err)
-	if queued && !c.closed.Load() {
-		c.pipe.lost = fmt.Errorf("rapi: %s: the answer to the last %s broke: %w; %w", opNext, op, err, errLostPoll)
-	}
-	return err
 }
 
 // leaveAnswer reports whether the answer to the post just written (with a
@@ -117,23 +98,6 @@ func (c *Conn) leaveAnswer(op string) bool {
 	c.pipe.pending = op
 	c.setLowat(c.pipe.lowat)
 	return true
-}
-
-// ReadAnswer reads the answer to the last post when pipelining left it to
-// Next, and returns what Next would have returned for it: nil, or an
-// *AnswerError. A poll queued behind the post stays queued. With no answer
-// left unread it returns nil at once. It is for a caller that will not
-// call Next again, at shutdown: Close alone would drop an answer that the
-// Runtime API may have accepted unread.
-func (c *Conn) ReadAnswer(ctx context.Context) error {
-	if c.pipe.pending == "" {
-		return nil
-	}
-	defer c.trim()
-	if err := c.begin(ctx, c.pipe.pending); err != nil {
-		return err
-	}
-	return c.readLeft(ctx)
 }
 
 // readLeft reads the answer that a post left to this Next (or ReadAnswer).
@@ -204,4 +168,19 @@ func (c *Conn) clearDeadline() {
 		_ = c.nc.SetReadDeadline(time.Time{})
 	}
 	c.mu.Unlock()
+}
+
+// lose is fail for an answer to a post that broke once begun. The server
+// reads the poll queued behind a post as soon as it has answered the post,
+// and keeps a poll whose connection ends registered (the emulator hands it
+// the next invocation, which then fails): with the framing lost, that poll's
+// answer cannot be read anymore. The next Next reports it, so that the
+// caller can log it, then polls afresh.
+func (c *Conn) lose(ctx context.Context, op string, err error) error {
+	queued := c.pipe.queued
+	err = c.fail(ctx, op, err)
+	if queued && !c.closed.Load() {
+		c.pipe.lost = fmt.Errorf("rapi: %s: the answer to the last %s broke: %w; %w", opNext, op, err, errLostPoll)
+	}
+	return err
 }
