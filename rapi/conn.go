@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -206,59 +205,6 @@ func (c *Conn) nextFailed(ctx context.Context, err error, final bool) error {
 	return nil
 }
 
-// readNext reads the invocation whose answer has begun.
-//
-//go:noinline
-func (c *Conn) readNext(ctx context.Context, inv *Invocation) error {
-	// The answer has begun: the rest of it must not stall (see CutIfStalled).
-	c.beginAnswer()
-	defer c.endAnswer()
-	c.hdrs.start(inv, &c.in)
-	h, err := readHead(c.br, &c.spill, &defaultLimits, &c.hdrs)
-	if err != nil {
-		c.resetKeepingID(inv)
-		return c.fail(ctx, opNext, err)
-	}
-	c.body.init(c.br, &c.spill, h, &defaultLimits)
-	if h.code/100 != 2 {
-		inv.reset()
-		return c.status(opNext, h)
-	}
-	if err := c.hdrs.finish(); err != nil {
-		inv.reset() // nothing that can be answered
-		return c.skip(opNext, h, maxDiscardPayload, fmt.Errorf("rapi: %s: %w", opNext, err))
-	}
-	p, err := c.body.readAll(inv.Payload, c.c.opts.MaxRequestBytes)
-	switch {
-	case errors.Is(err, errBodyTooLarge):
-		inv.Payload = p[:0]
-		return c.skip(opNext, h, maxDiscardPayload, fmt.Errorf("rapi: %s: %w: request %s: body over %d bytes",
-			opNext, ErrPayloadTooLarge, inv.RequestID, c.c.opts.MaxRequestBytes))
-	case err != nil:
-		c.resetKeepingID(inv)
-		return c.fail(ctx, opNext, err)
-	}
-	inv.Payload = p
-	c.end(h)
-	return nil
-}
-
-// resetKeepingID empties inv after an answer failed, keeping its request
-// ID when one had been read and is safe to post to (the invocation was
-// handed out, and only the runtime can still end it before its deadline),
-// and its invocation ID if read too, so that the error answer echoes it.
-func (c *Conn) resetKeepingID(inv *Invocation) {
-	id, invID := inv.RequestID, inv.InvocationID
-	if id == "" {
-		id, invID = c.hdrs.requestID(), c.hdrs.gathered(fInvocationID)
-	}
-	inv.reset()
-	inv.RequestID = id
-	if id != "" {
-		inv.InvocationID = invID
-	}
-}
-
 // What Next does with an answer that breaks off. A peer that stops
 // mid-answer is cut off by CutIfStalled, and the request ID of an answer
 // that failed after it was read is kept, so that the caller can report that
@@ -353,75 +299,6 @@ func (c *Conn) post(ctx context.Context, op string, r *request, queue bool) erro
 		return nil
 	}
 	return c.answer(ctx, op, nil)
-}
-
-// answer reads the Runtime API's answer to a request written in full
-// (sink, if any, sees its headers). A 2xx means the request succeeded,
-// whatever happens to the rest of the body.
-func (c *Conn) answer(ctx context.Context, op string, sink headerSink) error {
-	// Nothing of the answer yet: the server has not answered the post, so
-	// it has not read a poll queued behind it either.
-	if _, err := c.br.Peek(1); err != nil {
-		return c.fail(ctx, op, err)
-	}
-	h, err := readHead(c.br, &c.spill, &defaultLimits, sink)
-	if err != nil {
-		return c.lose(ctx, op, err)
-	}
-	c.body.init(c.br, &c.spill, h, &defaultLimits)
-	if h.code/100 != 2 {
-		return c.status(op, h)
-	}
-	return c.skip(op, h, maxDiscardSmall, nil)
-}
-
-// end finishes a response whose body was consumed.
-func (c *Conn) end(h head) {
-	if h.close || c.body.mode == bodyToEOF {
-		c.drop()
-	}
-}
-
-// skip discards the rest of the body (if short enough, else drops the
-// connection) and returns result.
-func (c *Conn) skip(op string, h head, limit int64, result error) error {
-	if err := c.discarded(op, c.body.discard(limit)); err != nil {
-		return result
-	}
-	c.end(h)
-	return result
-}
-
-// status turns a non-2xx response into a *StatusError.
-func (c *Conn) status(op string, h head) error {
-	b, err := c.body.capture(maxStatusBody, maxDiscardSmall)
-	if c.discarded(op, err) == nil {
-		c.end(h)
-	}
-	return &StatusError{Op: op, Code: h.code, Body: b}
-}
-
-// discarded takes the result of discarding the rest of a body within its
-// cap, and drops the connection when it failed. With a poll queued behind
-// the answer (to a post), a body over the cap is read through instead,
-// whatever its size: dropping the connection would abandon the poll (see
-// lose), and discarding does not buffer. It has begun, so CutIfStalled cuts
-// it off should it stall. A body up to EOF still ends the connection: the
-// server closes it without reading the poll.
-func (c *Conn) discarded(op string, err error) error {
-	if errors.Is(err, errBodyTooLarge) && c.pipe.queued && c.body.mode != bodyToEOF {
-		c.watchAnswer(time.Now())
-		err = c.body.discard(math.MaxInt64)
-		c.endAnswer()
-	}
-	switch {
-	case err == nil:
-	case c.pipe.queued && !errors.Is(err, errBodyTooLarge):
-		_ = c.lose(context.Background(), op, err)
-	default:
-		c.drop()
-	}
-	return err
 }
 
 // Stream posts the response of inv (addressed and echoed as by Respond) in streaming mode:

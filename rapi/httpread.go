@@ -3,14 +3,86 @@ package rapi
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
+	"time"
 )
 
 // The HTTP/1.1 answers a Conn reads: heads, bounded lines, and bodies
 // (Content-Length, chunked, or up to EOF).
+
+// answer reads the Runtime API's answer to a request written in full
+// (sink, if any, sees its headers). A 2xx means the request succeeded,
+// whatever happens to the rest of the body.
+func (c *Conn) answer(ctx context.Context, op string, sink headerSink) error {
+	// Nothing of the answer yet: the server has not answered the post, so
+	// it has not read a poll queued behind it either.
+	if _, err := c.br.Peek(1); err != nil {
+		return c.fail(ctx, op, err)
+	}
+	h, err := readHead(c.br, &c.spill, &defaultLimits, sink)
+	if err != nil {
+		return c.lose(ctx, op, err)
+	}
+	c.body.init(c.br, &c.spill, h, &defaultLimits)
+	if h.code/100 != 2 {
+		return c.status(op, h)
+	}
+	return c.skip(op, h, maxDiscardSmall, nil)
+}
+
+// end finishes a response whose body was consumed.
+func (c *Conn) end(h head) {
+	if h.close || c.body.mode == bodyToEOF {
+		c.drop()
+	}
+}
+
+// skip discards the rest of the body (if short enough, else drops the
+// connection) and returns result.
+func (c *Conn) skip(op string, h head, limit int64, result error) error {
+	if err := c.discarded(op, c.body.discard(limit)); err != nil {
+		return result
+	}
+	c.end(h)
+	return result
+}
+
+// status turns a non-2xx response into a *StatusError.
+func (c *Conn) status(op string, h head) error {
+	b, err := c.body.capture(maxStatusBody, maxDiscardSmall)
+	if c.discarded(op, err) == nil {
+		c.end(h)
+	}
+	return &StatusError{Op: op, Code: h.code, Body: b}
+}
+
+// discarded takes the result of discarding the rest of a body within its
+// cap, and drops the connection when it failed. With a poll queued behind
+// the answer (to a post), a body over the cap is read through instead,
+// whatever its size: dropping the connection would abandon the poll (see
+// lose), and discarding does not buffer. It has begun, so CutIfStalled cuts
+// it off should it stall. A body up to EOF still ends the connection: the
+// server closes it without reading the poll.
+func (c *Conn) discarded(op string, err error) error {
+	if errors.Is(err, errBodyTooLarge) && c.pipe.queued && c.body.mode != bodyToEOF {
+		c.watchAnswer(time.Now())
+		err = c.body.discard(math.MaxInt64)
+		c.endAnswer()
+	}
+	switch {
+	case err == nil:
+	case c.pipe.queued && !errors.Is(err, errBodyTooLarge):
+		_ = c.lose(context.Background(), op, err)
+	default:
+		c.drop()
+	}
+	return err
+}
 
 // Bounds on what is read from the Runtime API, whatever it sends.
 const (
@@ -246,6 +318,20 @@ func splitHeader(line []byte) (name, value []byte, ok bool) {
 	return name, value, true
 }
 
+func headerSafe(v []byte) bool {
+	for _, c := range v {
+		if !valueByte(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// valueByte: field-content of RFC 9110 (VCHAR, SP, HTAB, obs-text).
+func valueByte(c byte) bool {
+	return c >= 0x20 && c != 0x7f || c == '\t'
+}
+
 var tokenByte = func() (t [256]bool) {
 	for c := '0'; c <= '9'; c++ {
 		t[c] = true
@@ -275,46 +361,7 @@ func connectionTokens(v []byte) (closeTok, keepAlive bool) {
 	return closeTok, keepAlive
 }
 
-// parseDecimal parses 1 to 18 ASCII digits: no sign, no space, no overflow
-// (18 digits always fit in an int64).
-func parseDecimal(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 18 {
-		return 0, false
-	}
-	var n int64
-	for _, c := range b {
-		if !isDigit(c) {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, true
-}
-
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
-// equalFold compares ASCII case-insensitively without allocating.
-func equalFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := 0; i < len(b); i++ {
-		x, y := b[i], s[i]
-		if x == y {
-			continue
-		}
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
-}
 
 // Body framings.
 const (

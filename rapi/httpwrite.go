@@ -242,20 +242,6 @@ func ValidHeaderValue(v string, limit int) bool {
 	return true
 }
 
-func headerSafe(v []byte) bool {
-	for _, c := range v {
-		if !valueByte(c) {
-			return false
-		}
-	}
-	return true
-}
-
-// valueByte: field-content of RFC 9110 (VCHAR, SP, HTAB, obs-text).
-func valueByte(c byte) bool {
-	return c >= 0x20 && c != 0x7f || c == '\t'
-}
-
 func clipString(s string) string {
 	if len(s) > 64 {
 		return s[:64] + "..."

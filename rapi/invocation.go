@@ -1,6 +1,7 @@
 package rapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -62,6 +63,59 @@ func (inv *Invocation) reset() {
 	p := inv.Payload[:0]
 	*inv = Invocation{} // cleared in place: no copy of the struct on the stack (Next's frame)
 	inv.Payload, inv.DeadlineErr = p, errNoDeadline
+}
+
+// readNext reads the invocation whose answer has begun.
+//
+//go:noinline
+func (c *Conn) readNext(ctx context.Context, inv *Invocation) error {
+	// The answer has begun: the rest of it must not stall (see CutIfStalled).
+	c.beginAnswer()
+	defer c.endAnswer()
+	c.hdrs.start(inv, &c.in)
+	h, err := readHead(c.br, &c.spill, &defaultLimits, &c.hdrs)
+	if err != nil {
+		c.resetKeepingID(inv)
+		return c.fail(ctx, opNext, err)
+	}
+	c.body.init(c.br, &c.spill, h, &defaultLimits)
+	if h.code/100 != 2 {
+		inv.reset()
+		return c.status(opNext, h)
+	}
+	if err := c.hdrs.finish(); err != nil {
+		inv.reset() // nothing that can be answered
+		return c.skip(opNext, h, maxDiscardPayload, fmt.Errorf("rapi: %s: %w", opNext, err))
+	}
+	p, err := c.body.readAll(inv.Payload, c.c.opts.MaxRequestBytes)
+	switch {
+	case errors.Is(err, errBodyTooLarge):
+		inv.Payload = p[:0]
+		return c.skip(opNext, h, maxDiscardPayload, fmt.Errorf("rapi: %s: %w: request %s: body over %d bytes",
+			opNext, ErrPayloadTooLarge, inv.RequestID, c.c.opts.MaxRequestBytes))
+	case err != nil:
+		c.resetKeepingID(inv)
+		return c.fail(ctx, opNext, err)
+	}
+	inv.Payload = p
+	c.end(h)
+	return nil
+}
+
+// resetKeepingID empties inv after an answer failed, keeping its request
+// ID when one had been read and is safe to post to (the invocation was
+// handed out, and only the runtime can still end it before its deadline),
+// and its invocation ID if read too, so that the error answer echoes it.
+func (c *Conn) resetKeepingID(inv *Invocation) {
+	id, invID := inv.RequestID, inv.InvocationID
+	if id == "" {
+		id, invID = c.hdrs.requestID(), c.hdrs.gathered(fInvocationID)
+	}
+	inv.reset()
+	inv.RequestID = id
+	if id != "" {
+		inv.InvocationID = invID
+	}
 }
 
 // Fields whose values are new for every invocation. They are gathered into
@@ -259,4 +313,46 @@ func (s *nextHeaders) gathered(f int) string {
 		return ""
 	}
 	return string(s.strs[s.spans[f].off:s.spans[f].end])
+}
+
+// Byte helpers of every header parser, kept beside nextHeaders, which
+// calls them for each header of every invocation.
+
+// equalFold compares ASCII case-insensitively without allocating.
+func equalFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		x, y := b[i], s[i]
+		if x == y {
+			continue
+		}
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// parseDecimal parses 1 to 18 ASCII digits: no sign, no space, no overflow
+// (18 digits always fit in an int64).
+func parseDecimal(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if !isDigit(c) {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
 }
