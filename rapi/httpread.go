@@ -318,6 +318,22 @@ func splitHeader(line []byte) (name, value []byte, ok bool) {
 	return name, value, true
 }
 
+// ValidHeaderValue reports whether v may be sent as a header value: at
+// most limit bytes, none of them a control byte (RFC 9110 field-content).
+// A caller that would rather replace a value than have it refused
+// (ErrInvalid) checks it with this first.
+func ValidHeaderValue(v string, limit int) bool {
+	if len(v) > limit {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if !valueByte(v[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 func headerSafe(v []byte) bool {
 	for _, c := range v {
 		if !valueByte(c) {
@@ -359,6 +375,45 @@ func connectionTokens(v []byte) (closeTok, keepAlive bool) {
 		keepAlive = keepAlive || equalFold(tok, "keep-alive")
 	}
 	return closeTok, keepAlive
+}
+
+// parseDecimal parses 1 to 18 ASCII digits: no sign, no space, no overflow
+// (18 digits always fit in an int64).
+func parseDecimal(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if !isDigit(c) {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+// equalFold compares ASCII case-insensitively without allocating.
+func equalFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		x, y := b[i], s[i]
+		if x == y {
+			continue
+		}
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }

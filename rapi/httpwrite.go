@@ -226,22 +226,6 @@ func checkHeaderValue(name, v string, max int) error {
 	return nil
 }
 
-// ValidHeaderValue reports whether v may be sent as a header value: at
-// most limit bytes, none of them a control byte (RFC 9110 field-content).
-// A caller that would rather replace a value than have it refused
-// (ErrInvalid) checks it with this first.
-func ValidHeaderValue(v string, limit int) bool {
-	if len(v) > limit {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		if !valueByte(v[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 func clipString(s string) string {
 	if len(s) > 64 {
 		return s[:64] + "..."
