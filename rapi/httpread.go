@@ -8,12 +8,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"time"
 )
 
-// The HTTP/1.1 answers a Conn reads: heads, bounded lines, and bodies
-// (Content-Length, chunked, or up to EOF).
+// The HTTP/1.1 answers a Conn reads: the answer to a post, the /next
+// answer read into an Invocation, and the head of each, bounded, with the
+// /next headers' sink right after readHead, which calls it for each
+// header. The body is read in body.go.
 
 // answer reads the Runtime API's answer to a request written in full
 // (sink, if any, sees its headers). A 2xx means the request succeeded,
@@ -82,6 +83,43 @@ func (c *Conn) discarded(op string, err error) error {
 		c.drop()
 	}
 	return err
+}
+
+// readNext reads the invocation whose answer has begun.
+//
+//go:noinline
+func (c *Conn) readNext(ctx context.Context, inv *Invocation) error {
+	// The answer has begun: the rest of it must not stall (see CutIfStalled).
+	c.beginAnswer()
+	defer c.endAnswer()
+	c.hdrs.start(inv, &c.in)
+	h, err := readHead(c.br, &c.spill, &defaultLimits, &c.hdrs)
+	if err != nil {
+		c.resetKeepingID(inv)
+		return c.fail(ctx, opNext, err)
+	}
+	c.body.init(c.br, &c.spill, h, &defaultLimits)
+	if h.code/100 != 2 {
+		inv.reset()
+		return c.status(opNext, h)
+	}
+	if err := c.hdrs.finish(); err != nil {
+		inv.reset() // nothing that can be answered
+		return c.skip(opNext, h, maxDiscardPayload, fmt.Errorf("rapi: %s: %w", opNext, err))
+	}
+	p, err := c.body.readAll(inv.Payload, c.c.opts.MaxRequestBytes)
+	switch {
+	case errors.Is(err, errBodyTooLarge):
+		inv.Payload = p[:0]
+		return c.skip(opNext, h, maxDiscardPayload, fmt.Errorf("rapi: %s: %w: request %s: body over %d bytes",
+			opNext, ErrPayloadTooLarge, inv.RequestID, c.c.opts.MaxRequestBytes))
+	case err != nil:
+		c.resetKeepingID(inv)
+		return c.fail(ctx, opNext, err)
+	}
+	inv.Payload = p
+	c.end(h)
+	return nil
 }
 
 // Bounds on what is read from the Runtime API, whatever it sends.
@@ -262,6 +300,203 @@ func readHead(br *bufio.Reader, spill *[]byte, lim *limits, sink headerSink) (he
 	}
 }
 
+// Fields whose values are new for every invocation. They are gathered into
+// one scratch buffer and turned into strings with a single allocation.
+const (
+	fRequestID = iota
+	fTraceID
+	fInvocationID
+	fClientContext
+	fCognitoIdentity
+	nFresh
+)
+
+// Bits of nextHeaders.seen, for duplicate detection.
+const (
+	seenARN = 1 << (nFresh + iota)
+	seenTenant
+	seenContentType
+	seenDeadline
+)
+
+// intern keeps the last value of headers that rarely change between
+// invocations, so that an unchanged value costs no allocation.
+type intern struct {
+	arn, tenant, contentType string
+}
+
+func (in *intern) get(slot *string, v []byte) string {
+	if string(v) != *slot { // compiles to a comparison without allocation
+		*slot = string(v)
+	}
+	return *slot
+}
+
+// maxRetainedStrs bounds the scratch kept between invocations.
+const maxRetainedStrs = 16 << 10
+
+// nextHeaders parses the headers of a 2xx /next answer into an Invocation.
+type nextHeaders struct {
+	inv   *Invocation
+	in    *intern
+	strs  []byte
+	spans [nFresh]struct{ off, end int }
+	seen  uint32
+}
+
+func (s *nextHeaders) start(inv *Invocation, in *intern) {
+	s.inv, s.in = inv, in
+	s.strs = s.strs[:0]
+	s.seen = 0
+}
+
+func (s *nextHeaders) dup(bit uint32, name string) error {
+	if s.seen&bit != 0 {
+		return fmt.Errorf("%w: repeated %s header", errMalformed, name)
+	}
+	s.seen |= bit
+	return nil
+}
+
+func (s *nextHeaders) fresh(f int, name string, v []byte) error {
+	if err := s.dup(1<<f, name); err != nil {
+		return err
+	}
+	s.spans[f].off = len(s.strs)
+	s.strs = append(s.strs, v...)
+	s.spans[f].end = len(s.strs)
+	return nil
+}
+
+// header handles one header of the response; unknown names are ignored.
+func (s *nextHeaders) header(name, v []byte) error {
+	switch len(name) {
+	case len(hdrRequestID): // == len(hdrClientContext)
+		if equalFold(name, hdrRequestID) {
+			return s.fresh(fRequestID, hdrRequestID, v)
+		}
+		if equalFold(name, hdrClientContext) {
+			return s.fresh(fClientContext, hdrClientContext, v)
+		}
+	case len(hdrTraceID):
+		if equalFold(name, hdrTraceID) {
+			return s.fresh(fTraceID, hdrTraceID, v)
+		}
+	case len(hdrInvocationID): // == len(hdrTenantID)
+		if equalFold(name, hdrInvocationID) {
+			return s.fresh(fInvocationID, hdrInvocationID, v)
+		}
+		if equalFold(name, hdrTenantID) {
+			if err := s.dup(seenTenant, hdrTenantID); err != nil {
+				return err
+			}
+			s.inv.TenantID = s.in.get(&s.in.tenant, v)
+		}
+	case len(hdrCognitoIdentity):
+		if equalFold(name, hdrCognitoIdentity) {
+			return s.fresh(fCognitoIdentity, hdrCognitoIdentity, v)
+		}
+	case len(hdrFunctionARN):
+		if equalFold(name, hdrFunctionARN) {
+			if err := s.dup(seenARN, hdrFunctionARN); err != nil {
+				return err
+			}
+			s.inv.FunctionARN = s.in.get(&s.in.arn, v)
+		}
+	case len(hdrContentType):
+		if equalFold(name, hdrContentType) {
+			if err := s.dup(seenContentType, hdrContentType); err != nil {
+				return err
+			}
+			s.inv.ContentType = s.in.get(&s.in.contentType, v)
+		}
+	case len(hdrDeadlineMs):
+		if equalFold(name, hdrDeadlineMs) {
+			if err := s.dup(seenDeadline, hdrDeadlineMs); err != nil {
+				return err
+			}
+			s.deadline(v)
+		}
+	}
+	return nil
+}
+
+// maxDeadlineMs is the last millisecond whose Unix nanoseconds fit in int64
+// (April 2262). Past it, UnixNano and the arithmetic built on it wrap to 1677,
+// so a later deadline is as unusable as a non-numeric one.
+const maxDeadlineMs = math.MaxInt64 / int64(time.Millisecond)
+
+func (s *nextHeaders) deadline(v []byte) {
+	ms, ok := parseDecimal(v)
+	if !ok || ms <= 0 || ms > maxDeadlineMs {
+		s.inv.DeadlineErr = fmt.Errorf("%w: bad %s %q", errMalformed, hdrDeadlineMs, clip(v))
+		return
+	}
+	s.inv.DeadlineMs = ms
+	s.inv.Deadline = time.UnixMilli(ms)
+	s.inv.DeadlineErr = nil
+}
+
+var errNoRequestID = fmt.Errorf("%w: no %s header", errMalformed, hdrRequestID)
+
+// finish turns the gathered values into strings (one allocation) and checks
+// the request ID, without which the invocation cannot be answered.
+func (s *nextHeaders) finish() error {
+	if len(s.strs) > 0 {
+		block := string(s.strs)
+		for f := range nFresh {
+			if s.seen&(1<<f) == 0 {
+				continue
+			}
+			v := block[s.spans[f].off:s.spans[f].end]
+			switch f {
+			case fRequestID:
+				s.inv.RequestID = v
+			case fTraceID:
+				s.inv.TraceID = v
+			case fInvocationID:
+				s.inv.InvocationID = v
+			case fClientContext:
+				s.inv.ClientContext = v
+			case fCognitoIdentity:
+				s.inv.CognitoIdentity = v
+			}
+		}
+	}
+	if cap(s.strs) > maxRetainedStrs {
+		s.strs = nil
+	}
+	if s.inv.RequestID == "" {
+		return errNoRequestID
+	}
+	if err := checkRequestID(s.inv.RequestID); err != nil {
+		return fmt.Errorf("%w: %w", errMalformed, err)
+	}
+	return nil
+}
+
+// errInvalidID is wrapped with ErrInvalid or errMalformed by callers.
+var errInvalidID = errors.New("request ID not safe in a URL path")
+
+// requestID returns the request ID gathered by header so far, or "" when
+// there is none or it is not safe in a URL path. It allocates: error paths
+// only.
+func (s *nextHeaders) requestID() string {
+	id := s.gathered(fRequestID)
+	if checkRequestID(id) != nil {
+		return ""
+	}
+	return id
+}
+
+// gathered returns fresh field f as read by header so far, or "".
+func (s *nextHeaders) gathered(f int) string {
+	if s.inv == nil || s.seen&(1<<f) == 0 {
+		return ""
+	}
+	return string(s.strs[s.spans[f].off:s.spans[f].end])
+}
+
 func headErr(err error) error {
 	if errors.Is(err, errTooLong) {
 		return errHeadTooLarge
@@ -417,279 +652,3 @@ func equalFold(b []byte, s string) bool {
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
-// Body framings.
-const (
-	bodyLength  = iota // Content-Length
-	bodyChunked        // Transfer-Encoding: chunked
-	bodyToEOF          // neither: until the server closes
-)
-
-// body reads one response body per its framing. It never reads past the end
-// of the body, so the connection stays usable after it.
-type body struct {
-	br       *bufio.Reader
-	spill    *[]byte
-	mode     int
-	left     int64 // bytes left in the body (length) or in the current chunk
-	framing  int   // budget of each chunk line
-	trailers int   // budget left for the trailers
-	headers  int   // trailer field budget
-	crlf     bool  // a chunk's data ended: its CRLF comes next
-	done     bool
-}
-
-func (b *body) init(br *bufio.Reader, spill *[]byte, h head, lim *limits) {
-	*b = body{br: br, spill: spill, framing: lim.framing, trailers: lim.framing, headers: lim.headers}
-	switch {
-	case h.chunked:
-		b.mode = bodyChunked
-	case h.length >= 0:
-		b.mode, b.left, b.done = bodyLength, h.length, h.length == 0
-	default:
-		b.mode = bodyToEOF
-	}
-}
-
-// read reads at most len(p) > 0 bytes of the body; io.EOF at its end.
-func (b *body) read(p []byte) (int, error) {
-	if b.done {
-		return 0, io.EOF
-	}
-	if b.mode == bodyToEOF {
-		n, err := b.br.Read(p)
-		if err == io.EOF {
-			b.done = true
-		}
-		return n, err
-	}
-	if b.left == 0 { // chunked: between chunks
-		if err := b.nextChunk(); err != nil {
-			return 0, err
-		}
-		if b.done {
-			return 0, io.EOF
-		}
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.br.Read(p)
-	b.left -= int64(n)
-	if b.left == 0 {
-		if b.mode == bodyLength {
-			b.done = true
-		} else {
-			b.crlf = true
-		}
-		if err == io.EOF {
-			err = nil
-		}
-	} else if err == io.EOF {
-		err = io.ErrUnexpectedEOF
-	}
-	return n, err
-}
-
-// nextChunk reads the CRLF ending the previous chunk and the next size line,
-// or, for the last chunk, the trailers.
-func (b *body) nextChunk() error {
-	if b.crlf {
-		budget := len("\r\n") // nothing else may follow the data
-		line, err := readLine(b.br, b.spill, &budget)
-		if err == nil && len(line) != 0 || errors.Is(err, errTooLong) {
-			return errChunkTooLong
-		}
-		if err != nil {
-			return b.framingErr(err)
-		}
-		b.crlf = false
-	}
-	budget := b.framing
-	line, err := readLine(b.br, b.spill, &budget)
-	if err != nil {
-		return b.framingErr(err)
-	}
-	if i := bytes.IndexByte(line, ';'); i >= 0 {
-		line = line[:i] // chunk extensions are ignored
-	}
-	line = bytes.TrimRight(line, " \t")
-	size, ok := parseHex(line)
-	if !ok {
-		return fmt.Errorf("%w: bad chunk size %q", errMalformed, clip(line))
-	}
-	if size > 0 {
-		b.left = size
-		return nil
-	}
-	for { // trailers, ignored but bounded
-		line, err := readLine(b.br, b.spill, &b.trailers)
-		if err != nil {
-			return b.framingErr(err)
-		}
-		if len(line) == 0 {
-			b.done = true
-			return nil
-		}
-		if b.headers--; b.headers < 0 {
-			return errTooManyHeaders
-		}
-		if _, _, ok := splitHeader(line); !ok {
-			return fmt.Errorf("%w: bad trailer line %q", errMalformed, clip(line))
-		}
-	}
-}
-
-func (b *body) framingErr(err error) error {
-	if errors.Is(err, errTooLong) {
-		return errFramingTooLarge
-	}
-	if errors.Is(err, io.EOF) {
-		return io.ErrUnexpectedEOF // the body had started
-	}
-	return err
-}
-
-// parseHex parses 1 to 15 hex digits (always fits an int64).
-func parseHex(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 15 {
-		return 0, false
-	}
-	var n int64
-	for _, c := range b {
-		var d byte
-		switch {
-		case isDigit(c):
-			d = c - '0'
-		case 'a' <= c && c <= 'f':
-			d = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			d = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		n = n<<4 | int64(d)
-	}
-	return n, true
-}
-
-// readAll reads the whole body into dst[:0], growing dst only as needed and
-// never beyond max+1 bytes. A longer body returns errBodyTooLarge with the
-// body partly read. A declared length is checked before any allocation.
-func (b *body) readAll(dst []byte, limit int) ([]byte, error) {
-	dst = dst[:0]
-	if b.mode == bodyLength {
-		if b.left > int64(limit) {
-			return dst, errBodyTooLarge
-		}
-		n := int(b.left)
-		if cap(dst) < n {
-			dst = make([]byte, n)
-		} else {
-			dst = dst[:n]
-		}
-		for off := 0; off < n; {
-			m, err := b.read(dst[off:])
-			off += m
-			if err != nil && off < n {
-				return dst[:off], err
-			}
-		}
-		return dst, nil
-	}
-	for {
-		if b.mode == bodyChunked {
-			if b.left == 0 && !b.done {
-				if err := b.nextChunk(); err != nil {
-					return dst, err
-				}
-				continue
-			}
-			if b.done {
-				return dst, nil
-			}
-			if int64(len(dst))+b.left > int64(limit) {
-				return dst, errBodyTooLarge // the declared chunk is over the limit
-			}
-		}
-		if len(dst) == cap(dst) {
-			if len(dst) > limit {
-				return dst, errBodyTooLarge
-			}
-			want := min(max(2*cap(dst), 512), limit+1)
-			if b.mode == bodyChunked && b.left > 0 {
-				// The chunk size is known: grow once for it (still capped).
-				want = max(int(min(int64(len(dst))+b.left, int64(limit+1))), len(dst)+1)
-			}
-			dst = slices.Grow(dst, want-len(dst))
-		}
-		// slices.Grow may round the capacity up: read no further than one
-		// byte past the limit, which is enough to tell the body too large.
-		n, err := b.read(dst[len(dst):min(cap(dst), limit+1)])
-		dst = dst[:len(dst)+n]
-		if len(dst) > limit {
-			return dst, errBodyTooLarge
-		}
-		if errors.Is(err, io.EOF) {
-			return dst, nil
-		}
-		if err != nil {
-			return dst, err
-		}
-	}
-}
-
-// discard skips the rest of the body if it ends within limit bytes. It
-// returns errBodyTooLarge otherwise (the connection must then be dropped).
-func (b *body) discard(limit int64) error {
-	if b.mode == bodyToEOF {
-		return errBodyTooLarge // the connection ends with it anyway
-	}
-	for !b.done {
-		if b.left == 0 {
-			if err := b.nextChunk(); err != nil {
-				return err
-			}
-			continue
-		}
-		if b.left > limit {
-			return errBodyTooLarge
-		}
-		n, err := b.br.Discard(int(b.left))
-		limit -= int64(n)
-		b.left -= int64(n)
-		if err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return err
-		}
-		if b.mode == bodyLength {
-			b.done = true
-		} else {
-			b.crlf = true
-		}
-	}
-	return nil
-}
-
-// capture returns the start of the body (at most max bytes) for a
-// StatusError, then skips the rest if it is short enough.
-func (b *body) capture(keep int, limit int64) ([]byte, error) {
-	if b.mode == bodyLength {
-		keep = int(min(int64(keep), b.left))
-	}
-	buf := make([]byte, keep)
-	n := 0
-	for n < keep {
-		m, err := b.read(buf[n:])
-		n += m
-		if errors.Is(err, io.EOF) {
-			return buf[:n:n], nil
-		}
-		if err != nil {
-			return buf[:n:n], err
-		}
-	}
-	return buf[:n:n], b.discard(limit)
-}
