@@ -72,7 +72,7 @@ const (
 func (rt *Runtime) respond(s *slot, body []byte, contentType string) {
 	contentType = rt.cleanContentType(&s.inv, contentType)
 	again, err := rt.send(s, func(ctx context.Context) error {
-		return s.conn.Respond(ctx, &s.inv, body, contentType)
+		return s.conn.Respond(ctx, &s.inv, body, contentType, rt.mayQueue(s))
 	})
 	if errors.Is(err, rapi.ErrInvalid) {
 		rt.fail(s, errTypeUnsendable, fmt.Errorf("the response could not be sent: %w", err))
@@ -108,7 +108,7 @@ func (rt *Runtime) postError(s *slot, errorType string) {
 	errorType = headerErrorType(errorType)
 	doc, cause := withXRayCause(s.resp, &s.inv) // xraycause.go
 	again, err := rt.send(s, func(ctx context.Context) error {
-		return s.conn.Fail(ctx, &s.inv, errorType, doc, cause)
+		return s.conn.Fail(ctx, &s.inv, errorType, doc, cause, rt.mayQueue(s))
 	})
 	if errors.Is(err, rapi.ErrInvalid) && errorType != errTypeUnsendable {
 		s.resp.Reset()
@@ -117,7 +117,7 @@ func (rt *Runtime) postError(s *slot, errorType string) {
 		})
 		doc, cause = withXRayCause(s.resp, &s.inv)
 		again, err = rt.send(s, func(ctx context.Context) error {
-			return s.conn.Fail(ctx, &s.inv, errTypeUnsendable, doc, cause)
+			return s.conn.Fail(ctx, &s.inv, errTypeUnsendable, doc, cause, rt.mayQueue(s))
 		})
 	}
 	rt.settle(s, err, again)
@@ -128,7 +128,7 @@ func (rt *Runtime) postError(s *slot, errorType string) {
 // second gets a harmless 400).
 //
 // The slot's next /next goes out on the same connection right behind the
-// answer (rapi.Options.Pipeline, asked at write time through mayQueue), so
+// answer (the queue value of each post, from mayQueue), so
 // the Runtime API has the poll the moment the caller has its response, and
 // the slot, going round, only reads it. That closes the gap in which LMI
 // throttles an invoke arriving right after a response, and never holds
@@ -216,12 +216,14 @@ func (rt *Runtime) answerCtx() context.Context {
 	return context.Background()
 }
 
-// mayQueue tells rapi, right before an answer is written, whether to queue
-// the slot's next poll behind it: not once shutdown began (the poll would
-// be left registered, and the invocation handed to it lost), nor while
-// memory holds new invocations back (admission.go).
-func (rt *Runtime) mayQueue() bool {
-	return !rt.stopping.Load() && !rt.holding()
+// mayQueue is the queue value of an answer of s, decided right before it is
+// posted: whether the slot's next poll goes behind it. Not once the overrun
+// watch replaced s (endWatch), nor once shutdown began (the poll would be
+// left registered, and the invocation handed to it lost), nor while memory
+// holds new invocations back (admission.go), nor after a cut reply
+// (replyCut): the poll queued behind the first post may be registered still.
+func (rt *Runtime) mayQueue(s *slot) bool {
+	return s.endWatch() && !s.replyCut.Load() && !rt.stopping.Load() && !rt.holding()
 }
 
 // headerErrorType is errorType if a header can carry it, else

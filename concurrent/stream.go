@@ -31,7 +31,7 @@ import (
 func (rt *Runtime) stream(s *slot, ctx *invocationContext, contentType string, body io.Reader) {
 	inv := &s.inv
 	contentType = rt.cleanContentType(inv, contentType)
-	g := &guardedReader{r: body, rt: rt, c: ctx}
+	g := &guardedReader{r: body, rt: rt, c: ctx, s: s}
 	var src io.Reader = g
 	if wt, ok := body.(io.WriterTo); ok {
 		// Written out from its own bytes (rapi.Conn.Stream): a
@@ -83,15 +83,15 @@ func (rt *Runtime) stream(s *slot, ctx *invocationContext, contentType string, b
 	again, err := rt.send(s, func(ctx context.Context) error {
 		switch {
 		case last == nil || g.reads == 0:
-			last = s.conn.Stream(ctx, inv, contentType, src, onError)
+			last = s.conn.Stream(ctx, inv, contentType, src, onError, &g.queue)
 		case early:
-			last = s.conn.Fail(ctx, inv, headerErrorType(failureType), s.resp.B, nil)
+			last = s.conn.Fail(ctx, inv, headerErrorType(failureType), s.resp.B, nil, rt.mayQueue(s))
 		default:
 			interrupted = fmt.Errorf("the response stream's connection ended before the Runtime API answered, "+
 				"and a stream cannot be sent again: %w", last)
 			s.resp.Reset()
 			writeErrorDoc(s.resp, messages.InvokeResponse_Error{Message: interrupted.Error(), Type: errTypeStreamInterrupted}, maxErrorBody)
-			last = s.conn.Fail(ctx, inv, errTypeStreamInterrupted, s.resp.B, nil)
+			last = s.conn.Fail(ctx, inv, errTypeStreamInterrupted, s.resp.B, nil, rt.mayQueue(s))
 		}
 		return last
 	})
@@ -141,6 +141,16 @@ type guardedReader struct {
 	reads int
 	rt    *Runtime
 	c     *invocationContext // nil: nothing to finish (tests)
+	// s is the slot streamed from, nil in tests; queue is the stream's
+	// queue value (rapi reads it at the end), decided when the body ends.
+	s     *slot
+	queue bool
+}
+
+// decide sets the stream's queue value as the body ends: as late as an
+// answer's, so that the overrun watch covers a body that hangs.
+func (g *guardedReader) decide() {
+	g.queue = g.s != nil && g.rt.mayQueue(g.s)
 }
 
 func (g *guardedReader) Read(p []byte) (n int, err error) {
@@ -151,6 +161,9 @@ func (g *guardedReader) Read(p []byte) (n int, err error) {
 		}
 		if n > 0 {
 			g.n += int64(n)
+		}
+		if err != nil {
+			g.decide()
 		}
 	}()
 	n, err = g.r.Read(p)
@@ -191,6 +204,7 @@ func (g *guardedWriterTo) WriteTo(w io.Writer) (n int64, err error) {
 		if v := recover(); v != nil {
 			n, err = g.n, newPanicError(v)
 		}
+		g.decide()
 	}()
 	n, err = g.wt.WriteTo(&g.cw)
 	if err == nil {
