@@ -72,7 +72,7 @@ const (
 func (s *slot) respond(body []byte, contentType string) {
 	contentType = s.cleanContentType(contentType)
 	again, err := s.send(func(ctx context.Context) error {
-		return s.conn.Respond(ctx, &s.inv, body, contentType)
+		return s.conn.Respond(ctx, &s.inv, body, contentType, s.mayQueue())
 	})
 	if errors.Is(err, rapi.ErrInvalid) {
 		s.fail(errTypeUnsendable, fmt.Errorf("the response could not be sent: %w", err))
@@ -110,7 +110,7 @@ func (s *slot) postError(errorType string) {
 	errorType = headerErrorType(errorType)
 	doc, cause := withXRayCause(s.resp, &s.inv)
 	again, err := s.send(func(ctx context.Context) error {
-		return s.conn.Fail(ctx, &s.inv, errorType, doc, cause)
+		return s.conn.Fail(ctx, &s.inv, errorType, doc, cause, s.mayQueue())
 	})
 	if errors.Is(err, rapi.ErrInvalid) && errorType != errTypeUnsendable {
 		s.resp.Reset()
@@ -119,7 +119,7 @@ func (s *slot) postError(errorType string) {
 		})
 		doc, cause = withXRayCause(s.resp, &s.inv)
 		again, err = s.send(func(ctx context.Context) error {
-			return s.conn.Fail(ctx, &s.inv, errTypeUnsendable, doc, cause)
+			return s.conn.Fail(ctx, &s.inv, errTypeUnsendable, doc, cause, s.mayQueue())
 		})
 	}
 	s.settle(err, again)
@@ -130,7 +130,7 @@ func (s *slot) postError(errorType string) {
 // second gets a harmless 400).
 //
 // The slot's next /next goes out on the same connection right behind the
-// answer (rapi.Options.Pipeline, asked at write time through mayQueue), so
+// answer (the queue value of each post, from mayQueue), so
 // the Runtime API has the poll the moment the caller has its response, and
 // the slot, going round, only reads it. That closes the gap in which LMI
 // throttles an invoke arriving right after a response, and never holds
@@ -221,12 +221,15 @@ func (rt *Runtime) answerCtx() context.Context {
 	return context.Background()
 }
 
-// mayQueue tells rapi, right before an answer is written, whether to queue
-// the slot's next poll behind it: not once shutdown began (the poll would
-// be left registered, and the invocation handed to it lost), nor while
-// memory holds new invocations back (admission.go).
-func (rt *Runtime) mayQueue() bool {
-	return !rt.stopping.Load() && !rt.holding()
+// mayQueue is the queue value of an answer of s, decided right before it is
+// posted: whether the slot's next poll goes behind it. Not once the overrun
+// watch replaced s (endWatch), nor once shutdown began (the poll would be
+// left registered, and the invocation handed to it lost), nor while memory
+// holds new invocations back (admission.go), nor after a cut reply
+// (replyCut): the poll queued behind the first post may be registered still.
+func (s *slot) mayQueue() bool {
+	rt := s.rt
+	return s.endWatch() && !s.replyCut.Load() && !rt.stopping.Load() && !rt.holding()
 }
 
 // headerErrorType is errorType if a header can carry it, else

@@ -72,12 +72,10 @@ type slot struct {
 }
 
 // newSlot makes a slot. Its next poll goes out behind its answer (see
-// send) unless the overrun watch has replaced it (endWatch).
+// send) unless the overrun watch has replaced it (mayQueue).
 func newSlot(rt *Runtime) *slot {
 	s := &slot{rt: rt, bufs: pool.NewBuffers(rt.cfg.BufferRetainBytes)}
-	// After a cut (replyCut) the answer goes again alone: the poll queued
-	// behind the first post may be registered still.
-	s.conn = rt.client.ConnPipelined(func() bool { return s.endWatch() && !s.replyCut.Load() && rt.mayQueue() })
+	s.conn = rt.client.Conn()
 	return s
 }
 
@@ -500,8 +498,8 @@ func watchDeadline(deadline, now time.Time) int64 {
 }
 
 // endWatch takes s's invocation back from the overrun watch as it is
-// answered, before the answer is written (it is the slot's pipelining
-// condition, and serve's last word): false once the watch has replaced the
+// answered, before the answer is written (mayQueue, and serve's last
+// word): false once the watch has replaced the
 // slot, whose answer then goes alone, with no poll behind it.
 func (s *slot) endWatch() bool {
 	for {

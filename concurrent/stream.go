@@ -84,15 +84,15 @@ func (s *slot) stream(ctx *invocationContext, contentType string, body io.Reader
 	again, err := s.send(func(ctx context.Context) error {
 		switch {
 		case last == nil || g.reads == 0:
-			last = s.conn.Stream(ctx, inv, contentType, src, onError)
+			last = s.conn.Stream(ctx, inv, contentType, src, onError, &g.queue)
 		case early:
-			last = s.conn.Fail(ctx, inv, headerErrorType(failureType), s.resp.B, nil)
+			last = s.conn.Fail(ctx, inv, headerErrorType(failureType), s.resp.B, nil, s.mayQueue())
 		default:
 			interrupted = fmt.Errorf("the response stream's connection ended before the Runtime API answered, "+
 				"and a stream cannot be sent again: %w", last)
 			s.resp.Reset()
 			writeErrorDoc(s.resp, messages.InvokeResponse_Error{Message: interrupted.Error(), Type: errTypeStreamInterrupted}, maxErrorBody)
-			last = s.conn.Fail(ctx, inv, errTypeStreamInterrupted, s.resp.B, nil)
+			last = s.conn.Fail(ctx, inv, errTypeStreamInterrupted, s.resp.B, nil, s.mayQueue())
 		}
 		return last
 	})
@@ -143,7 +143,17 @@ type guardedReader struct {
 	reads int
 	rt    *Runtime
 	c     *invocationContext // nil: nothing to finish (tests)
-	s     *slot              // marked finished by ended
+	// s is the slot streamed from, nil in tests: ended marks it finished.
+	// queue is the stream's queue value (rapi reads it at the end),
+	// decided when the body ends.
+	s     *slot
+	queue bool
+}
+
+// decide sets the stream's queue value as the body ends: as late as an
+// answer's, so that the overrun watch covers a body that hangs.
+func (g *guardedReader) decide() {
+	g.queue = g.s != nil && g.s.mayQueue()
 }
 
 func (g *guardedReader) Read(p []byte) (n int, err error) {
@@ -154,6 +164,9 @@ func (g *guardedReader) Read(p []byte) (n int, err error) {
 		}
 		if n > 0 {
 			g.n += int64(n)
+		}
+		if err != nil {
+			g.decide()
 		}
 	}()
 	n, err = g.r.Read(p)
@@ -195,6 +208,7 @@ func (g *guardedWriterTo) WriteTo(w io.Writer) (n int64, err error) {
 		if v := recover(); v != nil {
 			n, err = g.n, newPanicError(v)
 		}
+		g.decide()
 	}()
 	n, err = g.wt.WriteTo(&g.cw)
 	if err == nil {

@@ -38,15 +38,6 @@ type Options struct {
 	// mid-answer for longer (the wait for the first byte, the long poll
 	// itself, is never bounded).
 	StallTimeout time.Duration
-	// Pipeline, when set, pipelines each Conn's next poll behind its
-	// answers (see the package doc): Respond, Fail and Stream write GET
-	// /next right behind the post whenever Pipeline returns true, asked
-	// right before the post (or a stream's end) is written, and Respond
-	// and Fail leave their answer to the Next that reads that poll. Set it
-	// when the next call on each Conn is Next, as for a runtime's slot. It
-	// runs on the Conn owner's goroutine and must not block. Nil: every
-	// post reads its own answer and queues nothing.
-	Pipeline func() bool
 }
 
 // Option changes Options.
@@ -65,9 +56,6 @@ func withDialer(dial func(ctx context.Context, network, addr string) (net.Conn, 
 
 // WithStallTimeout sets Options.StallTimeout (d > 0).
 func WithStallTimeout(d time.Duration) Option { return func(o *Options) { o.StallTimeout = d } }
-
-// WithPipeline sets Options.Pipeline.
-func WithPipeline(when func() bool) Option { return func(o *Options) { o.Pipeline = when } }
 
 // withReadBufferSize sets Options.ReadBufferSize; tests only.
 func withReadBufferSize(n int) Option { return func(o *Options) { o.ReadBufferSize = n } }
@@ -141,16 +129,6 @@ func (c *Client) StallTimeout() time.Duration { return c.opts.StallTimeout }
 // slot of a runtime owns one.
 func (c *Client) Conn() *Conn {
 	return newConn(c)
-}
-
-// ConnPipelined returns a new connection, as Conn, whose pipelining
-// condition is when instead of Options.Pipeline (see Options.Pipeline;
-// nil: none), for a caller that decides per connection whether a post
-// queues a poll: a slot whose invocation is over, say, posts alone.
-func (c *Client) ConnPipelined(when func() bool) *Conn {
-	cn := newConn(c)
-	cn.pipe = newPipeline(when)
-	return cn
 }
 
 // InitError posts POST /runtime/init/error on a connection of its own, then

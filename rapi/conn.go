@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -46,6 +44,7 @@ const (
 // holding a queued poll was dropped after the answer to the post in front
 // of it had begun (see lose).
 var errLostPoll = errors.New("the poll queued behind it was lost with its connection " +
+
 	"(the Runtime API may still hand it an invocation, which then fails)")
 
 // aLongTimeAgo is a deadline that makes blocked I/O return at once.
@@ -94,7 +93,7 @@ func newConn(c *Client) *Conn {
 		c:    c,
 		br:   bufio.NewReaderSize(nil, c.opts.ReadBufferSize),
 		req:  request{head: make([]byte, 0, initialHead)},
-		pipe: newPipeline(c.opts.Pipeline),
+		pipe: newPipeline(),
 	}
 }
 
@@ -107,7 +106,7 @@ func (c *Conn) Connect(ctx context.Context) error { return c.begin(ctx, opConnec
 // an invocation arrives, ctx is done, or Close is called. Do not abandon a
 // poll you still want: the Runtime API keeps it registered.
 //
-// When a GET /next is queued behind the last post (Options.Pipeline), Next
+// When a GET /next is queued behind the last post (queue), Next
 // writes nothing: it reads that poll's answer, and never sends the GET
 // again on a new connection when the queued one fails (see the package
 // doc). It first reads the answer to that post if the post left it (sending
@@ -209,58 +208,6 @@ func (c *Conn) nextFailed(ctx context.Context, err error, final bool) error {
 	return nil
 }
 
-// readNext reads the invocation whose answer has begun.
-//
-//go:noinline
-func (c *Conn) readNext(ctx context.Context, inv *Invocation) error {
-	// The answer has begun: the rest of it must not stall (see CutIfStalled).
-	c.beginAnswer()
-	defer c.endAnswer()
-	c.hdrs.start(inv, &c.in)
-	h, err := readHead(c.br, &c.spill, &defaultLimits, &c.hdrs)
-	if err != nil {
-		c.resetKeepingID(inv)
-		return c.fail(ctx, opNext, err)
-	}
-	c.body.init(c.br, &c.spill, h, &defaultLimits)
-	if h.code/100 != 2 {
-		inv.reset()
-		return c.status(opNext, h)
-	}
-	if err := c.hdrs.finish(); err != nil {
-		// Nothing that can be answered; its deadline says how long the
-		// Runtime API holds it.
-		d, ms := inv.Deadline, inv.DeadlineMs
-		inv.reset()
-		inv.Deadline, inv.DeadlineMs = d, ms
-		return c.skip(opNext, h, maxDiscardPayload, fmt.Errorf("rapi: %s: %w", opNext, err))
-	}
-	p, err := c.body.readAll(inv.Payload, c.c.opts.MaxRequestBytes)
-	switch {
-	case errors.Is(err, errBodyTooLarge):
-		inv.Payload = p[:0]
-		return c.skip(opNext, h, maxDiscardPayload, fmt.Errorf("rapi: %s: %w: request %s: body over %d bytes",
-			opNext, ErrPayloadTooLarge, inv.RequestID, c.c.opts.MaxRequestBytes))
-	case err != nil:
-		c.resetKeepingID(inv)
-		return c.fail(ctx, opNext, err)
-	}
-	inv.Payload = p
-	c.end(h)
-	return nil
-}
-
-// staleConn reports whether err, met before any byte of a response on a
-// reused connection, means the server had closed it while idle. Only GET
-// /next is then sent again: the server cannot have seen it, and a POST is
-// never sent twice.
-func (c *Conn) staleConn(ctx context.Context, err error) bool {
-	if c.closed.Load() || ctx.Err() != nil {
-		return false
-	}
-	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
-}
-
 // What Next does with an answer that breaks off. A peer that stops
 // mid-answer is cut off by CutIfStalled, and the request ID of an answer
 // that failed after it was read is kept, so that the caller can report that
@@ -295,28 +242,6 @@ func (c *Conn) endAnswer() {
 	c.mu.Unlock()
 }
 
-// CutIfStalled interrupts the /next answer being read when its first byte
-// arrived more than Options.StallTimeout ago: the blocked read returns, and
-// Next fails with ErrTransport (and inv.RequestID, if it had been read). It
-// reports whether it cut. The wait for the first byte, the long poll itself,
-// is never cut, and neither are posts: the Runtime API answers a post only
-// once the caller has the body, which a slow caller may legitimately delay.
-// The one exception is the body of a post's answer past the discard cap,
-// read through to keep the poll queued behind it (Conn.discarded).
-//
-// Call it periodically (every StallTimeout/4, say) from any goroutine; a
-// runtime with one Conn per slot calls it for each. It costs a lock.
-func (c *Conn) CutIfStalled() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.answerSince.IsZero() || c.nc == nil || time.Since(c.answerSince) < c.c.opts.StallTimeout {
-		return false
-	}
-	c.interrupted.Store(true) // as a context would: the Conn drops nc
-	_ = c.nc.SetDeadline(aLongTimeAgo)
-	return true
-}
-
 // CutReply interrupts the wait for the first byte of the reply to a post,
 // if one is waited for: the blocked read returns, and the post fails with
 // ErrTransport (a post left to Next is sent again once, as after any
@@ -341,22 +266,6 @@ func (c *Conn) awaitReply(on bool) {
 	c.mu.Unlock()
 }
 
-// resetKeepingID empties inv after an answer failed, keeping its request
-// ID when one had been read and is safe to post to (the invocation was
-// handed out, and only the runtime can still end it before its deadline),
-// and its invocation ID if read too, so that the error answer echoes it.
-func (c *Conn) resetKeepingID(inv *Invocation) {
-	id, invID := inv.RequestID, inv.InvocationID
-	if id == "" {
-		id, invID = c.hdrs.requestID(), c.hdrs.gathered(fInvocationID)
-	}
-	inv.reset()
-	inv.RequestID = id
-	if id != "" {
-		inv.InvocationID = invID
-	}
-}
-
 // Respond posts body as the response of inv, addressed by inv.RequestID
 // and carrying inv.InvocationID back as Lambda-Runtime-Invocation-Id when
 // it is set (the Runtime API refuses an answer whose echo does not match,
@@ -365,15 +274,18 @@ func (c *Conn) resetKeepingID(inv *Invocation) {
 // returns, unless pipelining leaves its answer to Next: then until Next (or
 // ReadAnswer) has read it, as it may be sent again. An empty contentType
 // sends no Content-Type (the Runtime API then assumes
-// application/octet-stream).
-func (c *Conn) Respond(ctx context.Context, inv *Invocation, body []byte, contentType string) error {
+// application/octet-stream). With queue set, GET /next goes out right
+// behind the post, in the same write, and the answer is left to the Next
+// that reads that poll (see the package doc): set it when the next call
+// is Next.
+func (c *Conn) Respond(ctx context.Context, inv *Invocation, body []byte, contentType string, queue bool) error {
 	if err := c.idle(opResponse); err != nil {
 		return err
 	}
 	if err := buildResponse(&c.req, c.c.pre, inv, contentType, body); err != nil {
 		return fmt.Errorf("rapi: %s: %w", opResponse, err)
 	}
-	return c.post(ctx, opResponse, &c.req, c.pipe.queueing())
+	return c.post(ctx, opResponse, &c.req, queue)
 }
 
 // Fail posts body (the JSON error document) as the error of inv (addressed
@@ -381,40 +293,15 @@ func (c *Conn) Respond(ctx context.Context, inv *Invocation, body []byte, conten
 // when empty). xrayCause, when non-empty, under 1 MiB and free of control
 // bytes, goes as Lambda-Runtime-Function-XRay-Error-Cause; otherwise it is
 // left out rather than failing the report. body and xrayCause are kept as
-// Respond keeps its body.
-func (c *Conn) Fail(ctx context.Context, inv *Invocation, errorType string, body, xrayCause []byte) error {
+// Respond keeps its body, and queue is Respond's.
+func (c *Conn) Fail(ctx context.Context, inv *Invocation, errorType string, body, xrayCause []byte, queue bool) error {
 	if err := c.idle(opError); err != nil {
 		return err
 	}
 	if err := buildError(&c.req, c.c.pre, inv, errorType, body, xrayCause); err != nil {
 		return fmt.Errorf("rapi: %s: %w", opError, err)
 	}
-	return c.post(ctx, opError, &c.req, c.pipe.queueing())
-}
-
-// Close closes the connection and ends the Conn: a blocked call returns an
-// error saying the connection is closed, and later calls fail the same way. Close is
-// idempotent and may be called from any goroutine.
-func (c *Conn) Close() error {
-	c.mu.Lock()
-	if c.closed.Load() {
-		c.mu.Unlock()
-		return nil
-	}
-	c.closed.Store(true)
-	c.gen++
-	stop := c.watchStop
-	c.watchStop = nil
-	var err error
-	if c.nc != nil {
-		// nc itself stays set: the owner may be using it right now.
-		err = c.nc.Close()
-	}
-	c.mu.Unlock()
-	if stop != nil {
-		stop()
-	}
-	return err
+	return c.post(ctx, opError, &c.req, queue)
 }
 
 // post sends r, with GET /next right behind it when queue is set, and reads
@@ -441,280 +328,123 @@ func (c *Conn) post(ctx context.Context, op string, r *request, queue bool) erro
 	return c.answer(ctx, op, nil)
 }
 
-// answer reads the Runtime API's answer to a request written in full
-// (sink, if any, sees its headers). A 2xx means the request succeeded,
-// whatever happens to the rest of the body.
-func (c *Conn) answer(ctx context.Context, op string, sink headerSink) error {
-	// Nothing of the answer yet: the server has not answered the post, so
-	// it has not read a poll queued behind it either. Only this wait may
-	// be cut (CutReply): an answer begun is read through.
-	c.awaitReply(true)
-	_, err := c.br.Peek(1)
-	c.awaitReply(false)
-	if err != nil {
-		return c.fail(ctx, op, err)
+// Stream posts the response of inv (addressed and echoed as by Respond) in streaming mode:
+// Lambda-Runtime-Function-Response-Mode: streaming, Transfer-Encoding:
+// chunked, and a Trailer header declaring Lambda-Runtime-Function-Error-Type
+// and Lambda-Runtime-Function-Error-Body. It reads body until io.EOF; each
+// Read that returns data (at most 32 KiB) becomes one chunk, written at
+// once, so the reader decides how the response is cut and flushed. The
+// chunk buffer belongs to the Conn and is reused: a stream allocates
+// nothing per chunk. A body that is an io.WriterTo writes itself out
+// instead: each Write it makes is one chunk, sent from its own bytes
+// (writev), so a *bytes.Reader or *bytes.Buffer is not copied at all. The
+// writer WriteTo is given is the Conn's and writes on its connection: body
+// must not use it once WriteTo returns (a caller that cannot vouch for body
+// hands it a writer that refuses late writes). body is not retained after
+// Stream returns. An empty contentType sends no Content-Type
+// (application/octet-stream).
+//
+// A read error (any error but io.EOF) ends the stream. Before the first
+// byte, nothing has been written: Stream posts an ordinary /error instead,
+// so the caller gets a plain function error. After it, the body ends with
+// the declared trailers: the error type and the base64 of the error
+// document, both from onError (see ErrorFunc). Either way Stream returns
+// nil when the Runtime API accepted the answer: the caller learns of the
+// read error through onError. Nothing is sent before the first Read
+// returns, so a reader that blocks holds no request open.
+//
+// Errors are those of Respond. queue is read once body has ended, right
+// before the end is written (the caller may set it from body's last Read):
+// when it is set, GET /next goes out right behind the last chunk (or the
+// trailers, or the /error), in the same write, as with Respond; nil queues
+// nothing. While a poll is queued Stream refuses with
+// ErrInvalid and reads nothing. A panic or runtime.Goexit in body's Read
+// after the first byte drops the connection, which the Runtime API reports
+// as a truncated response, and goes on up the stack.
+func (c *Conn) Stream(ctx context.Context, inv *Invocation, contentType string, body io.Reader, onError ErrorFunc, queue *bool) error {
+	defer c.trim()
+	if body == nil || onError == nil {
+		return fmt.Errorf("rapi: %s: %w: nil body or ErrorFunc", opResponse, ErrInvalid)
 	}
-	h, err := readHead(c.br, &c.spill, &defaultLimits, sink)
-	if err != nil {
-		return c.lose(ctx, op, err)
-	}
-	c.body.init(c.br, &c.spill, h, &defaultLimits)
-	if h.code/100 != 2 {
-		return c.status(op, h)
-	}
-	return c.skip(op, h, maxDiscardSmall, nil)
-}
-
-// trim drops references to the caller's slices and scratch buffers that a
-// rare large response grew, so that what a Conn keeps stays small. A post
-// whose answer is pending stays in req until it is read (readLeft).
-func (c *Conn) trim() {
-	if cap(c.spill) > maxSpillKept {
-		c.spill = nil
-	}
-	if c.pipe.pending != "" {
-		return
-	}
-	c.req.body, c.req.mid = nil, nil
-	if cap(c.req.head) > 4*coalesceMax {
-		c.req.head = make([]byte, 0, coalesceMax)
-	}
-}
-
-// write sends r, followed by GET /next when next is set, with one write
-// when small, else with writev (net.Buffers), without copying the body.
-// r is left as a request that writes the same bytes again, without the GET.
-func (c *Conn) write(r *request, next bool) error {
-	var tail []byte
-	if next {
-		tail = c.c.pre.next
-	}
-	if r.mid == nil && len(r.head)+len(r.body)+len(tail) <= coalesceMax {
-		r.head = append(r.head, r.body...)
-		n := len(r.head)
-		r.head = append(r.head, tail...)
-		_, err := c.nc.Write(r.head)
-		r.head, r.body = r.head[:n], nil // the body is in head now
+	if err := c.idle(opResponse); err != nil {
 		return err
 	}
-	c.bufs = append(c.parts[:0], r.head[:r.split], r.mid, r.head[r.split:], r.body)
-	if next {
-		c.bufs = append(c.bufs, tail) // parts has room: no allocation
+	if err := buildStreamHead(&c.req, c.c.pre, inv, contentType); err != nil {
+		return fmt.Errorf("rapi: %s: %w", opResponse, err)
 	}
-	_, err := c.bufs.WriteTo(c.nc)
-	c.parts = [5][]byte{}
-	return err
+	if err := c.begin(ctx, opResponse); err != nil {
+		return err
+	}
+	if c.sbuf == nil {
+		c.sbuf = make([]byte, chunkPrefix+streamChunk+2)
+	}
+	return c.streamTo(ctx, inv, body, onError, queue)
 }
 
-// begin makes sure the context is watched and a connection is up.
-func (c *Conn) begin(ctx context.Context, op string) error {
-	if c.closed.Load() {
-		c.pipe.queued = false // the connection is gone
-		return fmt.Errorf("rapi: %s: %w", op, errClosed)
-	}
-	c.watch(ctx)
-	if c.interrupted.Load() {
-		if c.pipe.queued {
-			c.rearm()
-		} else {
-			c.drop() // its deadline is in the past
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("rapi: %s: %w", op, err)
-	}
-	if c.nc != nil {
+// ReadAnswer reads the answer to the last post when pipelining left it to
+// Next, and returns what Next would have returned for it: nil, or an
+// *AnswerError. A poll queued behind the post stays queued. With no answer
+// left unread it returns nil at once. It is for a caller that will not
+// call Next again, at shutdown: Close alone would drop an answer that the
+// Runtime API may have accepted unread.
+func (c *Conn) ReadAnswer(ctx context.Context) error {
+	if c.pipe.pending == "" {
 		return nil
 	}
-	nc, err := c.c.dial(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("rapi: %s: %w", op, ctx.Err())
-		}
-		return fmt.Errorf("rapi: %s: %w: %w", op, ErrTransport, err)
+	defer c.trim()
+	if err := c.begin(ctx, c.pipe.pending); err != nil {
+		return err
 	}
+	return c.readLeft(ctx)
+}
+
+// Queued reports whether a GET /next went out behind the last post and
+// its answer is still to be read by Next.
+func (c *Conn) Queued() bool { return c.pipe.queued }
+
+// CutIfStalled interrupts the /next answer being read when its first byte
+// arrived more than Options.StallTimeout ago: the blocked read returns, and
+// Next fails with ErrTransport (and inv.RequestID, if it had been read). It
+// reports whether it cut. The wait for the first byte, the long poll itself,
+// is never cut, and neither are posts: the Runtime API answers a post only
+// once the caller has the body, which a slow caller may legitimately delay.
+// The one exception is the body of a post's answer past the discard cap,
+// read through to keep the poll queued behind it (Conn.discarded).
+//
+// Call it periodically (every StallTimeout/4, say) from any goroutine; a
+// runtime with one Conn per slot calls it for each. It costs a lock.
+func (c *Conn) CutIfStalled() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.answerSince.IsZero() || c.nc == nil || time.Since(c.answerSince) < c.c.opts.StallTimeout {
+		return false
+	}
+	c.interrupted.Store(true) // as a context would: the Conn drops nc
+	_ = c.nc.SetDeadline(aLongTimeAgo)
+	return true
+}
+
+// Close closes the connection and ends the Conn: a blocked call returns an
+// error saying the connection is closed, and later calls fail the same way. Close is
+// idempotent and may be called from any goroutine.
+func (c *Conn) Close() error {
 	c.mu.Lock()
 	if c.closed.Load() {
 		c.mu.Unlock()
-		nc.Close()
-		return fmt.Errorf("rapi: %s: %w", op, errClosed)
+		return nil
 	}
-	c.nc = nc
-	fired := c.interrupted.Load() // the context fired before nc was visible to it
-	c.mu.Unlock()
-	c.br.Reset(nc)
-	if fired {
-		return c.fail(ctx, op, context.Canceled)
-	}
-	return nil
-}
-
-// watch arranges for ctx to interrupt blocked I/O. The registration is kept
-// across calls with the same Done channel, so a long-lived context costs
-// nothing per call; changing contexts costs one registration. A context
-// that can never be done (Done is nil) leaves the registration in place,
-// dormant, rather than dropping it: a caller alternating between one
-// long-lived context and context.Background (a poll, then an answer that
-// must not be cut off) registers once, not twice per round.
-func (c *Conn) watch(ctx context.Context) {
-	done := ctx.Done()
-	if done == nil {
-		if c.watchDone != nil && !c.dormant.Load() {
-			// Under mu, as interrupt checks it: a callback that saw it
-			// unset has set interrupted before begin looks at it.
-			c.mu.Lock()
-			c.dormant.Store(true)
-			c.mu.Unlock()
-		}
-		return
-	}
-	if done == c.watchDone {
-		if c.dormant.Load() {
-			// A callback that ran while dormant did nothing; ctx.Err(),
-			// which begin checks next, reports it instead.
-			c.dormant.Store(false)
-		}
-		return
-	}
-	c.mu.Lock()
+	c.closed.Store(true)
 	c.gen++
 	stop := c.watchStop
-	c.watchStop, c.watchDone = nil, done
-	c.dormant.Store(false)
-	if !c.closed.Load() {
-		gen := c.gen
-		c.watchStop = context.AfterFunc(ctx, func() { c.interrupt(gen) })
+	c.watchStop = nil
+	var err error
+	if c.nc != nil {
+		// nc itself stays set: the owner may be using it right now.
+		err = c.nc.Close()
 	}
 	c.mu.Unlock()
 	if stop != nil {
 		stop()
 	}
-}
-
-// interrupt runs when a watched context is done: it makes blocked I/O on the
-// current connection return. A callback of an older registration, or of a
-// dormant one, is ignored.
-func (c *Conn) interrupt(gen uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if gen != c.gen || c.dormant.Load() {
-		return
-	}
-	c.interrupted.Store(true)
-	if c.nc != nil {
-		_ = c.nc.SetDeadline(aLongTimeAgo)
-	}
-}
-
-// rearm clears the past deadline that an interruption left on a connection
-// holding a queued poll, instead of dropping it. The interruption broke no
-// I/O (any call whose I/O failed dropped the connection), so the stream is
-// intact, and dropping it would abandon a poll the server has registered.
-// If the context of this call fired, ctx.Err() reports it next; if it fires
-// later, its callback sets the deadline again.
-func (c *Conn) rearm() {
-	c.mu.Lock()
-	if c.interrupted.Load() && c.nc != nil {
-		_ = c.nc.SetDeadline(time.Time{})
-		c.interrupted.Store(false)
-	}
-	c.mu.Unlock()
-}
-
-// drop closes the current connection, and with it any queued poll; the next
-// call redials. A post on the new connection follows no poll answered on
-// it: its answer is read at once (leaveAnswer), so that the caller learns
-// at once what became of a post it sends again after a failure.
-func (c *Conn) drop() {
-	c.pipe.queued = false
-	c.pipe.pending, c.pipe.lowatOn = "", false
-	c.pipe.polled = time.Time{}
-	c.mu.Lock()
-	if c.nc != nil {
-		c.nc.Close()
-		c.nc = nil
-	}
-	c.interrupted.Store(false)
-	c.mu.Unlock()
-}
-
-// end finishes a response whose body was consumed.
-func (c *Conn) end(h head) {
-	if h.close || c.body.mode == bodyToEOF {
-		c.drop()
-	}
-}
-
-// skip discards the rest of the body (if short enough, else drops the
-// connection) and returns result.
-func (c *Conn) skip(op string, h head, limit int64, result error) error {
-	if err := c.discarded(op, c.body.discard(limit)); err != nil {
-		return result
-	}
-	c.end(h)
-	return result
-}
-
-// status turns a non-2xx response into a *StatusError.
-func (c *Conn) status(op string, h head) error {
-	b, err := c.body.capture(maxStatusBody, maxDiscardSmall)
-	if c.discarded(op, err) == nil {
-		c.end(h)
-	}
-	return &StatusError{Op: op, Code: h.code, Body: b}
-}
-
-// discarded takes the result of discarding the rest of a body within its
-// cap, and drops the connection when it failed. With a poll queued behind
-// the answer (to a post), a body over the cap is read through instead,
-// whatever its size: dropping the connection would abandon the poll (see
-// lose), and discarding does not buffer. It has begun, so CutIfStalled cuts
-// it off should it stall. A body up to EOF still ends the connection: the
-// server closes it without reading the poll.
-func (c *Conn) discarded(op string, err error) error {
-	if errors.Is(err, errBodyTooLarge) && c.pipe.queued && c.body.mode != bodyToEOF {
-		c.watchAnswer(time.Now())
-		err = c.body.discard(math.MaxInt64)
-		c.endAnswer()
-	}
-	switch {
-	case err == nil:
-	case c.pipe.queued && !errors.Is(err, errBodyTooLarge):
-		_ = c.lose(context.Background(), op, err)
-	default:
-		c.drop()
-	}
 	return err
-}
-
-// fail classifies an I/O or framing error and drops the connection.
-func (c *Conn) fail(ctx context.Context, op string, err error) error {
-	c.drop()
-	switch {
-	case c.closed.Load():
-		return fmt.Errorf("rapi: %s: %w", op, errClosed)
-	case ctx.Err() != nil:
-		return fmt.Errorf("rapi: %s: %w", op, ctx.Err())
-	case errors.Is(err, errMalformed):
-		return fmt.Errorf("rapi: %s: %w", op, err)
-	}
-	return fmt.Errorf("rapi: %s: %w: %w", op, ErrTransport, err)
-}
-
-// salvage handles a failed write: a server may answer (413, 5xx) and close
-// before reading the whole body, and that answer says more than the write
-// error. It waits briefly for it, then drops the connection.
-func (c *Conn) salvage(ctx context.Context, op string, werr error) error {
-	if c.closed.Load() || ctx.Err() != nil {
-		return c.fail(ctx, op, werr)
-	}
-	_ = c.nc.SetReadDeadline(time.Now().Add(salvageWait))
-	h, err := readHead(c.br, &c.spill, &defaultLimits, nil)
-	if err != nil || h.code/100 == 2 {
-		return c.fail(ctx, op, werr)
-	}
-	c.body.init(c.br, &c.spill, h, &defaultLimits)
-	b, _ := c.body.capture(maxStatusBody, 0)
-	c.drop()
-	return &StatusError{Op: op, Code: h.code, Body: b}
 }

@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,7 +35,7 @@ func TestKeepAliveReuse(t *testing.T) {
 		if err := cn.Next(ctx, &inv); err != nil {
 			t.Fatalf("next %d: %v", i, err)
 		}
-		if err := cn.Respond(ctx, &inv, inv.Payload, "application/json"); err != nil {
+		if err := cn.Respond(ctx, &inv, inv.Payload, "application/json", queueOf(cn)); err != nil {
 			t.Fatalf("respond %d: %v", i, err)
 		}
 	}
@@ -74,12 +79,14 @@ func TestRequestsOnTheWire(t *testing.T) {
 		do   func() error
 		want seen
 	}{
-		{func() error { return cn.Respond(ctx, &Invocation{RequestID: "r1"}, []byte("hi"), "text/plain") },
+		{func() error {
+			return cn.Respond(ctx, &Invocation{RequestID: "r1"}, []byte("hi"), "text/plain", queueOf(cn))
+		},
 			seen{"POST /2018-06-01/runtime/invocation/r1/response HTTP/1.1", "text/plain", "", "", "hi"}},
-		{func() error { return cn.Respond(ctx, &Invocation{RequestID: "r2"}, big, "") },
+		{func() error { return cn.Respond(ctx, &Invocation{RequestID: "r2"}, big, "", queueOf(cn)) },
 			seen{"POST /2018-06-01/runtime/invocation/r2/response HTTP/1.1", "", "", "", string(big)}},
 		{func() error {
-			return cn.Fail(ctx, &Invocation{RequestID: "r3"}, "Handler.Err", []byte(`{"errorType":"x"}`), []byte(`{"c":1}`))
+			return cn.Fail(ctx, &Invocation{RequestID: "r3"}, "Handler.Err", []byte(`{"errorType":"x"}`), []byte(`{"c":1}`), queueOf(cn))
 		},
 			seen{"POST /2018-06-01/runtime/invocation/r3/error HTTP/1.1", contentJSON, "Handler.Err", `{"c":1}`, `{"errorType":"x"}`}},
 		{func() error { return c.InitError(ctx, "Runtime.Boom", []byte(`{}`)) },
@@ -119,7 +126,7 @@ func TestChunkedResponses(t *testing.T) {
 		if string(inv.Payload) != `{"a":1}` || inv.RequestID != "c-"+strconv.Itoa(2*i) {
 			t.Fatalf("%d: %q %q", i, inv.RequestID, inv.Payload)
 		}
-		if err := cn.Respond(context.Background(), &inv, nil, ""); err != nil {
+		if err := cn.Respond(context.Background(), &inv, nil, "", queueOf(cn)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -182,8 +189,8 @@ func TestStatusCodes(t *testing.T) {
 			var inv Invocation
 			calls := map[string]func() error{
 				opNext:     func() error { return cn.Next(ctx, &inv) },
-				opResponse: func() error { return cn.Respond(ctx, &Invocation{RequestID: "id"}, []byte("x"), "") },
-				opError:    func() error { return cn.Fail(ctx, &Invocation{RequestID: "id"}, "E", []byte("{}"), nil) },
+				opResponse: func() error { return cn.Respond(ctx, &Invocation{RequestID: "id"}, []byte("x"), "", queueOf(cn)) },
+				opError:    func() error { return cn.Fail(ctx, &Invocation{RequestID: "id"}, "E", []byte("{}"), nil, queueOf(cn)) },
 			}
 			for op, call := range calls {
 				err := call()
@@ -213,12 +220,12 @@ func TestStatusBodyBounded(t *testing.T) {
 	})
 	cn := srv.client(t).Conn()
 	defer cn.Close()
-	err := cn.Respond(context.Background(), &Invocation{RequestID: "id"}, nil, "")
+	err := cn.Respond(context.Background(), &Invocation{RequestID: "id"}, nil, "", queueOf(cn))
 	var se *StatusError
 	if !errors.As(err, &se) || len(se.Body) != maxStatusBody || !errors.Is(err, ErrRuntimeAPI) {
 		t.Fatalf("err = %v", err)
 	}
-	if err := cn.Respond(context.Background(), &Invocation{RequestID: "id"}, nil, ""); !errors.As(err, &se) {
+	if err := cn.Respond(context.Background(), &Invocation{RequestID: "id"}, nil, "", queueOf(cn)); !errors.As(err, &se) {
 		t.Fatalf("err = %v", err)
 	}
 	if a := srv.accepts.Load(); a != 1 {
@@ -367,14 +374,14 @@ func TestServerClosesIdle(t *testing.T) {
 	cn := srv.client(t).Conn()
 	defer cn.Close()
 	ctx := context.Background()
-	if err := cn.Respond(ctx, &Invocation{RequestID: "a"}, nil, ""); err != nil {
+	if err := cn.Respond(ctx, &Invocation{RequestID: "a"}, nil, "", queueOf(cn)); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(20 * time.Millisecond) // let the FIN arrive
-	if err := cn.Respond(ctx, &Invocation{RequestID: "a"}, nil, ""); !errors.Is(err, ErrTransport) {
+	if err := cn.Respond(ctx, &Invocation{RequestID: "a"}, nil, "", queueOf(cn)); !errors.Is(err, ErrTransport) {
 		t.Fatalf("err = %v: never retried, so a stale connection shows", err)
 	}
-	if err := cn.Respond(ctx, &Invocation{RequestID: "a"}, nil, ""); err != nil {
+	if err := cn.Respond(ctx, &Invocation{RequestID: "a"}, nil, "", queueOf(cn)); err != nil {
 		t.Fatalf("redial: %v", err)
 	}
 }
@@ -520,7 +527,7 @@ func TestContextSwitching(t *testing.T) {
 			t.Fatalf("%d: %v", i, err)
 		}
 		cancel() // fires the watcher while idle
-		if err := cn.Respond(context.Background(), &inv, nil, ""); err != nil {
+		if err := cn.Respond(context.Background(), &inv, nil, "", queueOf(cn)); err != nil {
 			t.Fatalf("%d: %v", i, err)
 		}
 	}
@@ -560,10 +567,10 @@ func TestBadRequestIDsNotSent(t *testing.T) {
 	defer cn.Close()
 	ctx := context.Background()
 	for _, id := range []string{"", "a/b", "a b", "a\r\nb", "..", "a?b", "a#b", "\x01"} {
-		if err := cn.Respond(ctx, &Invocation{RequestID: id}, nil, ""); !errors.Is(err, ErrInvalid) {
+		if err := cn.Respond(ctx, &Invocation{RequestID: id}, nil, "", queueOf(cn)); !errors.Is(err, ErrInvalid) {
 			t.Fatalf("%q: err = %v", id, err)
 		}
-		if err := cn.Fail(ctx, &Invocation{RequestID: id}, "E", nil, nil); !errors.Is(err, ErrInvalid) {
+		if err := cn.Fail(ctx, &Invocation{RequestID: id}, "E", nil, nil, queueOf(cn)); !errors.Is(err, ErrInvalid) {
 			t.Fatalf("%q: err = %v", id, err)
 		}
 	}
@@ -636,7 +643,7 @@ func TestMalformedDropsConn(t *testing.T) {
 func TestEarlyAnswerBeatsWriteError(t *testing.T) {
 	// The caller must see ErrTooLarge, not a transport error.
 	cn := earlyAnswerConn(t)
-	err := cn.Respond(context.Background(), &Invocation{RequestID: "id"}, make([]byte, 64<<20), "")
+	err := cn.Respond(context.Background(), &Invocation{RequestID: "id"}, make([]byte, 64<<20), "", queueOf(cn))
 	if !errors.Is(err, errTooLarge) {
 		t.Fatalf("err = %v", err)
 	}
@@ -737,7 +744,7 @@ func TestWatchDormantDuringPost(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		close(proceed)
 	}()
-	if err := cn.Respond(context.Background(), &inv, nil, ""); err != nil {
+	if err := cn.Respond(context.Background(), &inv, nil, "", queueOf(cn)); err != nil {
 		t.Fatalf("Respond cut off by the poll's context: %v", err)
 	}
 	if err := cn.Next(ctx, &inv); !errors.Is(err, context.Canceled) {
@@ -780,7 +787,7 @@ func TestCutReply(t *testing.T) {
 		t.Fatal("cut an idle connection")
 	}
 	done := make(chan error, 1)
-	go func() { done <- cn.Respond(context.Background(), &inv, []byte("ok"), "") }()
+	go func() { done <- cn.Respond(context.Background(), &inv, []byte("ok"), "", false) }()
 	for deadline := time.Now().Add(10 * time.Second); !cn.CutReply(); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the post never waited for its reply")
@@ -790,7 +797,284 @@ func TestCutReply(t *testing.T) {
 		t.Fatalf("err = %v, want a transport error", err)
 	}
 	mustNext(t, cn, &inv)
-	if err := cn.Respond(context.Background(), &inv, []byte("ok"), ""); err != nil {
+	if err := cn.Respond(context.Background(), &inv, []byte("ok"), "", false); err != nil {
 		t.Fatalf("after the cut: %v", err)
+	}
+}
+
+var benchPayload = []byte(`{"key":"value"}`)
+
+// BenchmarkNextRespond: one invocation (GET /next + POST /response) on a
+// warm connection against the loopback test server, by three clients, so
+// that benchstat -col /client puts them side by side (make bench):
+// rapi; rapi with a queued poll, the next GET /next written behind each POST;
+// and the baseline, a well-configured net/http client.
+func BenchmarkNextRespond(b *testing.B) {
+	b.Run("client=rapi", func(b *testing.B) { benchNextRespond(b, false) })
+	b.Run("client=rapi-queued", func(b *testing.B) { benchNextRespond(b, true) })
+	b.Run("client=net-http", benchNextRespondNetHTTP)
+}
+
+func benchNextRespond(b *testing.B, queue bool) {
+	srv := newTestServer(b, apiHandler(benchPayload))
+	cn := srv.client(b).Conn()
+	defer cn.Close()
+	if queue {
+		queueOnly(cn)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var inv Invocation
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := cn.Next(ctx, &inv); err != nil {
+			b.Fatal(err)
+		}
+		if err := cn.Respond(context.Background(), &inv, inv.Payload, "application/json", queueOf(cn)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if srv.accepts.Load() != 1 {
+		b.Fatalf("%d connections", srv.accepts.Load())
+	}
+}
+
+func benchNextRespondNetHTTP(b *testing.B) {
+	srv := newTestServer(b, apiHandler(benchPayload))
+	tr := &http.Transport{MaxIdleConnsPerHost: 4, DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr}
+	base := "http://" + srv.addr() + pathInvocation
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"next", nil)
+		resp, err := hc.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf.Reset()
+		buf.ReadFrom(resp.Body)
+		resp.Body.Close()
+		id := resp.Header.Get(hdrRequestID)
+		req, _ = http.NewRequestWithContext(ctx, http.MethodPost, base+id+"/response", bytes.NewReader(buf.Bytes()))
+		req.Header.Set(hdrContentType, "application/json")
+		resp, err = hc.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			b.Fatal(resp.Status)
+		}
+	}
+	if srv.accepts.Load() != 1 {
+		b.Fatalf("net/http opened %d connections", srv.accepts.Load())
+	}
+}
+
+// BenchmarkParseNext: parsing one /next response from memory.
+func BenchmarkParseNext(b *testing.B) {
+	raw := nextResponse(testRequestID, benchPayload, "")
+	rd := bytes.NewReader(raw)
+	cn := &Conn{}
+	br := newBenchReader(rd)
+	var inv Invocation
+	b.ReportAllocs()
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		rd.Reset(raw)
+		br.Reset(rd)
+		inv.reset()
+		cn.hdrs.start(&inv, &cn.in)
+		h, err := readHead(br, &cn.spill, &defaultLimits, &cn.hdrs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := cn.hdrs.finish(); err != nil {
+			b.Fatal(err)
+		}
+		cn.body.init(br, &cn.spill, h, &defaultLimits)
+		if inv.Payload, err = cn.body.readAll(inv.Payload, 1<<20); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkNextPayload: the request path's read, GET /next with a payload
+// of each size on a warm Conn (and a small POST /response), against the
+// loopback test server. The payload is read once, into the Invocation's
+// own buffer, reused from one call to the next: no allocation of its size.
+func BenchmarkNextPayload(b *testing.B) {
+	for _, n := range []int{1 << 10, 1 << 20, 6 << 20} {
+		payload := bytes.Repeat([]byte("p"), n)
+		b.Run(fmt.Sprintf("%dKiB", n>>10), func(b *testing.B) {
+			srv := newTestServer(b, apiHandler(payload))
+			cn := srv.client(b).Conn()
+			defer cn.Close()
+			queueOnly(cn)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var inv Invocation
+			b.ReportAllocs()
+			b.SetBytes(int64(n))
+			for b.Loop() {
+				if err := cn.Next(ctx, &inv); err != nil {
+					b.Fatal(err)
+				}
+				if len(inv.Payload) != n {
+					b.Fatalf("payload of %d bytes", len(inv.Payload))
+				}
+				if err := cn.Respond(ctx, &inv, []byte(`1`), "application/json", queueOf(cn)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// fakeNetHTTP is a Runtime API served by net/http, to prove that what rapi
+// writes and reads is the HTTP/1.1 that a real server speaks.
+type fakeNetHTTP struct {
+	srv      *httptest.Server
+	newConns atomic.Int64
+	mu       sync.Mutex
+	posts    map[string][]byte // path -> body
+	errTypes map[string]string // path -> error type header
+	n        atomic.Int64
+	payload  []byte
+	chunked  bool
+}
+
+func newFakeNetHTTP(t *testing.T, payload []byte, chunked bool) *fakeNetHTTP {
+	f := &fakeNetHTTP{posts: map[string][]byte{}, errTypes: map[string]string{}, payload: payload, chunked: chunked}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /2018-06-01/runtime/invocation/next", func(w http.ResponseWriter, r *http.Request) {
+		id := "req-" + strconv.FormatInt(f.n.Add(1), 10)
+		h := w.Header()
+		h.Set(hdrRequestID, id)
+		h.Set(hdrDeadlineMs, "1700000000123")
+		h.Set(hdrFunctionARN, testARN)
+		h.Set(hdrTraceID, testTrace)
+		h.Set(hdrInvocationID, "inv-"+id)
+		h.Set(hdrContentType, "application/json")
+		if !f.chunked {
+			h.Set(hdrContentLength, strconv.Itoa(len(f.payload)))
+			w.Write(f.payload)
+			return
+		}
+		half := len(f.payload) / 2
+		w.Write(f.payload[:half])
+		w.(http.Flusher).Flush() // forces chunked encoding
+		w.Write(f.payload[half:])
+	})
+	mux.HandleFunc("POST /2018-06-01/runtime/invocation/{id}/{kind}", func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("id") == "gone" {
+			http.Error(w, `{"errorMessage":"Invoke timed out"}`, http.StatusGone)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		f.mu.Lock()
+		f.posts[r.URL.Path] = body
+		f.errTypes[r.URL.Path] = r.Header.Get(hdrErrorType)
+		f.mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
+		io.WriteString(w, `{"status":"OK"}`)
+	})
+	mux.HandleFunc("POST /2018-06-01/runtime/init/error", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		f.mu.Lock()
+		f.posts[r.URL.Path] = body
+		f.errTypes[r.URL.Path] = r.Header.Get(hdrErrorType)
+		f.mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
+	})
+	f.srv = httptest.NewUnstartedServer(mux)
+	f.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			f.newConns.Add(1)
+		}
+	}
+	f.srv.Start()
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeNetHTTP) addr() string { return f.srv.Listener.Addr().String() }
+
+func (f *fakeNetHTTP) post(path string) ([]byte, string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.posts[path], f.errTypes[path]
+}
+
+func TestInteropNetHTTP(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		payload []byte
+		chunked bool
+		rounds  int // a multiple of 10
+	}{
+		{"small", []byte(`{"hello":"world"}`), false, 100},
+		{"chunked", bytes.Repeat([]byte("c"), 100<<10), true, 100},
+		{"large", bytes.Repeat([]byte("L"), 3<<20), false, 10},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeNetHTTP(t, tt.payload, tt.chunked)
+			c, err := New(f.addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			cn := c.Conn()
+			defer cn.Close()
+			ctx := context.Background()
+			var inv Invocation
+			for i := 1; i <= tt.rounds; i++ {
+				if err := cn.Next(ctx, &inv); err != nil {
+					t.Fatalf("%d: %v", i, err)
+				}
+				if inv.RequestID != "req-"+strconv.Itoa(i) || inv.InvocationID != "inv-"+inv.RequestID ||
+					inv.FunctionARN != testARN || inv.TraceID != testTrace || inv.DeadlineErr != nil ||
+					!bytes.Equal(inv.Payload, tt.payload) {
+					t.Fatalf("%d: %q %q %q len %d", i, inv.RequestID, inv.FunctionARN, inv.TraceID, len(inv.Payload))
+				}
+				if i%10 == 0 {
+					if err := cn.Fail(ctx, &inv, "Handler.Err", []byte(`{"errorMessage":"m"}`), []byte(`{"x":1}`), queueOf(cn)); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				if err := cn.Respond(ctx, &inv, inv.Payload, "application/json", queueOf(cn)); err != nil {
+					t.Fatalf("%d: %v", i, err)
+				}
+			}
+			last := pathInvocation + "req-" + strconv.Itoa(tt.rounds)
+			if got, _ := f.post(pathInvocation + "req-" + strconv.Itoa(tt.rounds-1) + "/response"); !bytes.Equal(got, tt.payload) {
+				t.Fatalf("response body %d bytes", len(got))
+			}
+			if got, et := f.post(last + "/error"); string(got) != `{"errorMessage":"m"}` || et != "Handler.Err" {
+				t.Fatalf("error %q %q", got, et)
+			}
+			err = cn.Respond(ctx, &Invocation{RequestID: "gone"}, nil, "", queueOf(cn))
+			var se *StatusError
+			if !errors.Is(err, errGone) || !errors.As(err, &se) || !bytes.Contains(se.Body, []byte("timed out")) {
+				t.Fatalf("err = %v", err)
+			}
+			if err := cn.Next(ctx, &inv); err != nil {
+				t.Fatal(err)
+			}
+			if n := f.newConns.Load(); n != 1 {
+				t.Fatalf("server saw %d connections, want 1", n)
+			}
+			if err := c.InitError(ctx, "Runtime.Init", []byte(`{"errorMessage":"boom"}`)); err != nil {
+				t.Fatal(err)
+			}
+			if got, et := f.post("/2018-06-01/runtime/init/error"); string(got) != `{"errorMessage":"boom"}` || et != "Runtime.Init" {
+				t.Fatalf("init error %q %q", got, et)
+			}
+		})
 	}
 }

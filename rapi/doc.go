@@ -58,17 +58,16 @@
 // answer): it is sent once more on a new connection, as the server cannot
 // have registered it. A queued GET is never resent (below).
 //
-// Pipelining (Options.Pipeline, chosen once for every Conn of a Client, or
-// for one Conn by Client.ConnPipelined):
-// on LMI, a caller gets its response before the runtime's next /next is
+// Pipelining (the queue argument of Respond, Fail and Stream, decided by
+// the caller for each post): on LMI, a caller gets its response before the runtime's next /next is
 // registered, and an invoke that finds no pending poll is throttled. With
 // pipelining, Respond and Fail write GET /next right behind the POST on the
 // same keep-alive connection (in the same write for small posts, as one
 // more writev part for large ones; Stream in the write that ends the body),
-// so the Runtime API sees the poll the moment it has read the answer. The
-// Pipeline condition is asked right before that write: a caller that stops
-// polling (a shutdown) while a long answer is written sends no poll after
-// it. The Conn remembers the queued poll, and the next Next only reads its
+// so the Runtime API sees the poll the moment it has read the answer.
+// Stream reads its queue once the body has ended, right before that write:
+// a caller that stops polling (a shutdown) while a long stream is written
+// sends no poll after it. The Conn remembers the queued poll, and the next Next only reads its
 // answer. A Conn holds at most that one poll, after its post, so a runtime
 // with one Conn per slot never holds more polls than free slots. While a
 // poll is queued, Respond, Fail and Stream refuse with ErrInvalid and write

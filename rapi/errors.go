@@ -85,7 +85,7 @@ func (e *StatusError) Is(target error) bool {
 }
 
 // AnswerError is the error Next returns when the answer to the post
-// before it, left to Next by pipelining (Options.Pipeline), was not a success, or could not
+// before it, left to Next by pipelining (queue), was not a success, or could not
 // be read. Err is what Respond or Fail would have returned. When the
 // connection is intact, the poll queued behind the post is still there:
 // the next Next reads it.

@@ -39,7 +39,7 @@ func Example() {
 		panic(err)
 	}
 	fmt.Println(inv.RequestID, inv.DeadlineMs, string(inv.Payload))
-	if err := conn.Respond(ctx, &inv, []byte(`"hello world"`), "application/json"); err != nil {
+	if err := conn.Respond(ctx, &inv, []byte(`"hello world"`), "application/json", false); err != nil {
 		panic(err)
 	}
 	// Output:

@@ -10,10 +10,10 @@ import (
 	"time"
 )
 
-// Pipelining (Options.Pipeline; the package doc says what it is for and
-// what happens to a queued poll when a post fails): each post writes the
-// Conn's next GET /next right behind it, and leaves its answer to the Next
-// that reads that poll.
+// Pipelining (the package doc says what it is for and what happens to a
+// queued poll when a post fails): a post whose caller says queue writes
+// the Conn's next GET /next right behind it, and leaves its answer to the
+// Next that reads that poll.
 
 const (
 	// lazyFresh: an answer is left for the next Next only when the poll it
@@ -42,16 +42,13 @@ const (
 	lazyMaxBody = 64 << 10
 )
 
-// pipeline is the state of a Conn's pipelining (Options.Pipeline): the
+// pipeline is the state of a Conn's pipelining: the
 // poll queued behind the last post, the post whose answer is left to the
 // next Next, and the receive low-water mark that keeps an accepted answer
 // from waking the process. Only the Conn's owner touches it.
 type pipeline struct {
-	// when is Options.Pipeline, asked right before each post is written;
-	// nil: no poll is queued, every post reads its own answer.
-	when func() bool
 	// lazy leaves the answer to a post with a poll queued behind it to
-	// the next Next. On with when; tests turn it off.
+	// the next Next. On; tests turn it off.
 	lazy bool
 	// queued: a GET /next went out behind the last post on nc and its
 	// answer has not been read; every drop forgets it, so it implies
@@ -78,18 +75,9 @@ type pipeline struct {
 	rawFor   net.Conn
 }
 
-func newPipeline(when func() bool) pipeline {
-	return pipeline{when: when, lazy: when != nil, fresh: lazyFresh}
+func newPipeline() pipeline {
+	return pipeline{lazy: true, fresh: lazyFresh}
 }
-
-// queueing reports whether the post about to be written queues a poll.
-func (p *pipeline) queueing() bool {
-	return p.when != nil && p.when()
-}
-
-// Queued reports whether a GET /next went out behind the last post and
-// its answer is still to be read by Next.
-func (c *Conn) Queued() bool { return c.pipe.queued }
 
 // idle refuses an answer while a poll is queued, before anything is built:
 // its reply would come only after that poll's invocation, and req may still
@@ -101,21 +89,6 @@ func (c *Conn) idle(op string) error {
 	return nil
 }
 
-// lose is fail for an answer to a post that broke once begun. The server
-// reads the poll queued behind a post as soon as it has answered the post,
-// and keeps a poll whose connection ends registered (the emulator hands it
-// the next invocation, which then fails): with the framing lost, that poll's
-// answer cannot be read anymore. The next Next reports it, so that the
-// caller can log it, then polls afresh.
-func (c *Conn) lose(ctx context.Context, op string, err error) error {
-	queued := c.pipe.queued
-	err = c.fail(ctx, op, err)
-	if queued && !c.closed.Load() {
-		c.pipe.lost = fmt.Errorf("rapi: %s: the answer to the last %s broke: %w; %w", opNext, op, err, errLostPoll)
-	}
-	return err
-}
-
 // leaveAnswer reports whether the answer to the post just written (with a
 // poll queued behind it) is left to Next, and prepares for it.
 func (c *Conn) leaveAnswer(op string) bool {
@@ -125,23 +98,6 @@ func (c *Conn) leaveAnswer(op string) bool {
 	c.pipe.pending = op
 	c.setLowat(c.pipe.lowat)
 	return true
-}
-
-// ReadAnswer reads the answer to the last post when pipelining left it to
-// Next, and returns what Next would have returned for it: nil, or an
-// *AnswerError. A poll queued behind the post stays queued. With no answer
-// left unread it returns nil at once. It is for a caller that will not
-// call Next again, at shutdown: Close alone would drop an answer that the
-// Runtime API may have accepted unread.
-func (c *Conn) ReadAnswer(ctx context.Context) error {
-	if c.pipe.pending == "" {
-		return nil
-	}
-	defer c.trim()
-	if err := c.begin(ctx, c.pipe.pending); err != nil {
-		return err
-	}
-	return c.readLeft(ctx)
 }
 
 // readLeft reads the answer that a post left to this Next (or ReadAnswer).
@@ -214,4 +170,19 @@ func (c *Conn) clearDeadline() {
 		_ = c.nc.SetReadDeadline(time.Time{})
 	}
 	c.mu.Unlock()
+}
+
+// lose is fail for an answer to a post that broke once begun. The server
+// reads the poll queued behind a post as soon as it has answered the post,
+// and keeps a poll whose connection ends registered (the emulator hands it
+// the next invocation, which then fails): with the framing lost, that poll's
+// answer cannot be read anymore. The next Next reports it, so that the
+// caller can log it, then polls afresh.
+func (c *Conn) lose(ctx context.Context, op string, err error) error {
+	queued := c.pipe.queued
+	err = c.fail(ctx, op, err)
+	if queued && !c.closed.Load() {
+		c.pipe.lost = fmt.Errorf("rapi: %s: the answer to the last %s broke: %w; %w", opNext, op, err, errLostPoll)
+	}
+	return err
 }

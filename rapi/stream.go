@@ -59,57 +59,6 @@ const lastChunk = "0\r\n\r\n"
 // it returns.
 type ErrorFunc func(err error, sent int64) (errorType string, body []byte)
 
-// Stream posts the response of inv (addressed and echoed as by Respond) in streaming mode:
-// Lambda-Runtime-Function-Response-Mode: streaming, Transfer-Encoding:
-// chunked, and a Trailer header declaring Lambda-Runtime-Function-Error-Type
-// and Lambda-Runtime-Function-Error-Body. It reads body until io.EOF; each
-// Read that returns data (at most 32 KiB) becomes one chunk, written at
-// once, so the reader decides how the response is cut and flushed. The
-// chunk buffer belongs to the Conn and is reused: a stream allocates
-// nothing per chunk. A body that is an io.WriterTo writes itself out
-// instead: each Write it makes is one chunk, sent from its own bytes
-// (writev), so a *bytes.Reader or *bytes.Buffer is not copied at all. The
-// writer WriteTo is given is the Conn's and writes on its connection: body
-// must not use it once WriteTo returns (a caller that cannot vouch for body
-// hands it a writer that refuses late writes). body is not retained after
-// Stream returns. An empty contentType sends no Content-Type
-// (application/octet-stream).
-//
-// A read error (any error but io.EOF) ends the stream. Before the first
-// byte, nothing has been written: Stream posts an ordinary /error instead,
-// so the caller gets a plain function error. After it, the body ends with
-// the declared trailers: the error type and the base64 of the error
-// document, both from onError (see ErrorFunc). Either way Stream returns
-// nil when the Runtime API accepted the answer: the caller learns of the
-// read error through onError. Nothing is sent before the first Read
-// returns, so a reader that blocks holds no request open.
-//
-// Errors are those of Respond. With pipelining, GET /next goes out right
-// behind the last chunk (or the trailers, or the /error), in the same
-// write, as with Respond; while a poll is queued Stream refuses with
-// ErrInvalid and reads nothing. A panic or runtime.Goexit in body's Read
-// after the first byte drops the connection, which the Runtime API reports
-// as a truncated response, and goes on up the stack.
-func (c *Conn) Stream(ctx context.Context, inv *Invocation, contentType string, body io.Reader, onError ErrorFunc) error {
-	defer c.trim()
-	if body == nil || onError == nil {
-		return fmt.Errorf("rapi: %s: %w: nil body or ErrorFunc", opResponse, ErrInvalid)
-	}
-	if err := c.idle(opResponse); err != nil {
-		return err
-	}
-	if err := buildStreamHead(&c.req, c.c.pre, inv, contentType); err != nil {
-		return fmt.Errorf("rapi: %s: %w", opResponse, err)
-	}
-	if err := c.begin(ctx, opResponse); err != nil {
-		return err
-	}
-	if c.sbuf == nil {
-		c.sbuf = make([]byte, chunkPrefix+streamChunk+2)
-	}
-	return c.streamTo(ctx, inv, body, onError)
-}
-
 // endStream writes the end of a streamed body: the last chunk with or
 // without trailers (rerr nil: without), then the queued GET, in
 // one write, behind the head when nothing was sent (headPending).

@@ -171,7 +171,7 @@ func TestStreamOnTheWire(t *testing.T) {
 			cn := srv.client(t).Conn()
 			defer cn.Close()
 			var ed errorDoc
-			if err := cn.Stream(context.Background(), &Invocation{RequestID: "r-1"}, "text/plain", tt.body, ed.fn); err != nil {
+			if err := cn.Stream(context.Background(), &Invocation{RequestID: "r-1"}, "text/plain", tt.body, ed.fn, queuePtr(cn)); err != nil {
 				t.Fatal(err)
 			}
 			got := seen()
@@ -243,7 +243,7 @@ func TestStreamErrors(t *testing.T) {
 			cn := srv.client(t).Conn()
 			defer cn.Close()
 			ed := errorDoc{typ: tt.typ, doc: []byte(tt.doc)}
-			if err := cn.Stream(context.Background(), &Invocation{RequestID: "r-1"}, "", tt.body, ed.fn); err != nil {
+			if err := cn.Stream(context.Background(), &Invocation{RequestID: "r-1"}, "", tt.body, ed.fn, queuePtr(cn)); err != nil {
 				t.Fatal(err)
 			}
 			wantErr := boom
@@ -296,11 +296,11 @@ func TestStreamQueuedPollKeepAlive(t *testing.T) {
 	for i, b := range bodies {
 		var ed errorDoc
 		ed.typ, ed.doc = "E", []byte(`{"errorMessage":"x"}`)
-		if err := cn.Stream(ctx, &inv, "", b, ed.fn); err != nil {
+		if err := cn.Stream(ctx, &inv, "", b, ed.fn, queuePtr(cn)); err != nil {
 			t.Fatalf("stream %d: %v", i, err)
 		}
 		before := rec.count()
-		if err := cn.Stream(ctx, &inv, "", &pieces{p: []string{"no"}}, ed.fn); !errors.Is(err, ErrInvalid) {
+		if err := cn.Stream(ctx, &inv, "", &pieces{p: []string{"no"}}, ed.fn, queuePtr(cn)); !errors.Is(err, ErrInvalid) {
 			t.Fatalf("stream %d with a poll queued: %v", i, err)
 		}
 		if rec.count() != before {
@@ -354,12 +354,12 @@ func TestStreamStatus(t *testing.T) {
 	ctx := context.Background()
 	var ed errorDoc
 	refuse.Store(true)
-	err := cn.Stream(ctx, &Invocation{RequestID: "r"}, "", &pieces{p: []string{"x"}}, ed.fn)
+	err := cn.Stream(ctx, &Invocation{RequestID: "r"}, "", &pieces{p: []string{"x"}}, ed.fn, queuePtr(cn))
 	if se := (*StatusError)(nil); !errors.As(err, &se) || !errors.Is(err, errTooLarge) || string(se.Body) != "no" {
 		t.Fatalf("err = %v", err)
 	}
 	refuse.Store(false)
-	if err := cn.Stream(ctx, &Invocation{RequestID: "r"}, "", &pieces{p: []string{"y"}}, ed.fn); err != nil {
+	if err := cn.Stream(ctx, &Invocation{RequestID: "r"}, "", &pieces{p: []string{"y"}}, ed.fn, queuePtr(cn)); err != nil {
 		t.Fatal(err)
 	}
 	if a := srv.accepts.Load(); a != 1 {
@@ -371,18 +371,18 @@ func TestStreamStatus(t *testing.T) {
 				t.Fatalf("recovered %v", v)
 			}
 		}()
-		_ = cn.Stream(ctx, &Invocation{RequestID: "r"}, "", &panicAfter{}, ed.fn)
+		_ = cn.Stream(ctx, &Invocation{RequestID: "r"}, "", &panicAfter{}, ed.fn, queuePtr(cn))
 	}()
-	if err := cn.Stream(ctx, &Invocation{RequestID: "r"}, "", &pieces{p: []string{"z"}}, ed.fn); err != nil {
+	if err := cn.Stream(ctx, &Invocation{RequestID: "r"}, "", &pieces{p: []string{"z"}}, ed.fn, queuePtr(cn)); err != nil {
 		t.Fatal(err)
 	}
 	if a := srv.accepts.Load(); a != 2 {
 		t.Fatalf("accepts = %d, want 2 (the cut request's connection dropped)", a)
 	}
-	if err := cn.Stream(ctx, &Invocation{RequestID: "bad id"}, "", &pieces{}, ed.fn); !errors.Is(err, ErrInvalid) {
+	if err := cn.Stream(ctx, &Invocation{RequestID: "bad id"}, "", &pieces{}, ed.fn, queuePtr(cn)); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("bad id: %v", err)
 	}
-	if err := cn.Stream(ctx, &Invocation{RequestID: "r"}, "", nil, ed.fn); !errors.Is(err, ErrInvalid) {
+	if err := cn.Stream(ctx, &Invocation{RequestID: "r"}, "", nil, ed.fn, queuePtr(cn)); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("nil body: %v", err)
 	}
 }
@@ -460,7 +460,7 @@ func FuzzStreamFraming(f *testing.F) {
 		defer cn.Close()
 		var ed errorDoc
 		ed.typ, ed.doc = errorType, doc
-		err = cn.Stream(context.Background(), &Invocation{RequestID: "r"}, "", body, ed.fn)
+		err = cn.Stream(context.Background(), &Invocation{RequestID: "r"}, "", body, ed.fn, queuePtr(cn))
 		if err != nil || (ed.calls == 1) != fail {
 			t.Fatalf("err %v, onError calls %d", err, ed.calls)
 		}

@@ -111,7 +111,7 @@ func (w *streamWriter) done(n int, err error) (int, error) {
 // error before the first byte is an ordinary /error, one after it goes in
 // the trailers, and a panic or Goexit after the first byte drops the
 // connection.
-func (c *Conn) streamTo(ctx context.Context, inv *Invocation, body io.Reader, onError ErrorFunc) error {
+func (c *Conn) streamTo(ctx context.Context, inv *Invocation, body io.Reader, onError ErrorFunc, queue *bool) error {
 	w := &c.sw
 	*w = streamWriter{c: c, head: true}
 	finished := false
@@ -130,12 +130,13 @@ func (c *Conn) streamTo(ctx context.Context, inv *Invocation, body io.Reader, on
 		_, rerr = w.ReadFrom(body)
 	}
 	finished = true
+	q := queue != nil && *queue
 	if w.err != nil {
 		return c.salvage(ctx, opResponse, w.err)
 	}
 	if w.head && rerr != nil {
 		errorType, doc := onError(rerr, 0)
-		return c.Fail(ctx, inv, streamErrorType(errorType), doc, nil)
+		return c.Fail(ctx, inv, streamErrorType(errorType), doc, nil, q)
 	}
-	return c.endStream(ctx, w.head, w.sent, rerr, onError, c.pipe.queueing())
+	return c.endStream(ctx, w.head, w.sent, rerr, onError, q)
 }

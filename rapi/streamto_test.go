@@ -50,7 +50,7 @@ func TestStreamWriterToErrors(t *testing.T) {
 			cn := srv.client(t).Conn()
 			defer cn.Close()
 			ed := errorDoc{typ: "E", doc: []byte(`{}`)}
-			if err := cn.Stream(context.Background(), &Invocation{RequestID: "r-1"}, "", tt.body, ed.fn); err != nil {
+			if err := cn.Stream(context.Background(), &Invocation{RequestID: "r-1"}, "", tt.body, ed.fn, queuePtr(cn)); err != nil {
 				t.Fatal(err)
 			}
 			if ed.calls != 1 || ed.err != boom || ed.sent != tt.sent {
@@ -90,9 +90,9 @@ func TestStreamWriterToPanic(t *testing.T) {
 				t.Fatal("no panic")
 			}
 		}()
-		_ = cn.Stream(context.Background(), &Invocation{RequestID: "r-1"}, "", &panicWriterTo{}, ed.fn)
+		_ = cn.Stream(context.Background(), &Invocation{RequestID: "r-1"}, "", &panicWriterTo{}, ed.fn, queuePtr(cn))
 	}()
-	if err := cn.Stream(context.Background(), &Invocation{RequestID: "r-2"}, "", bytes.NewReader([]byte("ok")), ed.fn); err != nil {
+	if err := cn.Stream(context.Background(), &Invocation{RequestID: "r-2"}, "", bytes.NewReader([]byte("ok")), ed.fn, queuePtr(cn)); err != nil {
 		t.Fatal(err)
 	}
 	if srv.accepts.Load() != 2 {

@@ -47,9 +47,9 @@ func main() {
 		wrong := inv
 		wrong.InvocationID = "not-" + inv.InvocationID
 		if c.Route == "error" {
-			err = conn.Fail(ctx, &wrong, "EchoID.Wrong", []byte(`{"errorMessage":"wrong echo","errorType":"EchoID.Wrong"}`), nil)
+			err = conn.Fail(ctx, &wrong, "EchoID.Wrong", []byte(`{"errorMessage":"wrong echo","errorType":"EchoID.Wrong"}`), nil, false)
 		} else {
-			err = conn.Respond(ctx, &wrong, []byte(`"wrong echo"`), "application/json")
+			err = conn.Respond(ctx, &wrong, []byte(`"wrong echo"`), "application/json", false)
 		}
 		rep := report{InvocationID: inv.InvocationID, Payload: json.RawMessage(inv.Payload)}
 		var se *rapi.StatusError
@@ -59,7 +59,7 @@ func main() {
 			rep.WrongErr = fmt.Sprint(err)
 		}
 		body, _ := json.Marshal(rep)
-		if err := conn.Respond(ctx, &inv, body, "application/json"); err != nil {
+		if err := conn.Respond(ctx, &inv, body, "application/json", false); err != nil {
 			fmt.Fprintln(os.Stderr, "echoid: respond:", err)
 		}
 	}

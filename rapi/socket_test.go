@@ -138,7 +138,7 @@ func TestStalledAnswer(t *testing.T) {
 		}
 		// Not cut after the answer: a kept connection stays usable.
 		time.Sleep(2 * stall)
-		if err := cn.Respond(context.Background(), &inv, nil, ""); err != nil {
+		if err := cn.Respond(context.Background(), &inv, nil, "", queueOf(cn)); err != nil {
 			t.Fatal(err)
 		}
 		if srv.accepts.Load() != 1 {
