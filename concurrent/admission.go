@@ -266,15 +266,6 @@ func (s *slot) letThrough() bool {
 	return true
 }
 
-// passBack gives the pass back if s had it: its invocation has ended.
-func (s *slot) passBack() {
-	rt := s.rt
-	if s.through {
-		s.through = false
-		rt.mem.through.Store(false)
-	}
-}
-
 // takeHeldTime returns the time held back since the last call, counting a
 // hold still open up to now.
 func (rt *Runtime) takeHeldTime() time.Duration {

@@ -174,8 +174,7 @@ func (rt *Runtime) decide(i int, o *overrun) bool {
 	}
 	delete(rt.held, s)
 	// The invocation no longer holds a slot: it ended for the platform.
-	rt.metrics.end()
-	rt.idle.end(idleClock())
+	s.countOut()
 	rt.metrics.replacedSlot()
 	s.watch.Store(watchReplaced)
 	return true

@@ -20,10 +20,12 @@ import (
 )
 
 // The life of a slot: one goroutine of the pool, one connection, two
-// buffers, one invocation at a time. runSlot loops: next fills the slot
-// with an invocation (reading the poll queued behind the last answer, or
-// polling afresh), serve runs the handler and answers once (answer.go),
-// with the next poll queued behind the answer on the same connection, and
+// buffers, one invocation at a time. Its steps are methods of the slot,
+// in this file in the order they run, reaching what slots share through
+// s.rt. runSlot loops: next fills the slot with an invocation (reading the
+// poll queued behind the last answer, or polling afresh), serve runs the
+// handler, answers once (answer.go), with the next poll queued behind the
+// answer on the same connection, and ends the invocation once (end), and
 // putBuffers keeps the buffers within the retain cap. Admission
 // (admission.go) may hold a slot back before a fresh poll; drain
 // (runtime.go) takes it once its goroutine has left the loop. A slot whose
@@ -115,6 +117,15 @@ func runSlot(s *slot) {
 func (s *slot) tidy() {
 	s.putBuffers()
 	s.passBack()
+}
+
+// passBack gives the pass back if s had it: its invocation has ended.
+func (s *slot) passBack() {
+	rt := s.rt
+	if s.through {
+		s.through = false
+		rt.mem.through.Store(false)
+	}
 }
 
 // putBuffers gives the slot's buffers back; one that grew past the retain
@@ -353,8 +364,7 @@ func (s *slot) serve() {
 	inv := &s.inv
 	s.resp = s.bufs.Get()
 	s.ended, s.finished = false, false
-	rt.metrics.begin()
-	rt.idle.begin()
+	s.countIn()
 	s.startWatch()
 	defer s.endServe()
 	// live is the invocation's context until end ends it.
@@ -456,10 +466,8 @@ func (s *slot) end(c *invocationContext, err error) error {
 // endServe ends the invocation of s in the counts, unless the overrun
 // watch replaced the slot, which did so then.
 func (s *slot) endServe() {
-	rt := s.rt
 	if s.endWatch() {
-		rt.metrics.end()
-		rt.idle.end(idleClock())
+		s.countOut()
 	}
 }
 
