@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
+	"github.com/lmigo/lmigo/concurrent/internal/errordoc"
 	"github.com/lmigo/lmigo/rapi"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -114,7 +115,7 @@ func (s *slot) postError(errorType string) {
 	})
 	if errors.Is(err, rapi.ErrInvalid) && errorType != errTypeUnsendable {
 		s.resp.Reset()
-		encodeErrorBody(s.resp, &messages.InvokeResponse_Error{
+		errordoc.Encode(s.resp, &messages.InvokeResponse_Error{
 			Message: "the error could not be sent: " + err.Error(), Type: errTypeUnsendable,
 		})
 		doc, cause = withXRayCause(s.resp, &s.inv)
@@ -249,6 +250,6 @@ func (s *slot) cleanContentType(contentType string) string {
 		return contentType
 	}
 	logInvocation(rt.log, zap.WarnLevel, &s.inv, "the response's content type cannot be sent, "+bytesContentType+" is sent instead",
-		zap.String("contentType", cutUTF8(contentType, 64)), zap.Int("length", len(contentType)))
+		zap.String("contentType", errordoc.CutUTF8(contentType, 64)), zap.Int("length", len(contentType)))
 	return bytesContentType
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
+	"github.com/lmigo/lmigo/concurrent/internal/errordoc"
 	"github.com/lmigo/lmigo/concurrent/internal/logline"
 	"github.com/lmigo/lmigo/limits"
 	"github.com/lmigo/lmigo/rapi"
@@ -238,7 +239,7 @@ func logFailure(log *zap.Logger, inv *rapi.Invocation, errorType string, err err
 	fields := []zap.Field{zap.String("errorType", errorType), zap.String("errorMessage", logMessage(err))}
 	if pe, ok := err.(*PanicError); ok { //nolint:errorlint // the handler adapter returns it unwrapped
 		msg = "invocation panicked"
-		fields = append(fields, zap.Array("stackTrace", stackFrames(stackTrace(pe.Stack))))
+		fields = append(fields, zap.Array("stackTrace", stackFrames(errordoc.StackTrace(pe.Stack, maxPanicFrames))))
 	}
 	logInvocation(log, zapcore.ErrorLevel, inv, msg, fields...)
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambda/messages"
 	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/lmigo/lmigo/concurrent/internal/errordoc"
 	"github.com/lmigo/lmigo/limits"
 	"github.com/lmigo/lmigo/rapi"
 	"github.com/lmigo/lmigo/rapi/rapitest"
@@ -740,7 +741,7 @@ var cutMarkRE = regexp.MustCompile(`…\[cut [0-9]+ bytes\]`)
 func bigText(n int) string {
 	const unit = `Grüße "quoted" <b>&</b> ` + "\x01\t日本語 — "
 	s := strings.Repeat(unit, n/len(unit)+1)
-	return cutUTF8(s, n)
+	return errordoc.CutUTF8(s, n)
 }
 
 // checkBounded fails t for a line over maxLogLine, not valid UTF-8, not a
@@ -772,7 +773,7 @@ func checkBounded(t *testing.T, format limits.Format, line string, wantCut bool)
 // where cut; the /error posted carries the message whole as far as its
 // 1 MiB allows.
 func TestLongLinesBounded(t *testing.T) {
-	fits := cutUTF8(strings.Repeat("Grüße, 日本語 ", maxErrorBody/8), maxErrorBody-1<<10) // no escapes: its document fits
+	fits := errordoc.CutUTF8(strings.Repeat("Grüße, 日本語 ", maxErrorBody/8), maxErrorBody-1<<10) // no escapes: its document fits
 	huge := bigText(maxErrorBody)
 	for _, format := range []limits.Format{limits.FormatJSON, limits.FormatText} {
 		t.Run(format.String(), func(t *testing.T) {

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
+	"github.com/lmigo/lmigo/concurrent/internal/errordoc"
 	"github.com/lmigo/lmigo/rapi"
 )
 
@@ -126,7 +126,7 @@ func (s *slot) closeReader(body io.Reader) {
 		if v := recover(); v != nil {
 			pe := newPanicError(v)
 			rt.metrics.failed(pe)
-			logFailure(rt.log, &s.inv, typeName(pe.Value), pe)
+			logFailure(rt.log, &s.inv, errordoc.TypeName(pe.Value), pe)
 		}
 	}()
 	_ = c.Close()
@@ -303,14 +303,3 @@ func (u *unlockedReader) Read(p []byte) (n int, err error) {
 // maxDocErrorType bounds the error type inside a trailer's document, so
 // that a document with an empty message always fits.
 const maxDocErrorType = 256
-
-// cutUTF8 returns s cut to at most n bytes, on a rune boundary.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}

@@ -16,7 +16,7 @@ const (
 
 // withXRayCause appends to b, behind the error document it holds, the
 // X-Ray cause of that document for the answer to inv, and returns both.
-// cause is empty when the document does not parse, which encodeErrorBody's
+// cause is empty when the document does not parse, which errordoc.Encode's
 // never fails to.
 func withXRayCause(b *Buffer, inv *rapi.Invocation) (doc, cause []byte) {
 	n := len(b.B)
