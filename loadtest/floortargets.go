@@ -50,9 +50,9 @@ const (
 // floor's figures. At saturation (the closed model) they are read on the
 // scenarios of the standard set; below it (the open model) on every tiny
 // and wait:D scenario, and the latency rows' p50 and p99 on every tiny
-// one. lmigo-handler, a lambda.Handler of the user's own,
-// has targets of its own: the 6 MiB CPU against the floor, and the peak
-// RSS against the same handler under aws-lambda-go.
+// one. lmigo-handler, a lambda.Handler of the user's own, has targets of
+// its own: the 6 MiB CPU against the floor, and the peak RSS against the
+// same handler under aws-lambda-go.
 func floorTargets(rep *report) []floorCheck {
 	find := func(wl string, n int) *scenarioReport {
 		for i := range rep.Scenarios {
