@@ -58,7 +58,7 @@ func belowSatRows(rep *report) [][]string {
 				cell(m, mPeakRSS, fmtMiB), vs(mPeakRSS, fmtMiBDelta, true),
 				cell(m, mP99, fmtLatency), vs(mP99, fmtLatencyDelta, true),
 				memory(mRSSBefore, fmtMiB), memory(mRSSAfter, fmtMiB), memory(mRSSGrowth, fmtMiBDelta),
-				cell(m, mSched, fmtPct), verdicts(rep, sr, rt.Name),
+				cell(m, mSched, fmtPct), verdicts(rep, sr, rt.Name, func(what string) bool { return !latencyTarget(what) }),
 			})
 			label = ""
 		}
@@ -66,9 +66,10 @@ func belowSatRows(rep *report) [][]string {
 	return out
 }
 
-// verdicts sums up the targets of runtime in sr: "met" when all are,
-// "missed: " and what was missed otherwise, "-" when it has none.
-func verdicts(rep *report, sr scenarioReport, runtime string) string {
+// verdicts sums up the targets of runtime in sr that keep takes (by what
+// they say): "met" when all are, "missed: " and what was missed
+// otherwise, "-" when it has none.
+func verdicts(rep *report, sr scenarioReport, runtime string, keep func(what string) bool) string {
 	label := scenarioLabel(sr.Scenario)
 	var checked int
 	var missed []string
@@ -82,12 +83,12 @@ func verdicts(rep *report, sr scenarioReport, runtime string) string {
 		}
 	}
 	for _, c := range rep.FloorTargets {
-		if c.Runtime == runtime && c.Scenario == label {
+		if c.Runtime == runtime && c.Scenario == label && keep(c.What) {
 			note(c.What, c.Met)
 		}
 	}
 	for _, c := range sr.Targets {
-		if c.Runtime == runtime {
+		if c.Runtime == runtime && keep(c.What) {
 			note(c.What, c.Holds)
 		}
 	}
@@ -130,5 +131,5 @@ func belowSatNotes(cfg *config, scs []scenario, rts []runtimeSpec) []string {
 	case perf != nil && cfg.Flags["profile"] == "auto" && cfg.Target != targetLambda:
 		ns = append(ns, "startm+stopm: not measured: "+perf.Error()+".")
 	}
-	return ns
+	return append(ns, latencyNote(scs)...)
 }

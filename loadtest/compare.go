@@ -17,7 +17,7 @@ func compareMain(ctx context.Context, args []string) error {
 	cfg := defaultConfig()
 	fs := flag.NewFlagSet("loadtest compare", flag.ContinueOnError)
 	cfg.register(fs)
-	fs.StringVar(&cfg.Set, "set", setStandard, "the scenarios to run: "+setSaturation+" (closed model), "+setBelowSat+" (open model, I/O-bound handlers, grown stacks; with their targets) or "+setStandard+" (both); the standard set is "+strings.Join(setNames(setStandard), ", "))
+	fs.StringVar(&cfg.Set, "set", setStandard, "the scenarios to run: "+setSaturation+" (closed model), "+setBelowSat+" (open model: tiny with its latency rows, I/O-bound handlers, grown stacks; with their targets) or "+setStandard+" (both); the standard set is "+strings.Join(setNames(setStandard), ", "))
 	fs.StringVar(&cfg.Scenarios, "scenario", "", "comma-separated scenarios to run instead of -set: WORKLOAD-nN (closed model), WORKLOAD-nN-rR (open model at R/s), e.g. size-256KiB-n1, wait-20ms-n64-r1000")
 	fs.StringVar(&cfg.Workload, "workload", "", "run one custom scenario of this workload (tiny, size:S, wait:D, mix, grow, stack:S, event:NAME) instead of the standard set")
 	fs.IntVar(&cfg.N, "n", 1, "with -workload: AWS_LAMBDA_MAX_CONCURRENCY")

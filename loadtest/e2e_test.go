@@ -204,7 +204,7 @@ func checkRun(t *testing.T, sc scenario, r runResult) {
 // against the fake Runtime API, lmigo, aws-lambda-go and the floor
 // interleaved, two repetitions: the open model with a tiny and an
 // I/O-bound handler, and a burst of grown stacks; then checks the
-// accounting, that the handlers waited, the table and its targets, and,
+// accounting, that the handlers waited, the tables and their targets, and,
 // where perf is installed, the scheduler's share of lmigo and the floor.
 func TestBelowSatEndToEnd(t *testing.T) {
 	if testing.Short() {
@@ -255,15 +255,18 @@ func TestBelowSatEndToEnd(t *testing.T) {
 		if len(profiled) != wantProfiles {
 			t.Errorf("%s: %d profiled runs, want %d", sc.Name, len(profiled), wantProfiles)
 		}
-		if v := verdicts(rep, sr, rtLmigo); v == "-" {
+		if v := verdicts(rep, sr, rtLmigo, func(string) bool { return true }); v == "-" {
 			t.Errorf("%s: lmigo has no targets", sc.Name)
 		}
 	}
 	if rows := belowSatRows(rep); len(rows) != 1+3+3+2 {
 		t.Errorf("below-saturation table: %d rows, want a header and 8", len(rows))
 	}
+	if rows := latencyRows(rep); len(rows) != 1+3 {
+		t.Errorf("latency table: %d rows, want a header and 3", len(rows))
+	}
 	md, err := os.ReadFile(filepath.Join(cfg.Out, "compare.md"))
-	if err != nil || !bytes.Contains(md, []byte(belowSatTitle)) || !bytes.Contains(md, []byte("| wait:20ms N=16 at 400/s | lmigo |")) {
+	if err != nil || !bytes.Contains(md, []byte(belowSatTitle)) || !bytes.Contains(md, []byte(latencyTitle)) || !bytes.Contains(md, []byte("| wait:20ms N=16 at 400/s | lmigo |")) {
 		t.Fatalf("compare.md (%v):\n%s", err, md)
 	}
 }

@@ -35,15 +35,24 @@ const (
 	belowCPU   = 1.1  // CPU per invocation, tiny and wait:D
 	belowRSS   = 16   // MiB above the floor's peak RSS, wait:D
 	belowP99US = 1000 // µs above the floor's p99, wait:D
+	belowP50   = 1.1  // latency rows (tiny): p50 against the floor's
+	belowP99   = 1.3  // latency rows (tiny): p99 against the floor's
+)
+
+// What the latency rows' targets say (latencyTarget).
+const (
+	whatP50 = "p50 <= 1.1x floor"
+	whatP99 = "p99 <= 1.3x floor"
 )
 
 // floorTargets checks the targets against the floor for every runtime of
 // lmigo in rep, on the scenarios of rep that have them; none without the
 // floor's figures. At saturation (the closed model) they are read on the
 // scenarios of the standard set; below it (the open model) on every tiny
-// and wait:D scenario. lmigo-handler, a lambda.Handler of the user's own,
-// has targets of its own: the 6 MiB CPU against the floor, and the peak
-// RSS against the same handler under aws-lambda-go.
+// and wait:D scenario, and the latency rows' p50 and p99 on every tiny
+// one. lmigo-handler, a lambda.Handler of the user's own, has targets of
+// its own: the 6 MiB CPU against the floor, and the peak RSS against the
+// same handler under aws-lambda-go.
 func floorTargets(rep *report) []floorCheck {
 	find := func(wl string, n int) *scenarioReport {
 		for i := range rep.Scenarios {
@@ -92,6 +101,10 @@ func floorTargets(rep *report) []floorCheck {
 			wait := strings.HasPrefix(sc.Workload, "wait:")
 			if sc.Workload == "tiny" || wait {
 				vs(rtFloor, sr, mCPU, "CPU/inv <= 1.1x floor", belowCPU, 0, fmtLatency)
+			}
+			if latencyRowsOf(sc) {
+				vs(rtFloor, sr, mP50, whatP50, belowP50, 0, fmtLatency)
+				vs(rtFloor, sr, mP99, whatP99, belowP99, 0, fmtLatency)
 			}
 			if wait {
 				vs(rtFloor, sr, mPeakRSS, "peak RSS <= floor + 16 MiB", 1, belowRSS, fmtMiB)

@@ -266,6 +266,10 @@ func printTable(w io.Writer, rep *report) {
 		fmt.Fprintf(w, "\n%s\n\n", belowSatTitle)
 		writeAligned(w, bs)
 	}
+	if ls := latencyRows(rep); len(ls) > 1 {
+		fmt.Fprintf(w, "\n%s\n\n", latencyTitle)
+		writeAligned(w, ls)
+	}
 	fmt.Fprintln(w)
 	for _, l := range summaryLines(rep) {
 		fmt.Fprintln(w, "- "+l)
@@ -382,6 +386,10 @@ func markdown(rep *report) []byte {
 		if bs := belowSatRows(rep); len(bs) > 1 {
 			fmt.Fprintf(&b, "## %s\n\n", belowSatTitle)
 			mdTable(&b, bs)
+		}
+		if ls := latencyRows(rep); len(ls) > 1 {
+			fmt.Fprintf(&b, "## %s\n\n", latencyTitle)
+			mdTable(&b, ls)
 		}
 	}
 	for _, l := range summaryLines(rep) {

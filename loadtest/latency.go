@@ -1,0 +1,105 @@
+package main
+
+import (
+	"slices"
+	"strings"
+)
+
+// Latency rows of the below-saturation set: how long a caller waits for a
+// tiny invocation in the open model, from its intended send time to its
+// answer read in full. The open model is the fair measure: in a closed
+// loop, lmigo queues its next poll behind the answer, so a window from
+// hand-out to answer covers work the floor does outside it.
+
+// latencyRowsOf says whether sc has latency rows: tiny, the open model.
+func latencyRowsOf(sc scenario) bool {
+	return sc.Model == modelOpen && sc.Workload == "tiny"
+}
+
+// latencyTarget says whether a floor target's what is a latency row's.
+func latencyTarget(what string) bool {
+	return what == whatP50 || what == whatP99
+}
+
+// latencyTitle heads the table of latencyRows.
+const latencyTitle = "Below saturation, latency: tiny invocations, open model, from each one's intended send time to its answer read in full; medians of the reps; vs floor is the ratio to the floor's median, by rep the lowest and highest ratio of a rep's p99 to the floor's in the same rep; targets are lmigo's"
+
+// latencyRows is the table of the latency rows: p50 and p99 per runtime,
+// each against the floor's, and lmigo's latency targets met or missed.
+// Only the header when rep has no such scenario.
+func latencyRows(rep *report) [][]string {
+	out := [][]string{{"scenario", "runtime", "p50", "vs floor", "p99", "vs floor", "by rep", "targets"}}
+	for _, sr := range rep.Scenarios {
+		if !latencyRowsOf(sr.Scenario) {
+			continue
+		}
+		floor := sr.Medians[rtFloor]
+		label := scenarioLabel(sr.Scenario)
+		for _, rt := range rep.Runtimes {
+			if !rt.serves(sr.Scenario.w) {
+				continue
+			}
+			m := sr.Medians[rt.Name]
+			vs := func(key string) string {
+				v, ok := m[key]
+				f, okF := floor[key]
+				if !ok || !okF || rt.Name == rtFloor {
+					return "-"
+				}
+				if r, ok := ratio(v, f); ok {
+					return fmtRatio(r)
+				}
+				return "-"
+			}
+			byRep := "-"
+			if rs := repRatios(sr, rt.Name, mP99); rt.Name != rtFloor && len(rs) > 0 {
+				byRep = fmtRatio(rs[0])
+				if hi := fmtRatio(rs[len(rs)-1]); hi != byRep {
+					byRep += "–" + hi
+				}
+			}
+			out = append(out, []string{label, rt.Name,
+				cell(m, mP50, fmtLatency), vs(mP50), cell(m, mP99, fmtLatency), vs(mP99), byRep,
+				verdicts(rep, sr, rt.Name, latencyTarget)})
+			label = ""
+		}
+	}
+	return out
+}
+
+// repRatios are runtime's key over the floor's in the same repetition of
+// sr, for every repetition both measured, lowest first: runs next to each
+// other in time, so a busy machine moves both.
+func repRatios(sr scenarioReport, runtime, key string) []float64 {
+	measured := func(r runResult) bool { return len(r.Problems) == 0 && !r.Profiled }
+	var rs []float64
+	for _, run := range sr.Runs {
+		if run.Runtime != runtime || !measured(run) {
+			continue
+		}
+		v, ok := run.Metrics[key]
+		if !ok {
+			continue
+		}
+		i := slices.IndexFunc(sr.Runs, func(f runResult) bool { return f.Runtime == rtFloor && f.Rep == run.Rep && measured(f) })
+		if i < 0 {
+			continue
+		}
+		if r, ok := ratio(v, sr.Runs[i].Metrics[key]); ok && sr.Runs[i].Metrics[key] > 0 {
+			rs = append(rs, r)
+		}
+	}
+	slices.Sort(rs)
+	return rs
+}
+
+// latencyNote says what the latency rows measure and their targets.
+func latencyNote(scs []scenario) []string {
+	if !slices.ContainsFunc(scs, latencyRowsOf) {
+		return nil
+	}
+	return []string{strings.Join([]string{
+		"Latency rows (tiny, open model): from each invocation's intended send time to its answer read in full by the caller (fake API: the caller's goroutine woken with the runtime's post read), so a late send, a slow hand-out or a slow answer all count.",
+		"Targets, lmigo's against the floor of the same run: p50 <= 1.1x, p99 <= 1.3x the floor's median.",
+	}, " ")}
+}
