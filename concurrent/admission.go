@@ -205,7 +205,8 @@ func (rt *Runtime) collect() {
 }
 
 // admit returns once s may poll, or false when ctx is done first.
-func (rt *Runtime) admit(ctx context.Context, s *slot) bool {
+func (s *slot) admit(ctx context.Context) bool {
+	rt := s.rt
 	g := &rt.mem
 	if !rt.holding() {
 		return true
@@ -217,7 +218,7 @@ func (rt *Runtime) admit(ctx context.Context, s *slot) bool {
 		}
 	}()
 	for {
-		if rt.letThrough(s) {
+		if s.letThrough() {
 			return true
 		}
 		lead := g.leader.CompareAndSwap(false, true)
@@ -255,21 +256,14 @@ func (rt *Runtime) admit(ctx context.Context, s *slot) bool {
 
 // letThrough takes the pass for s while held, when nothing is in flight
 // and no other slot has it.
-func (rt *Runtime) letThrough(s *slot) bool {
+func (s *slot) letThrough() bool {
+	rt := s.rt
 	g := &rt.mem
 	if rt.idle.inflight.Load() != 0 || !g.through.CompareAndSwap(false, true) {
 		return false
 	}
 	s.through = true
 	return true
-}
-
-// passBack gives the pass back if s had it: its invocation has ended.
-func (rt *Runtime) passBack(s *slot) {
-	if s.through {
-		s.through = false
-		rt.mem.through.Store(false)
-	}
 }
 
 // takeHeldTime returns the time held back since the last call, counting a

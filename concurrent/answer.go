@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
+	"github.com/lmigo/lmigo/concurrent/internal/errordoc"
 	"github.com/lmigo/lmigo/rapi"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -14,11 +15,11 @@ import (
 
 // How an invocation ends. Every invocation the Runtime API hands out (its
 // request ID read from /next) is answered exactly once, and only through
-// this file: respond (a buffered response), fail and failWith (an error),
-// and Runtime.stream (stream.go), each ending in settle, which marks the
-// slot ended (a stream that runtime.Goexit cut after its first byte is
-// marked there); serve's guard answers an invocation that left serve
-// unended (runtime.Goexit in the handler). An answer that cannot be sent
+// this file: the slot's methods respond (a buffered response), fail and
+// failWith (an error), and stream (stream.go), each ending in settle, which
+// marks the slot ended (a stream that runtime.Goexit cut after its first
+// byte is marked there); serve's guard answers an invocation that left
+// serve unended (runtime.Goexit in the handler). An answer that cannot be sent
 // for a reason on the runtime's side is replaced here, never dropped:
 //
 //   - an error type that no header can carry (a control byte, over
@@ -69,30 +70,32 @@ const (
 // respond ends s with body as its response. body is read until the
 // Runtime API has accepted it (until the slot's next poll has read its
 // reply), as it may be sent again.
-func (rt *Runtime) respond(s *slot, body []byte, contentType string) {
-	contentType = rt.cleanContentType(&s.inv, contentType)
-	again, err := rt.send(s, func(ctx context.Context) error {
-		return s.conn.Respond(ctx, &s.inv, body, contentType, rt.mayQueue(s))
+func (s *slot) respond(body []byte, contentType string) {
+	contentType = s.cleanContentType(contentType)
+	again, err := s.send(func(ctx context.Context) error {
+		return s.conn.Respond(ctx, &s.inv, body, contentType, s.mayQueue())
 	})
 	if errors.Is(err, rapi.ErrInvalid) {
-		rt.fail(s, errTypeUnsendable, fmt.Errorf("the response could not be sent: %w", err))
+		s.fail(errTypeUnsendable, fmt.Errorf("the response could not be sent: %w", err))
 		return
 	}
-	rt.settle(s, err, again)
+	s.settle(err, again)
 }
 
 // failWith ends s with err, the handler's error or panic, as aws-lambda-go
 // reports it.
-func (rt *Runtime) failWith(s *slot, err error) {
+func (s *slot) failWith(err error) {
+	rt := s.rt
 	s.resp.Reset()
 	errorType := writeErrorDoc(s.resp, err, maxErrorBody)
 	rt.metrics.failed(err)
 	logFailure(rt.log, &s.inv, errorType, err)
-	rt.postError(s, errorType)
+	s.postError(errorType)
 }
 
 // fail ends s with an error the runtime itself detected.
-func (rt *Runtime) fail(s *slot, errorType string, err error) {
+func (s *slot) fail(errorType string, err error) {
+	rt := s.rt
 	if s.resp == nil {
 		s.resp = s.bufs.Get()
 	}
@@ -100,27 +103,27 @@ func (rt *Runtime) fail(s *slot, errorType string, err error) {
 	writeErrorDoc(s.resp, messages.InvokeResponse_Error{Message: err.Error(), Type: errorType}, maxErrorBody)
 	rt.metrics.failed(nil)
 	logFailure(rt.log, &s.inv, errorType, err)
-	rt.postError(s, errorType)
+	s.postError(errorType)
 }
 
 // postError posts the error document in s.resp, with its X-Ray cause.
-func (rt *Runtime) postError(s *slot, errorType string) {
+func (s *slot) postError(errorType string) {
 	errorType = headerErrorType(errorType)
-	doc, cause := withXRayCause(s.resp, &s.inv) // xraycause.go
-	again, err := rt.send(s, func(ctx context.Context) error {
-		return s.conn.Fail(ctx, &s.inv, errorType, doc, cause, rt.mayQueue(s))
+	doc, cause := withXRayCause(s.resp, &s.inv)
+	again, err := s.send(func(ctx context.Context) error {
+		return s.conn.Fail(ctx, &s.inv, errorType, doc, cause, s.mayQueue())
 	})
 	if errors.Is(err, rapi.ErrInvalid) && errorType != errTypeUnsendable {
 		s.resp.Reset()
-		encodeErrorBody(s.resp, &messages.InvokeResponse_Error{
+		errordoc.Encode(s.resp, &messages.InvokeResponse_Error{
 			Message: "the error could not be sent: " + err.Error(), Type: errTypeUnsendable,
 		})
 		doc, cause = withXRayCause(s.resp, &s.inv)
-		again, err = rt.send(s, func(ctx context.Context) error {
-			return s.conn.Fail(ctx, &s.inv, errTypeUnsendable, doc, cause, rt.mayQueue(s))
+		again, err = s.send(func(ctx context.Context) error {
+			return s.conn.Fail(ctx, &s.inv, errTypeUnsendable, doc, cause, s.mayQueue())
 		})
 	}
-	rt.settle(s, err, again)
+	s.settle(err, again)
 }
 
 // send posts an answer: once, and once more on a fresh connection after a
@@ -148,7 +151,8 @@ func (rt *Runtime) postError(s *slot, errorType string) {
 // CPU, and a cut then drops the poll queued behind the post, which the
 // Runtime API has registered (under the soak with -race, a grace of
 // 500 ms lost invocations so).
-func (rt *Runtime) send(s *slot, post func(context.Context) error) (again bool, err error) {
+func (s *slot) send(post func(context.Context) error) (again bool, err error) {
+	rt := s.rt
 	s.replyBy.Store(max(s.deadline+rt.cfg.OverrunGrace.Nanoseconds(), mono(time.Now())+rt.client.StallTimeout().Nanoseconds()))
 	ctx := rt.answerCtx()
 	err = post(ctx)
@@ -160,7 +164,8 @@ func (rt *Runtime) send(s *slot, post func(context.Context) error) (again bool, 
 
 // settle marks s ended and reports what became of its answer (posted
 // twice when again is set): nothing more can be done for it.
-func (rt *Runtime) settle(s *slot, err error, again bool) {
+func (s *slot) settle(err error, again bool) {
+	rt := s.rt
 	s.ended = true
 	s.answered = s.inv.RequestID
 	switch {
@@ -179,7 +184,8 @@ func (rt *Runtime) settle(s *slot, err error, again bool) {
 // (rapi.Conn.ReadAnswer), read of the reply to answer id, which pipelining
 // left to them. A wait that the shutdown ended is not a refusal: the
 // answer went out whole, and most likely was accepted.
-func (rt *Runtime) lateReply(s *slot, err error) {
+func (s *slot) lateReply(err error) {
+	rt := s.rt
 	var ae *rapi.AnswerError
 	lvl, msg := zapcore.InfoLevel, msgUnconfirmed
 	switch {
@@ -222,7 +228,8 @@ func (rt *Runtime) answerCtx() context.Context {
 // left registered, and the invocation handed to it lost), nor while memory
 // holds new invocations back (admission.go), nor after a cut reply
 // (replyCut): the poll queued behind the first post may be registered still.
-func (rt *Runtime) mayQueue(s *slot) bool {
+func (s *slot) mayQueue() bool {
+	rt := s.rt
 	return s.endWatch() && !s.replyCut.Load() && !rt.stopping.Load() && !rt.holding()
 }
 
@@ -237,11 +244,12 @@ func headerErrorType(errorType string) string {
 
 // cleanContentType is contentType if a header can carry it, else
 // application/octet-stream (logged).
-func (rt *Runtime) cleanContentType(inv *rapi.Invocation, contentType string) string {
+func (s *slot) cleanContentType(contentType string) string {
+	rt := s.rt
 	if rapi.ValidHeaderValue(contentType, maxContentType) {
 		return contentType
 	}
-	logInvocation(rt.log, zap.WarnLevel, inv, "the response's content type cannot be sent, "+bytesContentType+" is sent instead",
-		zap.String("contentType", cutUTF8(contentType, 64)), zap.Int("length", len(contentType)))
+	logInvocation(rt.log, zap.WarnLevel, &s.inv, "the response's content type cannot be sent, "+bytesContentType+" is sent instead",
+		zap.String("contentType", errordoc.CutUTF8(contentType, 64)), zap.Int("length", len(contentType)))
 	return bytesContentType
 }

@@ -37,7 +37,7 @@ var lambdaContextProbe = lambdacontext.NewContext(context.Background(), new(lamb
 // context.WithDeadline of it, to which Deadline, Done and Err defer.
 //
 // It also holds out, the Buffer the handler writes its response into
-// (Runtime.serve, handler.runLent): the invocation's own, never lent
+// (slot.serve, handler.runLent): the invocation's own, never lent
 // again, at no allocation of its own. It is kept within 288 bytes (a size
 // class; TestAllocsInvocationContext).
 type invocationContext struct {

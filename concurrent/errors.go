@@ -1,6 +1,10 @@
 package concurrent
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/lmigo/lmigo/concurrent/internal/zone"
+)
 
 // Errors returned by New and Run, and by a writer lent to a handler.
 // Wrapped errors keep them reachable with errors.Is.
@@ -69,9 +73,9 @@ const (
 var (
 	// ErrNoMetadata is returned by AvailabilityZoneID outside Lambda, where
 	// AWS_LAMBDA_METADATA_API or AWS_LAMBDA_METADATA_TOKEN is not set.
-	ErrNoMetadata = errors.New("concurrent: no Lambda metadata endpoint (AWS_LAMBDA_METADATA_API or AWS_LAMBDA_METADATA_TOKEN not set)")
+	ErrNoMetadata = zone.ErrNoMetadata
 	// ErrMetadata is wrapped by the error AvailabilityZoneID returns when
 	// the endpoint is set but cannot be read. The address may be bad, the
 	// connection may fail, or the answer may lack a zone ID.
-	ErrMetadata = errors.New("concurrent: Lambda metadata endpoint failed")
+	ErrMetadata = zone.ErrMetadata
 )

@@ -263,14 +263,12 @@ func (rt *Runtime) finishExt(c *invocationContext, x *invocationExt, err error) 
 	return err
 }
 
-// finishStreamed finishes an invocation whose answer was streamed. Its
-// work was waited for when its reader ended (guardedReader), and a failure
-// went in the trailers; one that comes only now, after a stream that ended
-// otherwise, can no longer change the answer, and is logged.
-func (rt *Runtime) finishStreamed(c *invocationContext) {
-	if err := rt.finish(c, nil); err != nil {
-		c.zapLogger().Error("fan-out work failed after the response was streamed", zap.String("errorMessage", logMessage(err)))
-	}
+// workFailedAfterStream logs the failure of an invocation's work that
+// came after its stream. Work waited for when the reader ended
+// (guardedReader) went in the trailers; this one can no longer change the
+// answer.
+func workFailedAfterStream(c *invocationContext, err error) {
+	c.zapLogger().Error("fan-out work failed after the response was streamed", zap.String("errorMessage", logMessage(err)))
 }
 
 func logWorkPanic(log *zap.Logger, msg string, pe *PanicError) {

@@ -90,6 +90,20 @@ func (t *idleTracker) end(now time.Duration) {
 	t.inflight.Add(-1)
 }
 
+// countIn counts the invocation of s in flight as serve begins it: in
+// the metrics, and for the idle free.
+func (s *slot) countIn() {
+	s.rt.metrics.begin()
+	s.rt.idle.begin()
+}
+
+// countOut counts the invocation of s out as it ends (endServe), or as
+// the overrun watch replaces s (replace).
+func (s *slot) countOut() {
+	s.rt.metrics.end()
+	s.rt.idle.end(idleClock())
+}
+
 // startIdleFree starts the goroutine that frees memory for the OS once per
 // burst; stop ends it and waits for it.
 func (rt *Runtime) startIdleFree() (stop func()) {

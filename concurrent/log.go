@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
+	"github.com/lmigo/lmigo/concurrent/internal/errordoc"
+	"github.com/lmigo/lmigo/concurrent/internal/logline"
 	"github.com/lmigo/lmigo/limits"
 	"github.com/lmigo/lmigo/rapi"
 	"go.uber.org/zap"
@@ -109,7 +111,7 @@ func encoderConfig() zapcore.EncoderConfig {
 // under zapcore.Lock: lines of concurrent invocations never interleave,
 // whatever their length. An *os.File adds its own write lock, so lines of
 // two loggers on the same file (or of the log package) do not interleave
-// either. A line over maxLogLine is cut to fit on its way (lineBound),
+// either. A line over maxLogLine is cut to fit on its way (logline.Writer),
 // outside the lock.
 func newLogger(format limits.Format, level limits.Level, w zapcore.WriteSyncer) *zap.Logger {
 	var enc zapcore.Encoder
@@ -118,7 +120,7 @@ func newLogger(format limits.Format, level limits.Level, w zapcore.WriteSyncer) 
 	} else {
 		enc = zapcore.NewJSONEncoder(encoderConfig())
 	}
-	out := lineBound{w: zapcore.Lock(w), json: format != limits.FormatText, limit: maxLogLine}
+	out := logline.Writer{W: zapcore.Lock(w), JSON: format != limits.FormatText, Limit: maxLogLine}
 	core := zapcore.NewCore(enc, out, zap.NewAtomicLevelAt(zapLevel(level)))
 	return zap.New(core)
 }
@@ -237,7 +239,7 @@ func logFailure(log *zap.Logger, inv *rapi.Invocation, errorType string, err err
 	fields := []zap.Field{zap.String("errorType", errorType), zap.String("errorMessage", logMessage(err))}
 	if pe, ok := err.(*PanicError); ok { //nolint:errorlint // the handler adapter returns it unwrapped
 		msg = "invocation panicked"
-		fields = append(fields, zap.Array("stackTrace", stackFrames(stackTrace(pe.Stack))))
+		fields = append(fields, zap.Array("stackTrace", stackFrames(errordoc.StackTrace(pe.Stack, maxPanicFrames))))
 	}
 	logInvocation(log, zapcore.ErrorLevel, inv, msg, fields...)
 }
@@ -358,3 +360,7 @@ func (f logFrame) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("label", f.Label)
 	return nil
 }
+
+// maxLogLine bounds every line the runtime's logger writes
+// (logline.MaxLine).
+const maxLogLine = logline.MaxLine

@@ -19,8 +19,12 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambda/messages"
 	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/lmigo/lmigo/concurrent/internal/errordoc"
 	"github.com/lmigo/lmigo/limits"
 	"github.com/lmigo/lmigo/rapi"
 	"github.com/lmigo/lmigo/rapi/rapitest"
@@ -726,4 +730,440 @@ func BenchmarkLogParallel(b *testing.B) {
 			l.Info("order stored", zap.String("orderId", "o-123"), zap.Int("items", 3))
 		}
 	})
+}
+
+// cutMarkRE is the mark a cut value or line ends with.
+var cutMarkRE = regexp.MustCompile(`…\[cut [0-9]+ bytes\]`)
+
+// bigText is n bytes of text that escaping makes grow unevenly (quotes,
+// control bytes, HTML characters) and that has multi-byte characters for a
+// cut to split.
+func bigText(n int) string {
+	const unit = `Grüße "quoted" <b>&</b> ` + "\x01\t日本語 — "
+	s := strings.Repeat(unit, n/len(unit)+1)
+	return errordoc.CutUTF8(s, n)
+}
+
+// checkBounded fails t for a line over maxLogLine, not valid UTF-8, not a
+// JSON object (format JSON) or without the cut mark when wantCut.
+func checkBounded(t *testing.T, format limits.Format, line string, wantCut bool) map[string]any {
+	t.Helper()
+	if len(line) > maxLogLine {
+		t.Errorf("line of %d bytes, the bound is %d: %.200q", len(line), maxLogLine, line)
+	}
+	if !utf8.ValidString(line) {
+		t.Errorf("line is not valid UTF-8: %.200q", line)
+	}
+	if wantCut && !cutMarkRE.MatchString(line) {
+		t.Errorf("no cut mark in the line: %.200q ... %.200q", line, line[max(0, len(line)-200):])
+	}
+	if format == limits.FormatText {
+		return nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(line), &m); err != nil {
+		t.Errorf("line is not a JSON object: %v: %.200q ... %.200q", err, line, line[max(0, len(line)-200):])
+	}
+	return m
+}
+
+// TestLongLinesBounded: a handler error of 1 MiB, a panic with a 1 MiB
+// value, and a user's line with a 1 MiB field, in both formats: every line
+// written is at most maxLogLine, valid JSON in the JSON format, and marked
+// where cut; the /error posted carries the message whole as far as its
+// 1 MiB allows.
+func TestLongLinesBounded(t *testing.T) {
+	fits := errordoc.CutUTF8(strings.Repeat("Grüße, 日本語 ", maxErrorBody/8), maxErrorBody-1<<10) // no escapes: its document fits
+	huge := bigText(maxErrorBody)
+	for _, format := range []limits.Format{limits.FormatJSON, limits.FormatText} {
+		t.Run(format.String(), func(t *testing.T) {
+			rec := &recorder{}
+			api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
+			serve(t, api, env{}, func(ctx context.Context, ev struct{ Mode string }) (string, error) {
+				switch ev.Mode {
+				case "error":
+					return "", errors.New(fits)
+				case "huge error":
+					return "", errors.New(huge)
+				case "panic":
+					panic(huge)
+				case "zap":
+					Logger(ctx).Info("user line", zap.String("blob", huge), zap.Int("after", 1))
+				case "zap message":
+					Logger(ctx).Warn(huge)
+				case "slog":
+					Slog(ctx).Info("slog line", "blob", huge, "after", 1)
+				case "many":
+					fs := make([]zap.Field, 0, 20000)
+					for i := range 20000 {
+						fs = append(fs, zap.Int(fmt.Sprintf("k%d", i), i))
+					}
+					Logger(ctx).Info("many fields", fs...)
+				}
+				return "ok", nil
+			}, WithLogger(newLogger(format, limits.LevelInfo, rec)))
+			tests := []struct {
+				mode, message string
+				wantErr       string // the /error's message; "" for a response
+				whole         bool   // the message fits the /error whole
+			}{
+				{"error", "invocation failed", fits, true},
+				{"huge error", "invocation failed", huge, false},
+				{"panic", "invocation panicked", huge, false},
+				{"zap", "user line", "", false},
+				{"zap message", "", "", false},
+				{"slog", "slog line", "", false},
+				{"many", "many fields", "", false},
+			}
+			for _, tt := range tests {
+				rec.lines(t)
+				before := len(rec.lines(t))
+				r := invoke(t, api, `{"Mode":"`+tt.mode+`"}`)
+				if tt.wantErr == "" {
+					if r.Err != nil || string(r.Body) != `"ok"` {
+						t.Fatalf("%s: %+v", tt.mode, r)
+					}
+				} else {
+					checkErrorDoc(t, tt.mode, r, tt.wantErr, tt.whole)
+				}
+				lines := rec.lines(t)[before:]
+				if len(lines) != 1 {
+					t.Fatalf("%s: %d lines", tt.mode, len(lines))
+				}
+				m := checkBounded(t, format, lines[0], true)
+				if format == limits.FormatText {
+					if !strings.Contains(lines[0], "\t"+tt.message) || !strings.HasSuffix(lines[0], "\n") {
+						t.Errorf("%s: text line %.200q", tt.mode, lines[0])
+					}
+					continue
+				}
+				if m["requestId"] != r.RequestID || (tt.message != "" && m["message"] != tt.message) {
+					t.Errorf("%s: requestId %v, message %.100v", tt.mode, m["requestId"], m["message"])
+				}
+				if tt.wantErr != "" && m["errorType"] != "errorString" && m["errorType"] != "string" {
+					t.Errorf("%s: errorType %v", tt.mode, m["errorType"])
+				}
+			}
+		})
+	}
+}
+
+// checkErrorDoc checks the /error of r: at most 1 MiB, with the message
+// want whole, or, when it cannot fit, the longest cut of it that does.
+func checkErrorDoc(t *testing.T, mode string, r rapitest.Result, want string, whole bool) {
+	t.Helper()
+	if r.Err == nil {
+		t.Fatalf("%s: no error: %+v", mode, r)
+	}
+	var doc messages.InvokeResponse_Error
+	if err := json.Unmarshal(r.Err.Body, &doc); err != nil {
+		t.Fatalf("%s: error body: %v", mode, err)
+	}
+	if len(r.Err.Body) > maxErrorBody {
+		t.Errorf("%s: error body of %d bytes", mode, len(r.Err.Body))
+	}
+	if whole {
+		if doc.Message != want {
+			t.Errorf("%s: the error message (%d bytes) is not the handler's (%d bytes)", mode, len(doc.Message), len(want))
+		}
+		return
+	}
+	cut, ok := strings.CutSuffix(doc.Message, "...")
+	if !ok || !strings.HasPrefix(want, cut) || len(r.Err.Body) < maxErrorBody-64 {
+		t.Errorf("%s: error message of %d bytes in a body of %d, not the longest cut of the handler's", mode, len(doc.Message), len(r.Err.Body))
+	}
+}
+
+// TestLineBoundEdges: lines at the bound are written as they are; a cut
+// never splits a character or an escape, in values of every kind.
+func TestLineBoundEdges(t *testing.T) {
+	rec := &recorder{}
+	log := newLogger(limits.FormatJSON, limits.LevelInfo, rec)
+	probe := func(n int) string {
+		before := len(rec.lines(t))
+		log.Info("m", zap.String("s", strings.Repeat("a", n)))
+		return rec.lines(t)[before]
+	}
+	overhead := len(probe(0))
+	exact := probe(maxLogLine - overhead)
+	if len(exact) != maxLogLine || cutMarkRE.MatchString(exact) {
+		t.Fatalf("a line of exactly the bound was changed: %d bytes", len(exact))
+	}
+	over := probe(maxLogLine - overhead + 1)
+	checkBounded(t, limits.FormatJSON, over, true)
+
+	for _, unit := range []string{"é", "日", "😀", "\x01", `"`, "<", "\u2028", "\xff"} {
+		for shift := range 8 {
+			before := len(rec.lines(t))
+			s := strings.Repeat("x", shift) + strings.Repeat(unit, 2*maxLogLine/len(unit))
+			log.Info("m", zap.String("s", s), zap.Strings("list", []string{s, s}),
+				zap.Any("obj", map[string]string{"k": s}), zap.ByteString("b", []byte(s)))
+			checkBounded(t, limits.FormatJSON, rec.lines(t)[before], true)
+		}
+	}
+}
+
+// TestBoundHoldsOutsideInvocations: the process logger (lines outside an
+// invocation) and a runtime line about an invocation are bounded too.
+func TestBoundHoldsOutsideInvocations(t *testing.T) {
+	rec := &recorder{}
+	log := newLogger(limits.FormatJSON, limits.LevelInfo, rec)
+	logFailure(log, &rapi.Invocation{RequestID: "r"}, "errorString", newPanicError(bigText(3*maxLogLine)))
+	ctx := newInvocationContext(context.Background(), &lambdacontext.LambdaContext{}, "", log)
+	slog.New(SlogHandler()).InfoContext(ctx, bigText(2*maxLogLine), slog.Group("g", "v", bigText(2*maxLogLine)))
+	for _, l := range rec.lines(t) {
+		checkBounded(t, limits.FormatJSON, l, true)
+	}
+}
+
+// TestUserLoggerBounded: with a logger given by WithLogger, what the
+// runtime itself logs is bounded as its own logger's lines are, before
+// the user's core sees it: a 1 MiB error message and a 1 MiB panic value
+// come out in lines of at most maxLogLine, marked where cut, with their
+// request ID, through a plain zap JSON core with no bound of its own.
+func TestUserLoggerBounded(t *testing.T) {
+	huge := bigText(maxErrorBody)
+	rec := &recorder{}
+	user := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(rec), zap.DebugLevel))
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
+	serve(t, api, env{}, func(_ context.Context, ev struct{ Mode string }) (string, error) {
+		if ev.Mode == "panic" {
+			panic(errors.New(huge))
+		}
+		return "", errors.New(huge)
+	}, WithLogger(user))
+	tests := []struct{ mode, message string }{
+		{"error", "invocation failed"},
+		{"panic", "invocation panicked"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			before := len(rec.lines(t))
+			r := invoke(t, api, `{"Mode":"`+tt.mode+`"}`)
+			if r.Err == nil {
+				t.Fatalf("%+v, want an error", r)
+			}
+			lines := rec.lines(t)[before:]
+			if len(lines) != 1 {
+				t.Fatalf("%d lines", len(lines))
+			}
+			m := checkBounded(t, limits.FormatJSON, lines[0], true)
+			if m["msg"] != tt.message || m["requestId"] != r.RequestID {
+				t.Errorf("msg %v, requestId %v; want %q, %s", m["msg"], m["requestId"], tt.message, r.RequestID)
+			}
+		})
+	}
+}
+
+// TestEventDecodeErrorNotLogged: an event that does not decode into the
+// handler's type fails with aws-lambda-go's error body, which may quote
+// the caller's value back; the runtime's log line names the field, the
+// Go type and the kind of JSON value, never the value.
+func TestEventDecodeErrorNotLogged(t *testing.T) {
+	type event struct {
+		N int32 `json:"n"`
+		S struct {
+			When time.Time `json:"when"`
+		} `json:"s"`
+	}
+	handler := func(ctx context.Context, ev event) (string, error) { return "ok", nil }
+	tests := []struct {
+		payload, secret string
+		logged          []string // in the errorMessage logged
+		opts            []lambda.Option
+	}{
+		{`{"n": 4111111111111111}`, "4111111111111111", []string{"number", "event.n", "int32"}, nil},
+		{`{"n": "4111111111111111"}`, "4111111111111111", []string{"string", "event.n", "int32"}, nil},
+		{`{"s": {"when": "4111111111111111"}}`, "4111111111111111", []string{"ParseError"}, nil},
+		{`{"n": 1, "s": {"when": 4111111111111111x}}`, "4111111111111111", []string{"offset"}, nil},
+		{`{"n": 1, "k4111111111111111": 1}`, "4111111111111111", []string{"errorString"},
+			[]lambda.Option{lambda.WithDisallowUnknownFields(true)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.payload, func(t *testing.T) {
+			rec := &recorder{}
+			api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
+			opts := []Option{WithLogger(newLogger(limits.FormatJSON, limits.LevelInfo, rec))}
+			if tt.opts != nil {
+				opts = append(opts, WithDisallowUnknownFields(true))
+			}
+			serve(t, api, env{}, handler, opts...)
+			before := len(rec.lines(t))
+			r := invoke(t, api, tt.payload)
+			_, wantErr := lambda.NewHandlerWithOptions(handler, tt.opts...).Invoke(context.Background(), []byte(tt.payload))
+			if wantErr == nil {
+				t.Fatal("aws-lambda-go decoded it")
+			}
+			wantBody, wantType := awsErrorBody(t, wantErr)
+			if r.Err == nil || string(r.Err.Body) != string(wantBody) || r.Err.Type != wantType {
+				t.Errorf("error %+v\nwant %s (%s)", r.Err, wantBody, wantType)
+			}
+			lines := rec.lines(t)[before:]
+			if len(lines) != 1 {
+				t.Fatalf("%d lines", len(lines))
+			}
+			m := checkBounded(t, limits.FormatJSON, lines[0], false)
+			if quotesValue(m, tt.secret) {
+				t.Errorf("the line quotes the value: %s", lines[0])
+			}
+			msg, _ := m["errorMessage"].(string)
+			for _, w := range tt.logged {
+				if !strings.Contains(msg, w) {
+					t.Errorf("errorMessage %q does not name %q", msg, w)
+				}
+			}
+			if m["errorType"] != wantType || m["message"] != "invocation failed" {
+				t.Errorf("line %s", lines[0])
+			}
+		})
+	}
+}
+
+// quotesValue reports whether a log line, but for its timestamp and request
+// ID (which may hold any digits), holds six digits of secret.
+func quotesValue(m map[string]any, secret string) bool {
+	delete(m, "timestamp")
+	delete(m, "requestId")
+	b, _ := json.Marshal(m)
+	return strings.Contains(string(b), secret[:6])
+}
+
+// TestWrappedJSONErrorNotLogged: an error that wraps encoding/json's
+// account of a value (a raw handler's) is logged with the field and type,
+// not the value; the /error keeps the message whole.
+func TestWrappedJSONErrorNotLogged(t *testing.T) {
+	rec := &recorder{}
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
+	serve(t, api, env{}, RawHandler(func(ctx context.Context, payload []byte, out *Buffer) error {
+		var v struct{ N uint8 }
+		if err := json.Unmarshal(payload, &v); err != nil {
+			return fmt.Errorf("not my event: %w", err)
+		}
+		return nil
+	}), WithLogger(newLogger(limits.FormatJSON, limits.LevelInfo, rec)))
+	before := len(rec.lines(t))
+	r := invoke(t, api, `{"N": 4111111111111111}`)
+	if r.Err == nil || !strings.Contains(string(r.Err.Body), "not my event: json: cannot unmarshal number 4111111111111111") {
+		t.Fatalf("error %+v", r.Err)
+	}
+	lines := rec.lines(t)[before:]
+	if len(lines) != 1 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	m := checkBounded(t, limits.FormatJSON, lines[0], false)
+	msg, _ := m["errorMessage"].(string)
+	if quotesValue(m, "4111111111111111") || !strings.HasPrefix(msg, "not my event: ") || !strings.Contains(msg, "uint8") {
+		t.Fatalf("line %s", lines[0])
+	}
+}
+
+// opaqueError wraps an error without repeating its message.
+type opaqueError struct{ err error }
+
+func (e opaqueError) Error() string { return "bad input" }
+func (e opaqueError) Unwrap() error { return e.err }
+
+// TestLogMessage: every encoding/json error in an error's tree is logged
+// without its value: joined, wrapped, panicked, or hidden behind a message
+// of its own; other errors are logged as they are.
+func TestLogMessage(t *testing.T) {
+	var n struct{ N int8 }
+	typeErr := json.Unmarshal([]byte(`{"N": 4111111111111111}`), &n)
+	syntaxErr := json.Unmarshal([]byte(`{"N": 4111111111111111x}`), &n)
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"plain", errors.New("no JSON 4111111111111111"), "no JSON 4111111111111111"},
+		{"joined", errors.Join(fmt.Errorf("a: %w", typeErr), fmt.Errorf("b: %w", syntaxErr)),
+			"a: json: cannot unmarshal number into Go struct field .N of type int8\nb: json: syntax error at offset 23"},
+		{"panicked", newPanicError(typeErr), "json: cannot unmarshal number into Go struct field .N of type int8"},
+		{"own message", opaqueError{typeErr},
+			"json: cannot unmarshal number into Go struct field .N of type int8 (the error's message is not logged: it may quote the caller's data)"},
+		{"no type", &json.UnmarshalTypeError{Value: "4111111111111111"},
+			"json: cannot unmarshal value (the error's message is not logged: it may quote the caller's data)"},
+	}
+	for _, tt := range tests {
+		if got := logMessage(tt.err); got != tt.want {
+			t.Errorf("%s: %q\nwant %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestLogDurationUnit: a duration field carries its unit, in Go's
+// notation, in JSON and TEXT lines, from zap and from slog alike.
+func TestLogDurationUnit(t *testing.T) {
+	want := map[string]string{"backoff": "1.5s", "took": "312.5µs", "elapsed": "2m0s"}
+	for _, format := range []limits.Format{limits.FormatJSON, limits.FormatText} {
+		rec := &recorder{}
+		ctx := newInvocationContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: "req-1"}, "Root=1-abc",
+			newLogger(format, limits.LevelInfo, rec))
+		Logger(ctx).Info("waited", zap.Duration("backoff", 1500*time.Millisecond), zap.Duration("took", 312500*time.Nanosecond))
+		slog.New(SlogHandler()).InfoContext(ctx, "waited", "elapsed", 2*time.Minute)
+		lines := rec.lines(t)
+		if len(lines) != 2 {
+			t.Fatalf("%v: %d lines, want 2", format, len(lines))
+		}
+		for _, l := range lines {
+			if format == limits.FormatText {
+				for k, v := range want {
+					if strings.Contains(l, `"`+k+`"`) && !strings.Contains(l, `"`+k+`": "`+v+`"`) {
+						t.Errorf("TEXT line %q: want %s %q", l, k, v)
+					}
+				}
+				continue
+			}
+			var m map[string]any
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Fatalf("not JSON: %q", l)
+			}
+			for k, v := range want {
+				if got, ok := m[k]; ok && got != v {
+					t.Errorf("JSON line %q: %s is %v (%T), want %q", l, k, got, got, v)
+				}
+			}
+		}
+	}
+}
+
+// TestInitErrorLogFormat: the line that reports a failed init is in the
+// format the environment asks for, even when another variable is bad.
+func TestInitErrorLogFormat(t *testing.T) {
+	tests := []struct {
+		name string
+		vars env
+		json bool
+	}{
+		{"TEXT", env{"AWS_LAMBDA_LOG_FORMAT": "TEXT"}, false},
+		{"text on LMI", env{"AWS_LAMBDA_LOG_FORMAT": "text", "AWS_LAMBDA_INITIALIZATION_TYPE": "lambda-managed-instances"}, false},
+		{"JSON", env{"AWS_LAMBDA_LOG_FORMAT": "JSON"}, true},
+		{"default", env{}, false},
+		{"default on LMI", env{"AWS_LAMBDA_INITIALIZATION_TYPE": "lambda-managed-instances"}, true},
+		{"bad format", env{"AWS_LAMBDA_LOG_FORMAT": "XML"}, false},
+		{"bad format on LMI", env{"AWS_LAMBDA_LOG_FORMAT": "XML", "AWS_LAMBDA_INITIALIZATION_TYPE": "lambda-managed-instances"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			api := newAPI(t, rapitest.Options{})
+			e := env{"AWS_LAMBDA_RUNTIME_API": api.Addr(), "AWS_LAMBDA_MAX_CONCURRENCY": "lots"}
+			for k, v := range tt.vars {
+				e[k] = v
+			}
+			rec := &recorder{}
+			if code := start(func() {}, WithLookupEnv(e.lookup), func(o *options) { o.stderr = rec }); code != 1 {
+				t.Fatalf("exit status %d, want 1", code)
+			}
+			lines := rec.lines(t)
+			if len(lines) != 1 || !strings.Contains(lines[0], "init failed") {
+				t.Fatalf("lines %q, want the one of the failed init", lines)
+			}
+			if got := json.Valid([]byte(lines[0])); got != tt.json {
+				t.Errorf("line %q: JSON %v, want %v", lines[0], got, tt.json)
+			}
+			if !tt.json && !strings.Contains(lines[0], "\tERROR\tinit failed\t") {
+				t.Errorf("line %q is not a TEXT line", lines[0])
+			}
+		})
+	}
 }

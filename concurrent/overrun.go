@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/lmigo/lmigo/concurrent/internal/logline"
 	"github.com/lmigo/lmigo/rapi"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -173,8 +174,7 @@ func (rt *Runtime) decide(i int, o *overrun) bool {
 	}
 	delete(rt.held, s)
 	// The invocation no longer holds a slot: it ended for the platform.
-	rt.metrics.end()
-	rt.idle.end(idleClock())
+	s.countOut()
 	rt.metrics.replacedSlot()
 	s.watch.Store(watchReplaced)
 	return true
@@ -183,7 +183,7 @@ func (rt *Runtime) decide(i int, o *overrun) bool {
 // replace starts a new slot in the place of rt.slots[i], whose handler
 // overran, and keeps the old one among the overruns until it retires.
 func (rt *Runtime) replace(i int, o *overrun) bool {
-	s := rt.newSlot()
+	s := newSlot(rt)
 	// Dialed here, so that the slot's goroutine does not grow its stack
 	// for it (connect); if it fails the slot dials again itself.
 	_ = s.conn.Connect(rt.polling)
@@ -234,7 +234,8 @@ func (rt *Runtime) overrunning() int {
 // retire ends a replaced slot once its handler has returned and its answer
 // has been posted: its connection closes, its buffers go with it, and its
 // goroutine leaves the pool (runSlot returns).
-func (rt *Runtime) retire(s *slot) {
+func (s *slot) retire() {
+	rt := s.rt
 	_ = s.conn.Close()
 	rt.slotsMu.Lock()
 	if i := slices.IndexFunc(rt.overruns, func(o *overrun) bool { return o.s == s }); i >= 0 {
@@ -386,11 +387,11 @@ func cutStack(stack string, limit int) string {
 	if len(stack) <= limit {
 		return stack
 	}
-	keep := stack[:max(limit-cutMarkLen(len(stack)), 0)]
+	keep := stack[:max(limit-logline.CutMarkLen(len(stack)), 0)]
 	if i := bytes.LastIndexByte([]byte(keep), '\n'); i > 0 {
 		keep = keep[:i+1]
 	}
-	return string(appendCutMark([]byte(keep), len(stack)-len(keep)))
+	return string(logline.AppendCutMark([]byte(keep), len(stack)-len(keep)))
 }
 
 // replacedOverruns returns the replaced slots whose handlers still run.

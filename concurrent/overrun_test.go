@@ -1,9 +1,12 @@
 package concurrent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lmigo/lmigo/rapi/rapitest"
+	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -580,5 +584,230 @@ func TestOverrunPastDeadline(t *testing.T) {
 				t.Fatalf("stats %+v", st)
 			}
 		})
+	}
+}
+
+// invokeRetrying invokes e with payload under request ID id (none if ""),
+// again while throttled, until ctx ends.
+func invokeRetrying(t *testing.T, ctx context.Context, e *rie.Emulator, id, payload string) rie.Result {
+	t.Helper()
+	h := http.Header{}
+	if id != "" {
+		h.Set(rie.RequestIDHeader, id)
+	}
+	for {
+		r, err := e.InvokeWith(ctx, []byte(payload), h)
+		if err != nil {
+			t.Fatalf("invoke %s: %v\n%s", payload, err, e.Logs())
+		}
+		if !r.Throttled {
+			return r
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("invoke %s: throttled until the test's bound\n%s", payload, e.Logs())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// hangUnderEmulator sends one blocking invocation per ID, all at once, and
+// returns once the emulator has answered each "Task timed out".
+func hangUnderEmulator(t *testing.T, ctx context.Context, e *rie.Emulator, ids ...string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		wg.Go(func() {
+			if r := invokeRetrying(t, ctx, e, id, `{"block":true}`); r.FunctionError != "Sandbox.Timedout" {
+				t.Errorf("blocked invocation %s: %+v, want Sandbox.Timedout", id, r)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// together proves that n slots serve at once: n invocations meet at the
+// bootstrap's barrier within their deadline.
+func together(t *testing.T, ctx context.Context, e *rie.Emulator, n int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			if r := invokeRetrying(t, ctx, e, "", fmt.Sprintf(`{"barrier":%d}`, n)); !r.OK() || string(r.Body) != `"together"` {
+				t.Errorf("barrier invocation: %s %+v", r.Body, r)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestOverrunUnderEmulator: at N=4 under the emulator, 4 handlers that
+// block until released: after each deadline and the grace (the default),
+// the environment serves again at full N (4 invocations at once); when
+// the handlers are let go, their late answers are logged, and the
+// environment still serves at full N, the process alive.
+func TestOverrunUnderEmulator(t *testing.T) {
+	const n = 4
+	e := rie.StartT(t, rie.Options{Bootstrap: rie.BuildT(t, "./testdata/overrun"), MaxConcurrency: n, Timeout: time.Second})
+	ctx, cancel := testContext(t)
+	defer cancel()
+	ids := []string{"hung-1", "hung-2", "hung-3", "hung-4"}
+	hangUnderEmulator(t, ctx, e, ids...)
+	together(t, ctx, e, n)
+	if r := invokeRetrying(t, ctx, e, "", `{"release":true}`); !r.OK() {
+		t.Fatalf("release: %+v", r)
+	}
+	for _, id := range ids {
+		waitLogged(t, ctx, e, id, msgOverrunReturned)
+		waitLogged(t, ctx, e, id, msgOverrun)
+	}
+	together(t, ctx, e, n)
+	select {
+	case <-e.Done():
+		t.Fatalf("the runtime exited:\n%s", e.Logs())
+	default:
+	}
+}
+
+// TestWedgedUnderEmulator: at N=2 with LMIGO_MAX_OVERRUNS=1 under the
+// emulator, three handlers that block leave no slot that can serve; after
+// LMIGO_WEDGED_EXIT the runtime writes the FATAL line naming them, and
+// exits, and the emulator with it (Lambda would replace the environment).
+func TestWedgedUnderEmulator(t *testing.T) {
+	const wedged = time.Second
+	e := rie.StartT(t, rie.Options{Bootstrap: rie.BuildT(t, "./testdata/overrun"), MaxConcurrency: 2, Timeout: time.Second,
+		Env: []string{"LMIGO_MAX_OVERRUNS=1", "LMIGO_WEDGED_EXIT=" + wedged.String()}})
+	ctx, cancel := testContext(t)
+	defer cancel()
+	hangUnderEmulator(t, ctx, e, "hung-1", "hung-2")
+	hangUnderEmulator(t, ctx, e, "hung-3") // on the one slot replaced
+	last := time.Now()
+	select {
+	case <-e.Done():
+	case <-ctx.Done():
+		t.Fatalf("the runtime did not exit:\n%s", e.Logs())
+	}
+	took := time.Since(last)
+	logs := e.Logs()
+	i := bytes.Index(logs, []byte(msgWedged))
+	if i < 0 {
+		t.Fatalf("no FATAL line:\n%s", logs)
+	}
+	line := logs[bytes.LastIndexByte(logs[:i], '\n')+1:]
+	line = line[:bytes.IndexByte(line, '\n')]
+	for _, want := range []string{`"level":"FATAL"`, "hung-1", "hung-2", "hung-3", `"pastDeadline"`, "main.main.func1"} {
+		if !bytes.Contains(line, []byte(want)) {
+			t.Errorf("the FATAL line lacks %s: %s", want, line)
+		}
+	}
+	// The last "Task timed out" came before last; the wedge began at the
+	// grace after it at the earliest.
+	if took < wedged {
+		t.Errorf("exited %v after the last timeout, before LMIGO_WEDGED_EXIT (%v)", took, wedged)
+	}
+	t.Logf("exited %v after the last timeout; FATAL line %d bytes", took, len(line))
+}
+
+// waitLogged waits until the emulator's log holds a line with msg for id.
+func waitLogged(t *testing.T, ctx context.Context, e *rie.Emulator, id, msg string) {
+	t.Helper()
+	for {
+		for line := range bytes.SplitSeq(e.Logs(), []byte("\n")) {
+			if bytes.Contains(line, []byte(msg)) && bytes.Contains(line, []byte(`"requestId":"`+id+`"`)) {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no %q logged for %s:\n%s", msg, id, e.Logs())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// hangingBody streams a first chunk, then blocks until released: a
+// streamed answer whose body hangs past the invocation's deadline.
+type hangingBody struct {
+	sent     bool
+	released <-chan struct{}
+	hanging  *atomic.Int64
+}
+
+func (b *hangingBody) Read(p []byte) (int, error) {
+	if !b.sent {
+		b.sent = true
+		return copy(p, "partial"), nil
+	}
+	b.hanging.Add(1)
+	defer b.hanging.Add(-1)
+	<-b.released
+	return 0, io.EOF
+}
+
+// TestOverrunStreamReplacesSlot: a streamed answer whose body hangs past
+// the deadline holds its slot's goroutine as a handler that never
+// returns does: the slot is replaced once the deadline is past by the
+// grace, and N invocations are served at once again while the body still
+// hangs.
+func TestOverrunStreamReplacesSlot(t *testing.T) {
+	const (
+		n       = 2
+		grace   = 100 * time.Millisecond
+		timeout = 200 * time.Millisecond
+	)
+	api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true})
+	released := make(chan struct{})
+	var hanging atomic.Int64
+	b := &barrier{n: n, all: make(chan struct{})}
+	abort := make(chan struct{})
+	rt, err := New(func(_ context.Context, ev struct{ Stream, Barrier bool }) (io.Reader, error) {
+		switch {
+		case ev.Stream:
+			return &hangingBody{released: released, hanging: &hanging}, nil
+		case ev.Barrier:
+			b.arrive()
+			select {
+			case <-b.all:
+			case <-abort:
+			}
+		}
+		return nil, nil
+	}, WithLookupEnv(api.Env(map[string]string{
+		"LMIGO_OVERRUN_GRACE": grace.String(),
+		"LMIGO_WEDGED_EXIT":   "off",
+	})), WithLogger(zap.NewNop()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, wait := runStoppable(t, api, rt, n)
+	ctx, cancel := testContext(t)
+	defer cancel()
+
+	r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{"Stream":true}`), Timeout: timeout})
+	if err != nil || r.Err == nil {
+		t.Fatalf("hung stream: %+v, %v; want it ended by its deadline", r, err)
+	}
+	waitUntil(t, "the hung body", func() bool { return hanging.Load() == 1 })
+
+	bctx, bcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer bcancel()
+	var together sync.WaitGroup
+	for range n {
+		together.Go(func() {
+			r, err := api.Invoke(bctx, rapitest.Request{Payload: []byte(`{"Barrier":true}`), Timeout: time.Hour})
+			if err != nil || r.Err != nil {
+				t.Errorf("barrier invocation: %+v, %v", r, err)
+			}
+		})
+	}
+	together.Wait()
+	close(abort)
+	if t.Failed() {
+		t.Fatalf("not %d invocations at once with a stream hung: stats %+v", n, api.Stats())
+	}
+	close(released)
+	stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lmigo/lmigo/concurrent/internal/emf"
+	"github.com/lmigo/lmigo/concurrent/internal/logline"
 	"github.com/lmigo/lmigo/limits"
 	"github.com/lmigo/lmigo/pool"
 	"github.com/lmigo/lmigo/rapi"
@@ -123,7 +124,7 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	} else {
 		// The handler's lines are the user's own; the runtime's are bounded.
 		rt.handlerLog = o.logger
-		rt.log = boundLogger(o.logger)
+		rt.log = logline.Logger(o.logger, errorMessage)
 	}
 	rt.baseCtx = context.WithValue(rt.baseCtx, emf.EnvKey{}, rt.emf)
 	for _, v := range o.values {
@@ -131,7 +132,7 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	}
 	rt.slots = make([]*slot, cfg.Slots)
 	for i := range rt.slots {
-		rt.slots[i] = rt.newSlot()
+		rt.slots[i] = newSlot(rt)
 	}
 	rt.held = map[*slot]*overrun{}
 	for _, f := range o.tune {
@@ -274,7 +275,7 @@ func (rt *Runtime) drain(deadline time.Time) int {
 	for i := range rt.slots {
 		select {
 		case s := <-rt.exited:
-			rt.lateReply(s, s.conn.ReadAnswer(ctx))
+			s.lateReply(s.conn.ReadAnswer(ctx))
 		case <-ctx.Done():
 			rt.log.Warn("shutdown timeout with invocations still in flight",
 				zap.Duration("timeout", rt.cfg.ShutdownTimeout), zap.Int("inFlight", len(rt.slots)-i))

@@ -20,10 +20,12 @@ import (
 )
 
 // The life of a slot: one goroutine of the pool, one connection, two
-// buffers, one invocation at a time. runSlot loops: next fills the slot
-// with an invocation (reading the poll queued behind the last answer, or
-// polling afresh), serve runs the handler and answers once (answer.go),
-// with the next poll queued behind the answer on the same connection, and
+// buffers, one invocation at a time. Its steps are methods of the slot,
+// in this file in the order they run, reaching what slots share through
+// s.rt. runSlot loops: next fills the slot with an invocation (reading the
+// poll queued behind the last answer, or polling afresh), serve runs the
+// handler, answers once (answer.go), with the next poll queued behind the
+// answer on the same connection, and ends the invocation once (end), and
 // putBuffers keeps the buffers within the retain cap. Admission
 // (admission.go) may hold a slot back before a fresh poll; drain
 // (runtime.go) takes it once its goroutine has left the loop. A slot whose
@@ -45,7 +47,8 @@ type slot struct {
 	req  *bytebufferpool.ByteBuffer
 	resp *bytebufferpool.ByteBuffer
 	// ended: the invocation in inv has been answered (answer.go).
-	ended bool
+	// finished: its work was waited for as its streamed reader ended.
+	ended, finished bool
 	// answered is the request ID of the slot's last answer, whose reply
 	// the next poll may read (lateReply).
 	answered string
@@ -72,7 +75,7 @@ type slot struct {
 
 // newSlot makes a slot. Its next poll goes out behind its answer (see
 // send) unless the overrun watch has replaced it (mayQueue).
-func (rt *Runtime) newSlot() *slot {
+func newSlot(rt *Runtime) *slot {
 	s := &slot{rt: rt, bufs: pool.NewBuffers(rt.cfg.BufferRetainBytes)}
 	s.conn = rt.client.Conn()
 	return s
@@ -93,27 +96,59 @@ func runSlot(s *slot) {
 		// After an invocation, or after a goroutine that ended without
 		// returning (runtime.Goexit in the handler: the pool starts the
 		// slot again here).
-		rt.tidy(s)
+		s.tidy()
 		if s.replaced() {
 			// Its handler overran, and a new slot took its place.
-			rt.retire(s)
+			s.retire()
 			return
 		}
 		// Held back while memory is high, unless the poll is out already.
-		if !s.conn.Queued() && !rt.admit(ctx, s) || !rt.next(ctx, s) {
+		if !s.conn.Queued() && !s.admit(ctx) || !s.next(ctx) {
 			break
 		}
-		rt.serve(s)
+		s.serve()
 	}
-	rt.tidy(s)
+	s.tidy()
 	rt.exited <- s
 }
 
 // tidy ends the slot's last round: its buffers go back (putBuffers), and
 // its admission pass, if it had one.
-func (rt *Runtime) tidy(s *slot) {
-	rt.putBuffers(s)
-	rt.passBack(s)
+func (s *slot) tidy() {
+	s.putBuffers()
+	s.passBack()
+}
+
+// passBack gives the pass back if s had it: its invocation has ended.
+func (s *slot) passBack() {
+	rt := s.rt
+	if s.through {
+		s.through = false
+		rt.mem.through.Store(false)
+	}
+}
+
+// putBuffers gives the slot's buffers back; one that grew past the retain
+// cap is dropped there. The response buffer goes back first: Buffers hands
+// out the last one put back first, and the request buffer is taken first
+// (next, then serve), so each comes back to the same use. The other way
+// round a large response buffer would hold the next request, and the
+// response would grow a new one every time. For the same reason, when the
+// two do not fit in the retain cap together, the response buffer is the
+// one dropped: kept alone, it would be lent to the next request.
+func (s *slot) putBuffers() {
+	rt := s.rt
+	if s.resp != nil {
+		if s.req == nil || cap(s.req.B)+cap(s.resp.B) <= rt.cfg.BufferRetainBytes {
+			s.bufs.Put(s.resp)
+		}
+		s.resp = nil
+	}
+	if s.req != nil {
+		s.bufs.Put(s.req)
+		s.req = nil
+	}
+	s.inv.Payload = nil
 }
 
 const (
@@ -125,7 +160,8 @@ const (
 // A slot spends most of its life waiting here: what failures need is in
 // pollFailed, so that this frame stays small (TestParkedSlotStack holds
 // the bound).
-func (rt *Runtime) next(ctx context.Context, s *slot) bool {
+func (s *slot) next(ctx context.Context) bool {
+	rt := s.rt
 	backoff := backoffMin
 	for {
 		if s.req == nil {
@@ -139,7 +175,7 @@ func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 			rt.outage.ok(rt.log)
 			return true
 		}
-		if !rt.pollFailed(ctx, s, err, &backoff) {
+		if !s.pollFailed(ctx, err, &backoff) {
 			return false
 		}
 	}
@@ -150,7 +186,8 @@ func (rt *Runtime) next(ctx context.Context, s *slot) bool {
 // Runtime API could not be reached).
 //
 //go:noinline
-func (rt *Runtime) pollFailed(ctx context.Context, s *slot, err error, backoff *time.Duration) bool {
+func (s *slot) pollFailed(ctx context.Context, err error, backoff *time.Duration) bool {
+	rt := s.rt
 	switch {
 	case errors.Is(err, rapi.ErrRuntimeAPI):
 		rt.stop(err)
@@ -158,7 +195,7 @@ func (rt *Runtime) pollFailed(ctx context.Context, s *slot, err error, backoff *
 	case errors.As(err, new(*rapi.AnswerError)):
 		// The answer to the slot's last post (see send). The queued
 		// poll is read next, or sent again if the connection broke.
-		rt.lateReply(s, err)
+		s.lateReply(err)
 		return true
 	case refusedPoll(err):
 		rt.stop(err)
@@ -171,14 +208,14 @@ func (rt *Runtime) pollFailed(ctx context.Context, s *slot, err error, backoff *
 		// which must not wait while an invocation may be handed to it
 		// (if the /error failed, so does that poll).
 		if errors.Is(err, rapi.ErrPayloadTooLarge) {
-			rt.failUnserved(s, errTypeRequestTooLarge,
+			s.failUnserved(errTypeRequestTooLarge,
 				fmt.Errorf("request payload larger than %d bytes (LMIGO_MAX_REQUEST_BYTES)", rt.cfg.MaxRequestBytes))
 		} else {
-			rt.failUnreadable(s, err)
+			s.failUnreadable(err)
 		}
 		return true
 	case !s.inv.Deadline.IsZero():
-		return rt.holdUnanswerable(ctx, s, err)
+		return s.holdUnanswerable(ctx, err)
 	case ctx.Err() != nil:
 		return false
 	}
@@ -196,6 +233,38 @@ func (rt *Runtime) pollFailed(ctx context.Context, s *slot, err error, backoff *
 	return true
 }
 
+// refusedPoll reports whether err is a 4xx answer to /next. A poll sends
+// nothing a retry could change: the environment's state (403) or the
+// address (404) forbids it for good, so the runtime ends (doc.go, Failures).
+func refusedPoll(err error) bool {
+	var se *rapi.StatusError
+	return errors.As(err, &se) && se.Op == "next" && se.Code/100 == 4
+}
+
+// failUnserved answers, with an error, an invocation that next read but
+// that cannot be served, counts it as one in the metrics, and gives the
+// slot's buffers back.
+func (s *slot) failUnserved(errorType string, err error) {
+	rt := s.rt
+	s.deadline = watchDeadline(s.inv.Deadline, time.Now())
+	s.replyCut.Store(false)
+	rt.metrics.begin()
+	s.fail(errorType, err)
+	rt.metrics.end()
+	s.putBuffers()
+}
+
+// failUnreadable answers, with an error, an invocation whose /next answer
+// broke off after its request ID: the Runtime API handed it out, so its
+// caller would otherwise wait for its deadline.
+func (s *slot) failUnreadable(err error) {
+	errorType := errTypeInvalidInvocation
+	if errors.Is(err, rapi.ErrTransport) || errors.Is(err, context.Canceled) {
+		errorType = errTypeTruncatedInvocation
+	}
+	s.failUnserved(errorType, fmt.Errorf("the invocation could not be read: %w", err))
+}
+
 // msgUnanswerable is logged once for an invocation that cannot be answered.
 const msgUnanswerable = "an invocation was handed out with no request ID it can be answered by: " +
 	"its slot is held until its deadline, as the platform holds the invocation"
@@ -210,7 +279,8 @@ const msgUnanswerable = "an invocation was handed out with no request ID it can 
 // the slot may poll again (false once polling stops).
 //
 //go:noinline
-func (rt *Runtime) holdUnanswerable(ctx context.Context, s *slot, err error) bool {
+func (s *slot) holdUnanswerable(ctx context.Context, err error) bool {
+	rt := s.rt
 	now := time.Now()
 	hold := time.Duration(watchDeadline(s.inv.Deadline, now)-mono(now)) + rt.cfg.OverrunGrace
 	rt.log.Error(msgUnanswerable, zap.Time("deadline", s.inv.Deadline), zap.Duration("heldFor", hold), zap.Error(err))
@@ -286,34 +356,33 @@ func (o *outage) ok(log *zap.Logger) {
 		zap.Int64("failures", failures), zap.Duration("downFor", time.Since(since)))
 }
 
-// refusedPoll reports whether err is a 4xx answer to /next. A poll sends
-// nothing a retry could change: the environment's state (403) or the
-// address (404) forbids it for good, so the runtime ends (doc.go, Failures).
-func refusedPoll(err error) bool {
-	var se *rapi.StatusError
-	return errors.As(err, &se) && se.Op == "next" && se.Code/100 == 4
-}
-
 // serve runs the invocation in s and answers it exactly once (answer.go).
-func (rt *Runtime) serve(s *slot) {
+// Its context ends once on every way out: end runs where the answer is
+// known, or from the guard when serve is left otherwise.
+func (s *slot) serve() {
+	rt := s.rt
 	inv := &s.inv
 	s.resp = s.bufs.Get()
-	s.ended = false
-	rt.metrics.begin()
-	rt.idle.begin()
+	s.ended, s.finished = false, false
+	s.countIn()
 	s.startWatch()
-	defer rt.endServe(s)
+	defer s.endServe()
+	// live is the invocation's context until end ends it.
+	var live *invocationContext
 	// Panics are recovered by the handler adapter; runtime.Goexit cannot
-	// be, and ends the slot's goroutine (the pool starts another): it is
-	// answered here on its way out.
+	// be, and ends the slot's goroutine (the pool starts another). After
+	// it, or a context that cannot be decoded, the invocation ends here.
 	defer func() {
+		if live != nil {
+			s.end(live, nil) //nolint:errcheck // answered as exited or failed
+		}
 		if !s.ended {
-			rt.fail(s, errTypeHandlerExited, errors.New("the handler called runtime.Goexit"))
+			s.fail(errTypeHandlerExited, errors.New("the handler called runtime.Goexit"))
 		}
 	}()
 
 	if inv.DeadlineErr != nil {
-		rt.fail(s, errTypeInvalidDeadline, inv.DeadlineErr)
+		s.fail(errTypeInvalidDeadline, inv.DeadlineErr)
 		return
 	}
 	ctx := newInvocation(rt.baseCtx, inv.Deadline, &lambdacontext.LambdaContext{
@@ -321,23 +390,19 @@ func (rt *Runtime) serve(s *slot) {
 		InvokedFunctionArn: inv.FunctionARN,
 		TenantID:           inv.TenantID,
 	}, inv.TraceID, rt.handlerLog)
-	// Ends ctx after a stream, a failure or a Goexit; a no-op after the
-	// buffered answer's own cancel below.
-	defer ctx.cancel()
-	// After a runtime.Goexit: its work is waited for, its metrics written.
-	defer rt.finish(ctx, nil) //nolint:errcheck // answered as exited
+	live = ctx
 	// Decoded into the context's own LambdaContext: one allocation for both.
 	lc := &ctx.lc
 	if inv.ClientContext != "" {
 		if err := lc.ClientContext.UnmarshalJSON([]byte(inv.ClientContext)); err != nil {
-			rt.fail(s, errTypeInvalidClientContext,
+			s.fail(errTypeInvalidClientContext,
 				fmt.Errorf("Lambda-Runtime-Client-Context is not valid JSON: %w", err))
 			return
 		}
 	}
 	if inv.CognitoIdentity != "" {
 		if err := json.Unmarshal([]byte(inv.CognitoIdentity), &lc.Identity); err != nil {
-			rt.fail(s, errTypeInvalidCognitoIdentity,
+			s.fail(errTypeInvalidCognitoIdentity,
 				fmt.Errorf("Lambda-Runtime-Cognito-Identity is not valid JSON: %w", err))
 			return
 		}
@@ -353,12 +418,15 @@ func (rt *Runtime) serve(s *slot) {
 
 	contentType, body, direct, err := rt.h.runLent(ctx, inv.Payload, s.resp, &ctx.out)
 	if body != nil {
-		rt.stream(s, ctx, contentType, body) // while ctx lives: body may need it
-		rt.finishStreamed(ctx)
+		s.stream(ctx, contentType, body) // while ctx lives: body may need it
+		live = nil
+		if err := s.end(ctx, nil); err != nil {
+			workFailedAfterStream(ctx, err) // fanout.go
+		}
 		return
 	}
-	err = rt.finish(ctx, err) // fanout.go: the work's failure, the metrics
-	ctx.cancel()
+	live = nil
+	err = s.end(ctx, err) // the work's failure
 
 	// direct is the handler's own result (a json.RawMessage, or a
 	// RawHandler's response in an array it did not get from the runtime),
@@ -374,67 +442,33 @@ func (rt *Runtime) serve(s *slot) {
 	}
 	switch {
 	case err != nil:
-		rt.failWith(s, err)
+		s.failWith(err)
 	case len(resp) > rt.cfg.MaxResponseBytes:
-		rt.fail(s, errTypeResponseTooLarge, fmt.Errorf("%w: %d bytes, the limit is %d (LMIGO_MAX_RESPONSE_BYTES)",
+		s.fail(errTypeResponseTooLarge, fmt.Errorf("%w: %d bytes, the limit is %d (LMIGO_MAX_RESPONSE_BYTES)",
 			ErrResponseTooLarge, len(resp), rt.cfg.MaxResponseBytes))
 	default:
-		rt.respond(s, resp, contentType)
+		s.respond(resp, contentType)
 	}
+}
+
+// end ends the invocation c, whose handler returned err: its work is
+// waited for and its metrics written (finish, fanout.go), unless a
+// streamed reader's end did so (s.finished), then c ends. It returns the
+// error the invocation fails with.
+func (s *slot) end(c *invocationContext, err error) error {
+	if !s.finished {
+		err = s.rt.finish(c, err)
+	}
+	c.cancel()
+	return err
 }
 
 // endServe ends the invocation of s in the counts, unless the overrun
 // watch replaced the slot, which did so then.
-func (rt *Runtime) endServe(s *slot) {
+func (s *slot) endServe() {
 	if s.endWatch() {
-		rt.metrics.end()
-		rt.idle.end(idleClock())
+		s.countOut()
 	}
-}
-
-// failUnserved answers, with an error, an invocation that next read but
-// that cannot be served, counts it as one in the metrics, and gives the
-// slot's buffers back.
-func (rt *Runtime) failUnserved(s *slot, errorType string, err error) {
-	s.deadline = watchDeadline(s.inv.Deadline, time.Now())
-	s.replyCut.Store(false)
-	rt.metrics.begin()
-	rt.fail(s, errorType, err)
-	rt.metrics.end()
-	rt.putBuffers(s)
-}
-
-// failUnreadable answers, with an error, an invocation whose /next answer
-// broke off after its request ID: the Runtime API handed it out, so its
-// caller would otherwise wait for its deadline.
-func (rt *Runtime) failUnreadable(s *slot, err error) {
-	errorType := errTypeInvalidInvocation
-	if errors.Is(err, rapi.ErrTransport) || errors.Is(err, context.Canceled) {
-		errorType = errTypeTruncatedInvocation
-	}
-	rt.failUnserved(s, errorType, fmt.Errorf("the invocation could not be read: %w", err))
-}
-
-// putBuffers gives the slot's buffers back; one that grew past the retain
-// cap is dropped there. The response buffer goes back first: Buffers hands
-// out the last one put back first, and the request buffer is taken first
-// (next, then serve), so each comes back to the same use. The other way
-// round a large response buffer would hold the next request, and the
-// response would grow a new one every time. For the same reason, when the
-// two do not fit in the retain cap together, the response buffer is the
-// one dropped: kept alone, it would be lent to the next request.
-func (rt *Runtime) putBuffers(s *slot) {
-	if s.resp != nil {
-		if s.req == nil || cap(s.req.B)+cap(s.resp.B) <= rt.cfg.BufferRetainBytes {
-			s.bufs.Put(s.resp)
-		}
-		s.resp = nil
-	}
-	if s.req != nil {
-		s.bufs.Put(s.req)
-		s.req = nil
-	}
-	s.inv.Payload = nil
 }
 
 // startWatch puts s's invocation under the overrun watch as it begins,

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
+	"github.com/lmigo/lmigo/concurrent/internal/errordoc"
 	"github.com/lmigo/lmigo/rapi"
 )
 
@@ -28,9 +28,10 @@ import (
 // the first byte is posted as an ordinary /error, one after it in the
 // stream's trailers; a panic in Read is such an error. s.resp holds the
 // error document.
-func (rt *Runtime) stream(s *slot, ctx *invocationContext, contentType string, body io.Reader) {
+func (s *slot) stream(ctx *invocationContext, contentType string, body io.Reader) {
+	rt := s.rt
 	inv := &s.inv
-	contentType = rt.cleanContentType(inv, contentType)
+	contentType = s.cleanContentType(contentType)
 	g := &guardedReader{r: body, rt: rt, c: ctx, s: s}
 	var src io.Reader = g
 	if wt, ok := body.(io.WriterTo); ok {
@@ -63,7 +64,7 @@ func (rt *Runtime) stream(s *slot, ctx *invocationContext, contentType string, b
 		// reports as a truncated response: that ends the invocation.
 		err := errors.New("the response reader called runtime.Goexit")
 		if g.n == 0 {
-			rt.fail(s, errTypeHandlerExited, err)
+			s.fail(errTypeHandlerExited, err)
 			return
 		}
 		s.ended = true
@@ -80,42 +81,43 @@ func (rt *Runtime) stream(s *slot, ctx *invocationContext, contentType string, b
 		last        error
 		interrupted error // the stream's connection ended unanswered
 	)
-	again, err := rt.send(s, func(ctx context.Context) error {
+	again, err := s.send(func(ctx context.Context) error {
 		switch {
 		case last == nil || g.reads == 0:
 			last = s.conn.Stream(ctx, inv, contentType, src, onError, &g.queue)
 		case early:
-			last = s.conn.Fail(ctx, inv, headerErrorType(failureType), s.resp.B, nil, rt.mayQueue(s))
+			last = s.conn.Fail(ctx, inv, headerErrorType(failureType), s.resp.B, nil, s.mayQueue())
 		default:
 			interrupted = fmt.Errorf("the response stream's connection ended before the Runtime API answered, "+
 				"and a stream cannot be sent again: %w", last)
 			s.resp.Reset()
 			writeErrorDoc(s.resp, messages.InvokeResponse_Error{Message: interrupted.Error(), Type: errTypeStreamInterrupted}, maxErrorBody)
-			last = s.conn.Fail(ctx, inv, errTypeStreamInterrupted, s.resp.B, nil, rt.mayQueue(s))
+			last = s.conn.Fail(ctx, inv, errTypeStreamInterrupted, s.resp.B, nil, s.mayQueue())
 		}
 		return last
 	})
 	returned = true
-	rt.closeReader(inv, body)
+	s.closeReader(body)
 	if failure != nil {
 		rt.metrics.failed(failure)
 		logFailure(rt.log, inv, failureType, failure)
 	}
 	if errors.Is(err, rapi.ErrInvalid) && g.reads == 0 {
-		rt.fail(s, errTypeUnsendable, fmt.Errorf("the response could not be sent: %w", err))
+		s.fail(errTypeUnsendable, fmt.Errorf("the response could not be sent: %w", err))
 		return
 	}
 	if interrupted != nil && err == nil {
 		rt.metrics.failed(nil)
 		logFailure(rt.log, inv, errTypeStreamInterrupted, interrupted)
 	}
-	rt.settle(s, err, again)
+	s.settle(err, again)
 }
 
 // closeReader closes a streamed reader that is an io.Closer, as
 // aws-lambda-go does after its post. The answer is out by then: a close
 // error changes nothing, a panic is logged and counted.
-func (rt *Runtime) closeReader(inv *rapi.Invocation, body io.Reader) {
+func (s *slot) closeReader(body io.Reader) {
+	rt := s.rt
 	c, ok := body.(io.Closer)
 	if !ok {
 		return
@@ -124,7 +126,7 @@ func (rt *Runtime) closeReader(inv *rapi.Invocation, body io.Reader) {
 		if v := recover(); v != nil {
 			pe := newPanicError(v)
 			rt.metrics.failed(pe)
-			logFailure(rt.log, inv, typeName(pe.Value), pe)
+			logFailure(rt.log, &s.inv, errordoc.TypeName(pe.Value), pe)
 		}
 	}()
 	_ = c.Close()
@@ -141,8 +143,9 @@ type guardedReader struct {
 	reads int
 	rt    *Runtime
 	c     *invocationContext // nil: nothing to finish (tests)
-	// s is the slot streamed from, nil in tests; queue is the stream's
-	// queue value (rapi reads it at the end), decided when the body ends.
+	// s is the slot streamed from, nil in tests: ended marks it finished.
+	// queue is the stream's queue value (rapi reads it at the end),
+	// decided when the body ends.
 	s     *slot
 	queue bool
 }
@@ -150,7 +153,7 @@ type guardedReader struct {
 // decide sets the stream's queue value as the body ends: as late as an
 // answer's, so that the overrun watch covers a body that hangs.
 func (g *guardedReader) decide() {
-	g.queue = g.s != nil && g.rt.mayQueue(g.s)
+	g.queue = g.s != nil && g.s.mayQueue()
 }
 
 func (g *guardedReader) Read(p []byte) (n int, err error) {
@@ -176,9 +179,10 @@ func (g *guardedReader) Read(p []byte) (n int, err error) {
 // ended is err, or the failure of the invocation's fanned-out work once it
 // has ended.
 func (g *guardedReader) ended(err error) error {
-	if g.c == nil {
+	if g.c == nil || g.s.finished {
 		return err
 	}
+	g.s.finished = true
 	if ferr := g.rt.finish(g.c, nil); ferr != nil {
 		return ferr
 	}
@@ -299,14 +303,3 @@ func (u *unlockedReader) Read(p []byte) (n int, err error) {
 // maxDocErrorType bounds the error type inside a trailer's document, so
 // that a document with an empty message always fits.
 const maxDocErrorType = 256
-
-// cutUTF8 returns s cut to at most n bytes, on a rune boundary.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/lmigo/lmigo/concurrent/internal/errordoc"
 	"github.com/lmigo/lmigo/rapi"
 	"os"
 	"strings"
@@ -156,7 +157,7 @@ func TestXRayCauseBound(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var doc Buffer
-			encodeErrorBody(&doc, &tt.doc)
+			errordoc.Encode(&doc, &tt.doc)
 			body, cause := withXRayCause(&doc, &rapi.Invocation{RequestID: "id", InvocationID: "inv"})
 			if !bytes.Equal(body, doc.B[:len(body)]) || len(body)+len(cause) != len(doc.B) {
 				t.Fatal("the document moved")

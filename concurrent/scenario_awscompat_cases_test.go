@@ -571,7 +571,7 @@ func awsCases() []awsCase {
 			want: []string{`error: {"errorMessage":"m","errorType":"T\u0001"}`}},
 	)
 
-	// This package's own handler table (handler_compat_test.go), which
+	// This package's own handler table (handler_test.go), which
 	// compares the handler adapters, through both runtimes whole.
 	for _, hc := range compatCases() {
 		payloads := hc.payloads
@@ -583,7 +583,7 @@ func awsCases() []awsCase {
 			reqs = append(reqs, acReq(p))
 		}
 		name := hc.name
-		add("handler_compat_test.go compatCases", awsCase{name: "table/" + hc.name, reqs: reqs, handler: func() any {
+		add("handler_test.go compatCases", awsCase{name: "table/" + hc.name, reqs: reqs, handler: func() any {
 			for _, c := range compatCases() { // a value of its own in each process
 				if c.name == name {
 					return c.handler

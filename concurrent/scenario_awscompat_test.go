@@ -2,8 +2,8 @@ package concurrent
 
 // aws-lambda-go's own test cases, run through both runtimes.
 //
-// Each case of awsCases (awscompat_cases_test.go) re-creates a case of
-// aws-lambda-go v1.55.1's tests that concerns what a user sees: the
+// Each case of awsCases (scenario_awscompat_cases_test.go) re-creates a
+// case of aws-lambda-go v1.55.1's tests that concerns what a user sees: the
 // handler table (handler_test.go), the invoke loop (invoke_loop_test.go,
 // invoke_loop_gte_go122_test.go), entry (entry_test.go,
 // entry_generic_test.go), panics (panic_test.go), SIGTERM
@@ -277,7 +277,7 @@ const (
 
 func (c *awsCase) origin() string {
 	switch {
-	case strings.HasPrefix(c.from, "handler_compat_test.go"):
+	case strings.HasPrefix(c.from, "handler_test.go"):
 		return originTable
 	case strings.Contains(c.from, "_test.go"):
 		return originTests
@@ -598,12 +598,12 @@ func afterExit(aws, lm *awsRun) {
 	}
 }
 
-// compatFrames keeps the frames of awscompat_cases_test.go, where the
+// compatFrames keeps the frames of scenario_awscompat_cases_test.go, where the
 // handlers are: the panicking function and the handler that called it.
 func compatFrames(fs []*messages.InvokeResponse_Error_StackFrame) []*messages.InvokeResponse_Error_StackFrame {
 	var out []*messages.InvokeResponse_Error_StackFrame
 	for _, f := range fs {
-		if strings.HasSuffix(f.Path, "/awscompat_cases_test.go") {
+		if strings.HasSuffix(f.Path, "/scenario_awscompat_cases_test.go") {
 			out = append(out, f)
 		}
 	}

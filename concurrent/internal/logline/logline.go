@@ -1,4 +1,6 @@
-package concurrent
+// Package logline bounds the lines a logger writes: a line over the bound
+// is cut to fit, as valid JSON in the JSON format, and marked where cut.
+package logline
 
 import (
 	"fmt"
@@ -10,57 +12,60 @@ import (
 	"go.uber.org/zap/zapcore"
 )
 
-// maxLogLine bounds every line the runtime's logger writes, newline
-// included: the runtime's own lines, and the handler's through Logger,
-// Slog and SlogHandler. The emulator copies a runtime's output with a
+// MaxLine bounds every line the runtime's logger writes, newline
+// included: the runtime's own lines, and the handler's through
+// concurrent's Logger, Slog and SlogHandler. The emulator copies a runtime's output with a
 // bufio.Scanner, whose 64 KiB token limit stops the copy at the first
 // longer line, after which the environment stalls; CloudWatch Logs takes
 // events of up to 256 KB. Half the emulator's limit leaves room for what
 // the platform adds to a line, and still holds a panic's whole stack.
-const maxLogLine = 32 << 10
+const MaxLine = 32 << 10
 
 // cutMinString is the length below which a string value is never cut:
 // IDs, levels, keys and short values survive a cut line.
 const cutMinString = 64
 
-// lineBound is the writer under the runtime's zap core. The core hands it
-// each line in one Write; a line over limit is cut to fit before it goes on
-// (cutJSONLine, cutTextLine). Lines within the bound pass as they are.
-type lineBound struct {
-	w     zapcore.WriteSyncer
-	json  bool
-	limit int
+// Writer is the writer under the runtime's zap core. The core hands it
+// each line in one Write; a line over Limit is cut to fit before it goes on
+// W (CutJSONLine, or cut as text), as JSON when JSON is set. Lines within the
+// bound pass as they are.
+type Writer struct {
+	W     zapcore.WriteSyncer
+	JSON  bool
+	Limit int
 }
 
-func (b lineBound) Write(p []byte) (int, error) {
-	if len(p) <= b.limit {
-		return b.w.Write(p)
+// Write writes the line p, cut to fit.
+func (b Writer) Write(p []byte) (int, error) {
+	if len(p) <= b.Limit {
+		return b.W.Write(p)
 	}
 	var line []byte
-	if b.json {
-		line = cutJSONLine(p, b.limit)
+	if b.JSON {
+		line = CutJSONLine(p, b.Limit)
 	} else {
-		line = cutTextLine(p, b.limit)
+		line = cutTextLine(p, b.Limit)
 	}
-	if _, err := b.w.Write(line); err != nil {
+	if _, err := b.W.Write(line); err != nil {
 		return 0, err
 	}
 	return len(p), nil
 }
 
-func (b lineBound) Sync() error { return b.w.Sync() }
+// Sync syncs W.
+func (b Writer) Sync() error { return b.W.Sync() }
 
-// appendCutMark appends the mark that ends a cut value or line: n bytes
+// AppendCutMark appends the mark that ends a cut value or line: n bytes
 // were cut there.
-func appendCutMark(b []byte, n int) []byte {
+func AppendCutMark(b []byte, n int) []byte {
 	b = append(b, "…[cut "...)
 	b = strconv.AppendInt(b, int64(n), 10)
 	return append(b, " bytes]"...)
 }
 
-// cutMarkLen is the length of the longest mark a cut of a line of n bytes
+// CutMarkLen is the length of the longest mark a cut of a line of n bytes
 // can need.
-func cutMarkLen(n int) int { return len(appendCutMark(nil, n)) }
+func CutMarkLen(n int) int { return len(AppendCutMark(nil, n)) }
 
 // splitNewline returns line without its newline, and the newline.
 func splitNewline(line []byte) (body, nl []byte) {
@@ -74,13 +79,13 @@ func splitNewline(line []byte) (body, nl []byte) {
 // a character boundary, then the mark and the newline.
 func cutTextLine(line []byte, limit int) []byte {
 	body, nl := splitNewline(line)
-	keep := max(limit-len(nl)-cutMarkLen(len(body)), 0)
+	keep := max(limit-len(nl)-CutMarkLen(len(body)), 0)
 	for keep > 0 && !utf8.RuneStart(body[keep]) {
 		keep--
 	}
 	out := make([]byte, 0, limit)
 	out = append(out, body[:keep]...)
-	out = appendCutMark(out, len(body)-keep)
+	out = AppendCutMark(out, len(body)-keep)
 	return append(out, nl...)
 }
 
@@ -128,9 +133,9 @@ func scanJSONLine(line []byte) (strs []jsonString, members []int, ok bool) {
 	return strs, members, depth == 0 && len(line) > 0
 }
 
-// cutJSONString returns how many bytes of the string content s to keep,
+// CutJSONString returns how many bytes of the string content s to keep,
 // at most n, ending on a character and not inside an escape.
-func cutJSONString(s []byte, n int) int {
+func CutJSONString(s []byte, n int) int {
 	keep := 0
 	for keep < len(s) {
 		unit := 1
@@ -150,21 +155,21 @@ func cutJSONString(s []byte, n int) int {
 	return keep
 }
 
-// cutJSONLine cuts a JSON line to at most limit bytes and keeps it one
+// CutJSONLine cuts a JSON line to at most limit bytes and keeps it one
 // valid JSON object. The longest strings are cut first, each to the same
-// length and none below cutMinString, each ending in the mark
+// length and none below 64 bytes, each ending in the mark
 // "…[cut N bytes]" (N bytes of the value as written, escapes included).
 // If that is not enough (thousands of fields, long arrays of numbers), the
 // outer object's last members are dropped for one member
 // "truncated":"…[cut N bytes]". A line that is not one object, which zap's
 // encoder does not write, is cut as text.
-func cutJSONLine(line []byte, limit int) []byte {
+func CutJSONLine(line []byte, limit int) []byte {
 	body, nl := splitNewline(line)
 	strs, _, ok := scanJSONLine(body)
 	if !ok {
 		return cutTextLine(line, limit)
 	}
-	mark := cutMarkLen(len(body))
+	mark := CutMarkLen(len(body))
 	excess := len(body) + len(nl) - limit
 	longest := 0
 	for _, s := range strs {
@@ -196,9 +201,9 @@ func cutJSONLine(line []byte, limit int) []byte {
 		if s.len() <= lo+mark {
 			continue
 		}
-		keep := cutJSONString(body[s.start:s.end], lo)
+		keep := CutJSONString(body[s.start:s.end], lo)
 		out = append(out, body[from:s.start+keep]...)
-		out = appendCutMark(out, s.len()-keep)
+		out = AppendCutMark(out, s.len()-keep)
 		from = s.end
 	}
 	out = append(out, body[from:]...)
@@ -220,7 +225,7 @@ func dropMembers(line []byte, limit int) []byte {
 	if !ok {
 		return cutTextLine(line, limit)
 	}
-	tail := len(`,"`+truncatedKey+`":""}`) + cutMarkLen(len(line))
+	tail := len(`,"`+truncatedKey+`":""}`) + CutMarkLen(len(line))
 	end := 1 // keep none: just the '{'
 	for k := 1; k < len(members) && members[k]-1+tail <= limit; k++ {
 		end = members[k] - 1 // keep members[:k], up to the ',' before member k
@@ -231,7 +236,7 @@ func dropMembers(line []byte, limit int) []byte {
 		out = append(out, ',')
 	}
 	out = append(out, `"`+truncatedKey+`":"`...)
-	out = appendCutMark(out, len(line)-1-end)
+	out = AppendCutMark(out, len(line)-1-end)
 	return append(out, `"}`...)
 }
 
@@ -239,22 +244,27 @@ func dropMembers(line []byte, limit int) []byte {
 // core has no bound of its own: each line's message and string, error and
 // stringer values are cut, before any core sees them, so that together
 // they take at most boundedValues bytes as JSON escapes them; the rest of
-// maxLogLine is left for keys, IDs, the level, the time and the
+// MaxLine is left for keys, IDs, the level, the time and the
 // runtime's other values, which are short or bounded where they are made
 // (stacks, lists).
-const boundedValues = maxLogLine - 8<<10
+const boundedValues = MaxLine - 8<<10
 
 // boundCore bounds the runtime's own lines on their way to a user's core.
-type boundCore struct{ zapcore.Core }
+// errText is the text of an error field.
+type boundCore struct {
+	zapcore.Core
+	errText func(error) string
+}
 
-// boundLogger wraps l so that what the runtime logs through it is bounded.
-func boundLogger(l *zap.Logger) *zap.Logger {
-	return l.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return boundCore{c} }))
+// Logger wraps l so that what the runtime logs through it is bounded;
+// errText is the text an error field is bounded as.
+func Logger(l *zap.Logger, errText func(error) string) *zap.Logger {
+	return l.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return boundCore{c, errText} }))
 }
 
 func (c boundCore) With(fs []zapcore.Field) zapcore.Core {
-	_, fs = boundValues("", fs)
-	return boundCore{c.Core.With(fs)}
+	_, fs = boundValues("", fs, c.errText)
+	return boundCore{c.Core.With(fs), c.errText}
 }
 
 func (c boundCore) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
@@ -267,7 +277,7 @@ func (c boundCore) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.C
 // Write hands the bounded entry to the user's core through its own Check,
 // so that its sampling and levels hold.
 func (c boundCore) Write(ent zapcore.Entry, fs []zapcore.Field) error {
-	ent.Message, fs = boundValues(ent.Message, fs)
+	ent.Message, fs = boundValues(ent.Message, fs, c.errText)
 	if ce := c.Core.Check(ent, nil); ce != nil {
 		ce.Write(fs...)
 	}
@@ -277,12 +287,12 @@ func (c boundCore) Write(ent zapcore.Entry, fs []zapcore.Field) error {
 // boundValues cuts msg and the string-like values of fs so that together
 // they fit boundedValues: the short ones whole, the long ones sharing the
 // rest alike. fs is copied when a value changes.
-func boundValues(msg string, fs []zapcore.Field) (string, []zapcore.Field) {
+func boundValues(msg string, fs []zapcore.Field, errText func(error) string) (string, []zapcore.Field) {
 	vals := make([]string, len(fs)+1)
 	vals[0] = msg
 	total := jsonLen(msg)
 	for i := range fs {
-		if s, ok := fieldText(&fs[i]); ok {
+		if s, ok := fieldText(&fs[i], errText); ok {
 			vals[i+1] = s
 			total += jsonLen(s)
 		}
@@ -317,7 +327,7 @@ func boundValues(msg string, fs []zapcore.Field) (string, []zapcore.Field) {
 }
 
 // fieldText is the text of a string, error or stringer field.
-func fieldText(f *zapcore.Field) (string, bool) {
+func fieldText(f *zapcore.Field, errText func(error) string) (string, bool) {
 	switch f.Type {
 	case zapcore.StringType:
 		return f.String, true
@@ -325,7 +335,7 @@ func fieldText(f *zapcore.Field) (string, bool) {
 		return string(f.Interface.([]byte)), true
 	case zapcore.ErrorType:
 		if err, ok := f.Interface.(error); ok && err != nil {
-			return errorMessage(err), true
+			return errText(err), true
 		}
 	case zapcore.StringerType:
 		if s, ok := f.Interface.(fmt.Stringer); ok && s != nil {
@@ -372,7 +382,7 @@ func jsonLen(s string) int {
 // cutJSONText cuts s, at a character's start, so that it takes at most
 // limit bytes escaped, its cut mark included.
 func cutJSONText(s string, limit int) string {
-	limit -= cutMarkLen(len(s))
+	limit -= CutMarkLen(len(s))
 	n := 0
 	keep := 0
 	for keep < len(s) {
@@ -384,5 +394,5 @@ func cutJSONText(s string, limit int) string {
 		n += w
 		keep += size
 	}
-	return string(appendCutMark([]byte(s[:keep]), len(s)-keep))
+	return string(AppendCutMark([]byte(s[:keep]), len(s)-keep))
 }
