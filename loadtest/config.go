@@ -51,8 +51,16 @@ type config struct {
 	Raw       string `json:"-"`
 	Floor     string `json:"-"`
 	Bootstrap string `json:"-"`
-	Lmigo     string `json:"-"`
-	Ref       string `json:"-"`
+	// A user's events (-events), or the empty event for a user's
+	// bootstrap without them: the workload "events" (eventsWorkload).
+	Events  string `json:"events,omitempty"`
+	Shuffle bool   `json:"shuffle,omitempty"`
+	Expect  string `json:"expect,omitempty"`
+	// eventsDesc says what the events are, for the report.
+	eventsDesc string
+	userItems  []item
+	Lmigo      string `json:"-"`
+	Ref        string `json:"-"`
 	// Extra runtimes of a comparison, NAME=BINARY: variants run
 	// interleaved with those of -runtimes (-target fake or rie).
 	Extra []string `json:"extra,omitempty"`

@@ -185,3 +185,52 @@ func unzipTo(zf *zip.File, out string) (err error) {
 	}
 	return err
 }
+
+// eventsWorkload is the workload of a user's events (config.userItems).
+const eventsWorkload = "events"
+
+// workload is the workload named so: the user's events, or one of
+// parseWorkload's.
+func (c *config) workload(name string) (workload, error) {
+	if name == eventsWorkload {
+		if len(c.userItems) == 0 {
+			return workload{}, errors.New("workload events: no events (-events FILE)")
+		}
+		return workload{name: name, items: c.userItems}, nil
+	}
+	return parseWorkload(name)
+}
+
+// useEvents sets c's workload to the user's events: those of -events, or
+// without it the empty event {}, each answer checked by -expect or else
+// right when it is not an error.
+func (c *config) useEvents() error {
+	var expect *regexp.Regexp
+	if c.Expect != "" {
+		re, err := regexp.Compile(c.Expect)
+		if err != nil {
+			return fmt.Errorf("-expect: %w", err)
+		}
+		expect = re
+	}
+	evs, desc := [][]byte{[]byte(`{}`)}, "the empty event {}"
+	if c.Events != "" {
+		var err error
+		if evs, err = readEvents(c.Events); err != nil {
+			return err
+		}
+		order := "in the file's order"
+		if c.Shuffle {
+			order = "shuffled"
+		}
+		desc = fmt.Sprintf("%d event(s) of %s, %s", len(evs), filepath.Base(c.Events), order)
+	}
+	if expect != nil {
+		desc += ", answers matching " + c.Expect
+	} else {
+		desc += ", any answer not an error right"
+	}
+	c.Workload, c.eventsDesc = eventsWorkload, desc
+	c.userItems = eventItems(evs, c.Shuffle, 1, expect)
+	return nil
+}
