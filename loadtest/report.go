@@ -679,7 +679,7 @@ func throttleMeaning(sc scenario, measured, warm int64, m map[string]float64) st
 		if c, ok := m[mCPU]; ok && m[mThroughput] > 0 {
 			cpu = fmt.Sprintf(", the runtime using %.0f%% of a CPU", c*m[mThroughput]/1e4)
 		}
-		load := fmt.Sprintf("on average %.1f of N=%d slots busy (rate × p50 latency)%s", busy, sc.N, cpu)
+		load := fmt.Sprintf("rate × p50 latency ≈ %.1f invocations in flight for N=%d slots%s", busy, sc.N, cpu)
 		switch {
 		case measured == 0:
 			return "all in the warm-up: the first invocations of a cold start arrived before every slot had polled; a burst, not overload (" + load + ")"

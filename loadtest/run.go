@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -31,7 +32,13 @@ const (
 // By default the demo: lmigo's reference bootstrap under a few seconds of
 // the mix-panic workload at N=8 from the fake Runtime API, open loop.
 func runMain(ctx context.Context, args []string) error {
+	return runCommand(ctx, args, os.Stdout, os.Stderr)
+}
+
+// runCommand is runMain writing to stdout and stderr.
+func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := defaultConfig()
+	cfg.stdout, cfg.stderr = stdout, stderr
 	cfg.Reps, cfg.Count, cfg.Warmup, cfg.N, cfg.Runtime = 1, demoCount, 100, 8, rtLmigo
 	cfg.Model, cfg.Rate = modelOpen, demoRate
 	fs := flag.NewFlagSet("loadtest run", flag.ContinueOnError)

@@ -78,3 +78,81 @@ func TestWrittenPaths(t *testing.T) {
 		t.Errorf("printed %q, want the files by their path, %s first", out.String(), want)
 	}
 }
+
+// TestRunUserBootstrap: a user's function, a binary or a zip, is driven
+// with the empty event or the user's events, and an answer is right when
+// it is not an error (or matches -expect), not when it is the demo's.
+func TestRunUserBootstrap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a bootstrap")
+	}
+	bin, events := sizeFixture(t)
+	zipped := filepath.Join(t.TempDir(), "fn.zip")
+	if err := zipBootstrap(zipped, bin); err != nil {
+		t.Fatal(err)
+	}
+	common := []string{"-target", "fake", "-n", "4", "-count", "60", "-warmup", "8", "-out", ""}
+	tests := []struct {
+		name string
+		args []string
+		err  string
+		want []string
+	}{
+		{"tiny, as a user tries first", []string{"-bootstrap", bin, "-workload", "tiny"}, "",
+			[]string{"the empty event {}", "ok, 0 function errors as asked, 0 wrong", "verdict: function at N=4"}},
+		{"a zip with events", []string{"-bootstrap", zipped, "-events", events, "-shuffle"}, "",
+			[]string{"2 event(s) of events.json, shuffled", "0 wrong"}},
+		{"expect matches", []string{"-bootstrap", bin, "-events", events, "-expect", `"done":true`}, "", []string{"0 wrong"}},
+		{"expect does not", []string{"-bootstrap", bin, "-events", events, "-expect", `"ok":true`}, "had problems",
+			[]string{"wrong answers", "verdict: NOT shown"}},
+		{"a demo workload", []string{"-bootstrap", bin, "-workload", "mix"}, "needs the demo's handler", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			err := runCommand(t.Context(), append(tt.args, common...), &out, &bytes.Buffer{})
+			if tt.err == "" && err != nil || tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
+				t.Fatalf("err %v, want %q\n%s", err, tt.err, out.String())
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("report lacks %q:\n%s", w, out.String())
+				}
+			}
+			if tt.err == "" {
+				lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+				if last := lines[len(lines)-1]; !strings.HasPrefix(last, "verdict: ") {
+					t.Errorf("last line %q, want the verdict", last)
+				}
+			}
+		})
+	}
+}
+
+// TestRunVerdict: a run ends with one line saying what it proves and what
+// it does not, and a run with problems proves nothing.
+func TestRunVerdict(t *testing.T) {
+	good := runReport(t, modelOpen)
+	bad := runReport(t, modelOpen)
+	bad.Scenarios[0].Runs[0].Problems = []string{"1 wrong answer"}
+	tests := []struct {
+		name string
+		rep  *report
+		want []string
+	}{
+		{"good", good, []string{"verdict: lmigo at N=8, mix-panic (1000/s offered), p99 7.00ms: every one of 2100 invocations answered right and exactly once",
+			"5 throttles", "target fake; it does not show how it behaves on Lambda, at saturation (make loadtest) or over hours (make soak)."}},
+		{"problems", bad, []string{"verdict: NOT shown"}},
+	}
+	for _, tt := range tests {
+		v := runVerdict(tt.rep)
+		if strings.Contains(v, "\n") {
+			t.Errorf("%s: verdict of more than one line: %q", tt.name, v)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(v, w) {
+				t.Errorf("%s: verdict %q lacks %q", tt.name, v, w)
+			}
+		}
+	}
+}

@@ -61,7 +61,7 @@ func Start(s Shape) {
 			free = append(free, buf)
 			mu.Unlock()
 		}
-		return map[string]bool{"ok": true}, nil
+		return map[string]bool{"done": true}, nil
 	})
 }
 
