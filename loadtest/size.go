@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,7 +47,7 @@ type sizeProfile struct {
 	Bootstrap    string `json:"bootstrap"`
 	Events       string `json:"events"`
 
-	WallMS       float64 `json:"wallMsPerInvocation"` // at N=1, mean
+	WallMS       float64 `json:"wallMsPerInvocation"` // at N=1, p50
 	CPUMS        float64 `json:"cpuMsPerInvocation"`
 	WaitShare    float64 `json:"waitingShare"` // of the wall time, not on a CPU
 	BaseMiB      float64 `json:"baseRssMiB"`
@@ -59,6 +60,10 @@ type sizeProfile struct {
 	KneeAgrees   bool    `json:"kneeAgreesWithLittle"`     // the measured knee and LittleHere
 	FunctionKnee float64 `json:"functionKneeN"`            // the knee with the load test's share removed
 	PredictedP99 float64 `json:"predictedP99Ms"`
+
+	// MemoryBoundN is, per memory ratio, the largest N its environment
+	// holds with memoryRoom to spare.
+	MemoryBoundN map[string]int `json:"memoryBoundN"`
 
 	Sentences [2]string  `json:"explanation"`
 	Notes     []string   `json:"notes,omitempty"`
@@ -181,9 +186,11 @@ func profileFunction(ctx context.Context, cfg *config, rt runtimeSpec, p *sizePr
 		deadline = deadline.Add(-checkFor - stepStartup) // the check fits in the budget too
 	}
 	defer func() { p.Elapsed = dur(time.Since(t0).Round(time.Second)) }()
+	last := step + stepStartup // the time of the last step, start and stop included
 	for n := 1; n > 0 && len(p.Steps) < 30; n = nextN(p.Steps, top) {
-		// The step's time and memory, predicted before it runs.
-		if time.Until(deadline) < step+stepStartup {
+		// The step's time and memory, predicted before it runs: a step
+		// at twice the N may take twice as long to warm up and stop.
+		if time.Until(deadline) < max(step+stepStartup, 2*last) {
 			p.KneeBound = fmt.Sprintf("the %s budget ran out", budget)
 			break
 		}
@@ -194,15 +201,17 @@ func profileFunction(ctx context.Context, cfg *config, rt runtimeSpec, p *sizePr
 				break
 			}
 		}
+		ts := time.Now()
 		s, err := measureStep(ctx, cfg, rt, n, step)
 		if err != nil {
 			return fmt.Errorf("N=%d: %w", n, err)
 		}
+		last = time.Since(ts)
 		s.Linear = s.Throughput > 0 && (s.N == 1 || linear(s, p.Steps[0]))
 		// A step past the knee while other work took the machine's CPUs
 		// is measured once more: the knee is the function's, not the
 		// machine's noise.
-		if !s.Linear && s.N > 1 && s.OtherCPUs > noisyCPUs && time.Until(deadline) > 2*(step+stepStartup) {
+		if !s.Linear && s.N > 1 && s.OtherCPUs > noisyCPUs && time.Until(deadline) > 2*last {
 			again, err := measureStep(ctx, cfg, rt, n, step)
 			if err != nil {
 				return fmt.Errorf("N=%d: %w", n, err)
@@ -218,7 +227,15 @@ func profileFunction(ctx context.Context, cfg *config, rt runtimeSpec, p *sizePr
 			s.N, s.Throughput, fmtMSf(s.P50MS), fmtMSf(s.P99MS), fmtMSf(s.CPUMS), fmtMiB(s.PeakRSSMiB), s.OtherCPUs,
 			map[bool]string{true: "linear", false: "past the knee"}[s.Linear], time.Since(t0).Round(time.Second), budget)
 	}
-	if len(p.Steps) > 0 && p.KneeBound == "" && p.Steps[len(p.Steps)-1].Linear && knee(p.Steps) >= top {
+	switch {
+	case slices.ContainsFunc(p.Steps, func(s sizeStep) bool { return !s.Linear }):
+		// A step past the knee was seen: a budget that ended the
+		// refinement made the knee coarser, not a bound.
+		if p.KneeBound != "" {
+			p.Notes = append(p.Notes, fmt.Sprintf("The refinement of the knee stopped early (%s): the knee lies between N=%d and the next N measured.", p.KneeBound, knee(p.Steps)))
+		}
+		p.KneeBound = ""
+	case len(p.Steps) > 0 && p.KneeBound == "" && knee(p.Steps) >= top:
 		p.KneeBound = fmt.Sprintf("-max-n %d", top)
 	}
 	if err := ctx.Err(); err != nil {
@@ -239,7 +256,8 @@ func (p *sizeProfile) summarize(check func(n int, rate float64) (*sizeCheck, err
 		return errors.New("the function did not answer at N=1")
 	}
 	one := p.Steps[0]
-	p.WallMS = one.MeanMS
+	// The median, not the mean: one stall of a busy machine moves a mean.
+	p.WallMS = one.P50MS
 	p.KneeN = knee(p.Steps)
 	// CPU per invocation over every linear step: more invocations, finer
 	// than the clock's 10 ms ticks.
@@ -302,6 +320,10 @@ func (p *sizeProfile) summarize(check func(n int, rate float64) (*sizeCheck, err
 		ref = &p.Steps[0]
 	}
 	p.PredictedP99 = ref.P99MS
+	p.MemoryBoundN = map[string]int{}
+	for _, ratio := range memoryRatios {
+		p.MemoryBoundN[strconv.Itoa(ratio)] = memoryBound(fit, ratio, p.VCPUs)
+	}
 	p.Sentences = sizeSentences(p)
 	// The check: the recommended N in the open model at 60% of what the
 	// step there served, the CPU the template's capacity provider scales
@@ -484,6 +506,11 @@ func sizeLines(p *sizeProfile) (head []string, table [][]string, tail []string) 
 		}
 		table = append(table, []string{strconv.Itoa(s.N), mark, fmtCount(s.Throughput), fmtMSf(s.P50MS), fmtMSf(s.P99MS), fmtMSf(s.CPUMS), fmtMSf(s.DriverCPUMS), fmtMiB(s.PeakRSSMiB), fmtOne(s.OtherCPUs)})
 	}
+	var bounds []string
+	for _, ratio := range memoryRatios {
+		bounds = append(bounds, fmt.Sprintf("N=%d at %d GiB per vCPU", p.MemoryBoundN[strconv.Itoa(ratio)], ratio))
+	}
+	tail = append(tail, fmt.Sprintf("Memory holds, with %.0f%% to spare, %s (for %d vCPUs).", 100*memoryRoom, strings.Join(bounds, ", "), p.VCPUs))
 	tail = append(tail, p.Notes...)
 	if c := p.Check; c != nil {
 		verdict := "holds"

@@ -137,8 +137,8 @@ func fitMemory(steps []sizeStep) memFit {
 var memoryRatios = []int{2, 4, 8}
 
 // memoryRoom is the share of an environment's memory kept free at the
-// recommended N: for the garbage collector's headroom and what runs
-// beside the function.
+// recommended N: lmigo's admission holds invocations back from a live
+// heap of 85% of its memory limit, itself 90% of the memory (76.5%).
 const memoryRoom = 0.25
 
 // Largest and smallest N an environment takes.
@@ -181,17 +181,27 @@ func recommend(kneeN float64, cpus, vcpus int, mem memFit) (recommendation, erro
 	}
 	if r.Ratio == 0 {
 		r.Ratio, r.LimitedBy = memoryRatios[len(memoryRatios)-1], "memory"
-		room := (1-memoryRoom)*float64(r.Ratio*vcpus*1024) - mem.BaseMiB
-		if mem.PerInvMiB <= 0 || room < mem.PerInvMiB {
+		if memoryBound(mem, r.Ratio, vcpus) < 1 {
 			return recommendation{}, fmt.Errorf("one invocation needs %.0f MiB beside a base of %.0f MiB: more than %d GiB per vCPU holds on %d vCPUs with %.0f%% to spare",
 				mem.PerInvMiB, mem.BaseMiB, r.Ratio, vcpus, 100*memoryRoom)
 		}
-		r.N = min(int(room/mem.PerInvMiB), r.N)
+		r.N = min(memoryBound(mem, r.Ratio, vcpus), r.N)
 	}
 	r.PerVCPU = math.Round(10*float64(r.N)/float64(vcpus)) / 10
 	r.MemorySizeMB = r.Ratio * vcpus * 1024
 	r.NeedMiB = mem.at(r.N)
 	return r, nil
+}
+
+// memoryBound is the largest N an environment of ratio GiB per vCPU and
+// vcpus vCPUs holds with memoryRoom to spare (maxN when memory does not
+// grow with N).
+func memoryBound(mem memFit, ratio, vcpus int) int {
+	room := (1-memoryRoom)*float64(ratio*vcpus*1024) - mem.BaseMiB
+	if mem.PerInvMiB <= 0 {
+		return maxN
+	}
+	return min(max(int(room/mem.PerInvMiB), 0), maxN)
 }
 
 // littleKnee is the N at which cpus CPUs are busy when each invocation

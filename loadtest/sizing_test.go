@@ -116,6 +116,14 @@ func TestRecommend(t *testing.T) {
 	if _, err := recommend(40, 2, 2, memFit{10, 20000}); err == nil || !strings.Contains(err.Error(), "one invocation needs") {
 		t.Errorf("an invocation larger than the largest environment: %v", err)
 	}
+	for ratio, want := range map[int]int{2: 15, 4: 30, 8: 61} {
+		if got := memoryBound(memFit{10, 200}, ratio, 2); got != want {
+			t.Errorf("memoryBound(10 MiB + 200 MiB each, %d GiB per vCPU, 2 vCPUs) = %d, want %d", ratio, got, want)
+		}
+	}
+	if got := memoryBound(memFit{10, 0}, 2, 2); got != maxN {
+		t.Errorf("memoryBound with no memory per invocation = %d, want %d", got, maxN)
+	}
 	if _, err := recommend(0, 2, 2, memFit{}); err == nil {
 		t.Error("no knee: no error")
 	}
