@@ -56,7 +56,9 @@ type sizeProfile struct {
 	KneeBound    string  `json:"kneeBound,omitempty"`      // why the sweep stopped before it saw the knee
 	DriverCPUMS  float64 `json:"driverCpuMsPerInvocation"` // the load test's, beside the function
 	LittleKnee   float64 `json:"littleKneeN"`              // the function alone: CPUs x wall / CPU
-	LittleHere   float64 `json:"littleKneeHereN"`          // with the load test's CPU beside it
+	OtherCPUs    float64 `json:"otherCpus"`                // what other work took of the machine's, on average
+	HadCPUs      float64 `json:"hadCpus"`                  // what was left to the function and the load test
+	LittleHere   float64 `json:"littleKneeHereN"`          // on HadCPUs, with the load test's CPU beside the function
 	KneeAgrees   bool    `json:"kneeAgreesWithLittle"`     // the measured knee and LittleHere
 	FunctionKnee float64 `json:"functionKneeN"`            // the knee with the load test's share removed
 	PredictedP99 float64 `json:"predictedP99Ms"`
@@ -274,18 +276,33 @@ func (p *sizeProfile) summarize(check func(n int, rate float64) (*sizeCheck, err
 	p.WaitShare = max(0, 1-p.CPUMS/p.WallMS)
 	fit := fitMemory(p.Steps)
 	p.BaseMiB, p.MemPerInvMiB = fit.BaseMiB, fit.PerInvMiB
-	p.LittleKnee = littleKnee(p.MachineCPUs, p.WallMS, p.CPUMS)
-	p.LittleHere = littleKnee(p.MachineCPUs, p.WallMS, p.CPUMS+p.DriverCPUMS)
+	// The CPUs the function and the load test had: the machine's, less
+	// what other work took, on average over the steps that place the
+	// knee (it and those above it).
+	var others float64
+	var near int
+	for _, s := range p.Steps {
+		if s.N >= p.KneeN {
+			others += s.OtherCPUs
+			near++
+		}
+	}
+	others /= float64(max(near, 1))
+	p.OtherCPUs = others
+	p.HadCPUs = max(float64(p.MachineCPUs)-others, 0.25)
+	p.LittleKnee = littleKnee(float64(p.MachineCPUs), p.WallMS, p.CPUMS)
+	p.LittleHere = littleKnee(p.HadCPUs, p.WallMS, p.CPUMS+p.DriverCPUMS)
 	p.KneeAgrees = kneeAgrees(p.KneeN, p.LittleHere)
 	// Where the measurement bears Little's law out, the function's own
-	// knee is the measured one without the load test's CPU beside it: an
-	// environment runs no load test.
+	// knee on this machine's CPUs is the measured one without the load
+	// test's CPU and the other work's beside it: an environment runs
+	// neither.
 	p.FunctionKnee = float64(p.KneeN)
 	if p.KneeAgrees && p.KneeBound == "" && p.CPUMS > 0 {
-		p.FunctionKnee *= (p.CPUMS + p.DriverCPUMS) / p.CPUMS
+		p.FunctionKnee *= (p.CPUMS + p.DriverCPUMS) / p.CPUMS * float64(p.MachineCPUs) / p.HadCPUs
 	}
 	if !p.KneeAgrees && p.KneeBound == "" {
-		p.Notes = append(p.Notes, fmt.Sprintf("The measured knee (N=%d) disagrees with Little's law (N≈%.0f with the load test's CPU beside the function, %.0f without): %s", p.KneeN, p.LittleHere, p.LittleKnee, disagreement(p)))
+		p.Notes = append(p.Notes, fmt.Sprintf("The measured knee (N=%d) disagrees with Little's law (N≈%.0f on the %.1f CPUs left by other work, with the load test's CPU beside the function; %.0f for the function alone): %s", p.KneeN, p.LittleHere, p.HadCPUs, p.LittleKnee, disagreement(p)))
 	}
 	var busy []string
 	for _, s := range p.Steps {

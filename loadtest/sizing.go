@@ -207,11 +207,11 @@ func memoryBound(mem memFit, ratio, vcpus int) int {
 // littleKnee is the N at which cpus CPUs are busy when each invocation
 // takes wallMS of which cpuMS is CPU (Little's law: in flight = rate x
 // time, the rate being cpus / cpu time).
-func littleKnee(cpus int, wallMS, cpuMS float64) float64 {
+func littleKnee(cpus, wallMS, cpuMS float64) float64 {
 	if cpuMS <= 0 {
 		return math.Inf(1)
 	}
-	return float64(cpus) * wallMS / cpuMS
+	return cpus * wallMS / cpuMS
 }
 
 // kneeAgrees says whether a measured knee is within a factor of 1.5 of
@@ -234,7 +234,11 @@ func sizeSentences(p *sizeProfile) [2]string {
 		cpu += " (the highest N measured: " + p.KneeBound + ")"
 	}
 	if p.FunctionKnee > float64(p.KneeN) {
-		cpu += fmt.Sprintf(", where the load test took %s of CPU per invocation beside the function (%.0f expected), so N=%.0f for the function alone", fmtMSf(p.DriverCPUMS), p.LittleHere, p.FunctionKnee)
+		beside := fmt.Sprintf("the load test's %s of CPU per invocation beside the function", fmtMSf(p.DriverCPUMS))
+		if p.OtherCPUs > noisyCPUs {
+			beside += fmt.Sprintf(" and other work taking %.1f of the %d CPUs", p.OtherCPUs, p.MachineCPUs)
+		}
+		cpu += fmt.Sprintf(" with %s (N≈%.0f expected), so N=%.0f for the function alone", beside, p.LittleHere, p.FunctionKnee)
 	}
 	cpu += fmt.Sprintf(": %d per CPU, so %d vCPUs take N=%d.", r.CPUPerVCPU, p.VCPUs, r.CPUPerVCPU*p.VCPUs)
 	var mem string

@@ -130,7 +130,7 @@ func TestRecommend(t *testing.T) {
 }
 
 func TestLittle(t *testing.T) {
-	if got := littleKnee(2, 40, 2); got != 40 {
+	if got := littleKnee(2, 40, 2); got != 40 { // 2 CPUs, 40 ms, 2 ms
 		t.Errorf("littleKnee(2 CPUs, 40 ms, 2 ms) = %v, want 40", got)
 	}
 	if got := littleKnee(2, 20, 20); got != 2 {
@@ -152,7 +152,7 @@ func TestLittle(t *testing.T) {
 // recommendation by, and the SAM parameters match it.
 func TestSizeExplains(t *testing.T) {
 	p := &sizeProfile{VCPUs: 2, MachineCPUs: 2, WallMS: 40, CPUMS: 2, WaitShare: 0.95, KneeN: 32, FunctionKnee: 40,
-		DriverCPUMS: 0.5, LittleKnee: 40, LittleHere: 32, BaseMiB: 10, MemPerInvMiB: 200}
+		DriverCPUMS: 0.5, LittleKnee: 40, LittleHere: 32, HadCPUs: 2, BaseMiB: 10, MemPerInvMiB: 200}
 	r, err := recommend(p.FunctionKnee, p.MachineCPUs, p.VCPUs, p.fit())
 	if err != nil {
 		t.Fatal(err)
