@@ -206,7 +206,7 @@ func profileFunction(ctx context.Context, cfg *config, rt runtimeSpec, p *sizePr
 		ts := time.Now()
 		s, err := measureStep(ctx, cfg, rt, n, step)
 		if err != nil {
-			return fmt.Errorf("N=%d: %w", n, err)
+			return fmt.Errorf("at N=%d: %w", n, err)
 		}
 		last = time.Since(ts)
 		s.Linear = s.Throughput > 0 && (s.N == 1 || linear(s, p.Steps[0]))
@@ -216,7 +216,7 @@ func profileFunction(ctx context.Context, cfg *config, rt runtimeSpec, p *sizePr
 		if !s.Linear && s.N > 1 && s.OtherCPUs > noisyCPUs && time.Until(deadline) > 2*last {
 			again, err := measureStep(ctx, cfg, rt, n, step)
 			if err != nil {
-				return fmt.Errorf("N=%d: %w", n, err)
+				return fmt.Errorf("at N=%d: %w", n, err)
 			}
 			again.Linear, again.Remeasured = linear(again, p.Steps[0]), true
 			if again.Throughput > s.Throughput {

@@ -65,8 +65,6 @@ func Start(s Shape) {
 	})
 }
 
-var sink uint64
-
 // spin does n units of work.
 func spin(n float64) {
 	x := uint64(1)
@@ -75,7 +73,7 @@ func spin(n float64) {
 			x = x*6364136223846793005 + 1442695040888963407
 		}
 	}
-	sink += x
+	runtime.KeepAlive(x)
 }
 
 // calibrate is the units of spin per millisecond of CPU, read on this
