@@ -189,19 +189,31 @@ func profileFunction(ctx context.Context, cfg *config, rt runtimeSpec, p *sizePr
 	}
 	defer func() { p.Elapsed = dur(time.Since(t0).Round(time.Second)) }()
 	last := step + stepStartup // the time of the last step, start and stop included
-	for n := 1; n > 0 && len(p.Steps) < 30; n = nextN(p.Steps, top) {
-		// The step's time and memory, predicted before it runs: a step
-		// at twice the N may take twice as long to warm up and stop.
+	memNote := ""              // set when memory lowers the largest N to measure
+	for len(p.Steps) < 30 {
+		// The largest N whose memory, predicted from the steps so far,
+		// fits in half of what the machine has free.
+		limit := top
+		if free, err := memAvailableMiB(); err == nil && len(p.Steps) > 0 {
+			if fit := fitMemory(p.Steps); fit.PerInvMiB > 0 {
+				if m := int((memoryShare*free - fit.BaseMiB) / fit.PerInvMiB); m < limit {
+					limit = max(m, 1)
+					memNote = fmt.Sprintf("N=%d would take more than half of the machine's %.0f MiB free", limit+1, free)
+				}
+			}
+		}
+		n := nextN(p.Steps, limit)
+		if n == 0 {
+			if limit < top && knee(p.Steps) >= limit {
+				p.KneeBound = memNote
+			}
+			break
+		}
+		// The step's time, predicted before it runs: a step at twice
+		// the N may take twice as long to warm up and stop.
 		if time.Until(deadline) < max(step+stepStartup, 2*last) {
 			p.KneeBound = fmt.Sprintf("the %s budget ran out", budget)
 			break
-		}
-		if len(p.Steps) > 0 {
-			free, err := memAvailableMiB()
-			if need := fitMemory(p.Steps).at(n); err == nil && need > memoryShare*free {
-				p.KneeBound = fmt.Sprintf("N=%d would take %.0f MiB, more than half of the machine's %.0f MiB free", n, need, free)
-				break
-			}
 		}
 		ts := time.Now()
 		s, err := measureStep(ctx, cfg, rt, n, step)
@@ -344,8 +356,13 @@ func (p *sizeProfile) summarize(check func(n int, rate float64) (*sizeCheck, err
 	p.Sentences = sizeSentences(p)
 	// The check: the recommended N in the open model at 60% of what the
 	// step there served, the CPU the template's capacity provider scales
-	// at (AverageCPUUtilization).
-	c, err := check(r.N, math.Max(1, checkLoad*ref.Throughput*float64(r.N)/float64(ref.N)))
+	// at (AverageCPUUtilization), and never more than this machine served
+	// at any N: the load test's own CPU stays beside the function.
+	most := 0.0
+	for _, s := range p.Steps {
+		most = max(most, s.Throughput)
+	}
+	c, err := check(r.N, math.Max(1, checkLoad*min(ref.Throughput*float64(r.N)/float64(ref.N), most)))
 	p.Check = c
 	return err
 }
@@ -534,7 +551,7 @@ func sizeLines(p *sizeProfile) (head []string, table [][]string, tail []string) 
 		if !c.Holds {
 			verdict = "DOES NOT HOLD"
 		}
-		line := fmt.Sprintf("Check at N=%d, %.0f/s open loop (%.0f%% of the knee's rate) for %.1f s: %d answered, %d throttled, p99 %s (predicted at most %s): %s.",
+		line := fmt.Sprintf("Check at N=%d, %.0f/s open loop (%.0f%% of the rate measured there, or of the most this machine served) for %.1f s: %d answered, %d throttled, p99 %s (predicted at most %s): %s.",
 			c.N, c.Rate, 100*checkLoad, c.Seconds, c.Answered, c.Throttles, fmtMSf(c.P99MS), fmtMSf(p.PredictedP99), verdict)
 		if c.BehindMsg != "" {
 			line += " Throttles: " + c.BehindMsg + "."
