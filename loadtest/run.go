@@ -118,6 +118,9 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	rep, err := execute(ctx, cfg, "run", []scenario{sc}, rts)
 	if rep != nil && len(rep.Scenarios) == 1 {
 		rep.Notes = runNotes(cfg, sc)
+		if cfg.Target != targetLambda {
+			rep.Notes = append(rep.Notes, rssCaption(rep.Scenarios[0].Medians[rep.Runtimes[0].Name]))
+		}
 		printRun(cfg.stdout, rep)
 		if werr := writeReports(cfg, rep, "run"); werr != nil {
 			err = errors.Join(err, werr)
@@ -237,14 +240,18 @@ func runNotes(cfg *config, sc scenario) []string {
 	ns = append(ns,
 		"Peak RSS is the runtime process's VmHWM; RSS after its VmRSS at the end of the load (grow: after the idle period). GCs count its gctrace lines (GODEBUG=gctrace=1); TCP connections are those it opened to the Runtime API.",
 		"Throttled attempts are invokes that found no /next pending (Runtime.Unavailable): "+throttleHandling(cfg)+".")
-	if cfg.Target != targetLambda {
-		ns = append(ns, rssCaption)
-	}
 	return ns
 }
 
-// rssCaption says what the RSS plot of a run shows and how to read it.
-const rssCaption = "The RSS plot (run-rss-*.png) is the runtime process's resident memory (VmRSS) every 100 ms from exec to the end of the load: it rises while the slots serve their first invocations and their buffers fill, then holds; a line that keeps rising to the end would be a leak."
+// rssCaption says what the RSS plot of a run with figures m shows and how
+// to read its rise: before the first GC, garbage, not a leak.
+func rssCaption(m map[string]float64) string {
+	const what = "The RSS plot (run-rss-*.png) is the runtime process's resident memory (VmRSS) every 100 ms from exec to the end of the load. "
+	if gcs, ok := m[mGCs]; ok && gcs == 0 {
+		return what + "No garbage collection ran in the measured window, so RSS rises with the invocations' garbage until the first one: that rise is not a leak (make soak holds memory flat for 10 minutes)."
+	}
+	return what + "It rises while the slots serve their first invocations and their buffers fill, and falls back at garbage collections; a line that rises across many collections would be a leak."
+}
 
 // runVerdict is the last line of a run: what it proves and what it does not.
 func runVerdict(rep *report) string {

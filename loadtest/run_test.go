@@ -129,6 +129,25 @@ func TestRunUserBootstrap(t *testing.T) {
 	}
 }
 
+// TestRSSCaption: the run's notes say what its RSS plot shows, and why
+// it rises in a run too short for a garbage collection.
+func TestRSSCaption(t *testing.T) {
+	tests := []struct {
+		m    map[string]float64
+		want string
+	}{
+		{map[string]float64{mGCs: 0}, "No garbage collection ran in the measured window"},
+		{map[string]float64{mGCs: 3}, "falls back at garbage collections"},
+		{map[string]float64{}, "falls back at garbage collections"},
+	}
+	for _, tt := range tests {
+		got := rssCaption(tt.m)
+		if !strings.Contains(got, "VmRSS) every 100 ms from exec") || !strings.Contains(got, tt.want) {
+			t.Errorf("rssCaption(%v) = %q, want it to say what the plot shows and %q", tt.m, got, tt.want)
+		}
+	}
+}
+
 // TestRunVerdict: a run ends with one line saying what it proves and what
 // it does not, and a run with problems proves nothing.
 func TestRunVerdict(t *testing.T) {
