@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -82,6 +83,9 @@ type config struct {
 	given map[string]bool   // the flags given on the command line
 
 	stdout, stderr io.Writer
+	// answered counts the answers of the runs' loads, for progress.go's
+	// bar of a single run; nil: not counted.
+	answered *atomic.Int64
 }
 
 // parse parses args into c with fs and records every flag's value.

@@ -115,7 +115,9 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		defer cleanup()
 	}
+	stop := answers(cfg, sc.Warmup+sc.Count)
 	rep, err := execute(ctx, cfg, "run", []scenario{sc}, rts)
+	stop()
 	if rep != nil && len(rep.Scenarios) == 1 {
 		rep.Notes = runNotes(cfg, sc)
 		if cfg.Target != targetLambda {

@@ -296,7 +296,7 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 	spec := loadSpec{
 		model: sc.Model, callers: sc.Callers, rate: sc.Rate,
 		count: sc.Warmup, window: time.Duration(sc.Window), items: sc.w.items, pause: cfg.Pause,
-		next: cfg.OnThrottle == throttleNext,
+		next: cfg.OnThrottle == throttleNext, answered: cfg.answered,
 	}
 	switch {
 	case sc.w.waved():
