@@ -301,7 +301,9 @@ func (p *sizeProfile) summarize(check func(n int, rate float64) (*sizeCheck, err
 	}
 	others /= float64(max(near, 1))
 	p.OtherCPUs = others
-	p.HadCPUs = max(float64(p.MachineCPUs)-others, 0.25)
+	// Half the machine at least: a correction larger than 2x would rest
+	// on a figure as noisy as the other work that made it.
+	p.HadCPUs = max(float64(p.MachineCPUs)-others, float64(p.MachineCPUs)/2)
 	p.LittleKnee = littleKnee(float64(p.MachineCPUs), p.WallMS, p.CPUMS)
 	p.LittleHere = littleKnee(p.HadCPUs, p.WallMS, p.CPUMS+p.DriverCPUMS)
 	p.KneeAgrees = kneeAgrees(p.KneeN, p.LittleHere)
