@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
 
 // TestRunReportRates: the report says what was offered and what was
@@ -106,11 +109,20 @@ func TestRunUserBootstrap(t *testing.T) {
 		{"expect does not", []string{"-bootstrap", bin, "-events", events, "-expect", `"ok":true`}, "had problems",
 			[]string{"wrong answers", "verdict: NOT shown"}},
 		{"a demo workload", []string{"-bootstrap", bin, "-workload", "mix"}, "needs the demo's handler", nil},
+		{"in the emulator by default", []string{"-bootstrap", bin, "-events", events, "-n", "2", "-count", "20", "-warmup", "4", "-out", ""}, "",
+			[]string{"target rie", "0 wrong", "verdict: function at N=2"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			args := append(tt.args, common...)
+			if strings.HasSuffix(tt.name, "by default") {
+				if _, err := rie.Binary(); err != nil || os.Geteuid() != 0 {
+					t.Skipf("the emulator needs root and aws-lambda-rie (%v)", err)
+				}
+				args = tt.args
+			}
 			var out bytes.Buffer
-			err := runCommand(t.Context(), append(tt.args, common...), &out, &bytes.Buffer{})
+			err := runCommand(t.Context(), args, &out, &bytes.Buffer{})
 			if tt.err == "" && err != nil || tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
 				t.Fatalf("err %v, want %q\n%s", err, tt.err, out.String())
 			}

@@ -162,6 +162,9 @@ func sizeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if jerr == nil {
 			jerr = os.WriteFile(*jsonOut, append(b, '\n'), 0o644)
 		}
+		if abs, aerr := filepath.Abs(*jsonOut); jerr == nil && aerr == nil {
+			fmt.Fprintf(cfg.stdout, "written: %s\n", abs)
+		}
 		werr = errors.Join(werr, jerr)
 	}
 	if cfg.Out != "" {
