@@ -262,6 +262,10 @@ func profileFunction(ctx context.Context, cfg *config, rt runtimeSpec, p *sizePr
 		if !check || p.VCPUs != p.MachineCPUs {
 			return nil, nil
 		}
+		if free, err := memAvailableMiB(); err != nil || p.fit().at(n) > memoryShare*free {
+			p.Notes = append(p.Notes, fmt.Sprintf("Not checked: N=%d would take %.0f MiB, more than half of what this machine has free.", n, p.fit().at(n)))
+			return nil, nil
+		}
 		return checkStep(ctx, cfg, rt, n, rate, p.PredictedP99, min(checkFor, 2*step))
 	})
 }
@@ -563,7 +567,7 @@ func sizeLines(p *sizeProfile) (head []string, table [][]string, tail []string) 
 		}
 		tail = append(tail, line)
 	} else {
-		tail = append(tail, fmt.Sprintf("Not checked: the environment sized (%d vCPUs) is not this machine (%d CPUs), or -check=false.", p.VCPUs, p.MachineCPUs))
+		tail = append(tail, fmt.Sprintf("No check at the recommended N: the environment sized (%d vCPUs) is not this machine (%d CPUs), -check=false, or its memory does not fit here.", p.VCPUs, p.MachineCPUs))
 	}
 	tail = append(tail, "SAM parameters (deploy/template.yaml; CodeBucket and CodeKey name your zip in S3): "+p.SAM)
 	return head, table, tail
