@@ -79,7 +79,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Errorf("-workload %s needs the demo's handler (cmd/bootstrap); give your function its own events with -events FILE", cfg.Workload)
 		}
 		if !cfg.given["target"] {
-			cfg.Target = targetRIE
+			cfg.Target = userTarget(cfg.stderr)
 			if !cfg.given["on-throttle"] {
 				cfg.OnThrottle = defaultOnThrottle(cfg.Target)
 			}

@@ -111,6 +111,8 @@ func TestRunUserBootstrap(t *testing.T) {
 		{"a demo workload", []string{"-bootstrap", bin, "-workload", "mix"}, "needs the demo's handler", nil},
 		{"in the emulator by default", []string{"-bootstrap", bin, "-events", events, "-n", "2", "-count", "20", "-warmup", "4", "-out", ""}, "",
 			[]string{"target rie", "0 wrong", "verdict: function at N=2"}},
+		{"the fake where the emulator cannot run", []string{"-bootstrap", bin, "-events", events, "-n", "2", "-count", "20", "-warmup", "4", "-out", ""}, "",
+			[]string{"target fake", "0 wrong"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -119,6 +121,10 @@ func TestRunUserBootstrap(t *testing.T) {
 				if _, err := rie.Binary(); err != nil || os.Geteuid() != 0 {
 					t.Skipf("the emulator needs root and aws-lambda-rie (%v)", err)
 				}
+				args = tt.args
+			}
+			if strings.HasSuffix(tt.name, "cannot run") {
+				t.Setenv("PATH", t.TempDir()) // no unshare
 				args = tt.args
 			}
 			var out bytes.Buffer

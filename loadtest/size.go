@@ -131,6 +131,9 @@ func sizeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	case *vcpus < 1 || *step <= 0 || *budget <= 0 || *top < 1:
 		return errors.New("-vcpus, -step, -max-time and -max-n must be positive")
 	}
+	if !cfg.given["target"] {
+		cfg.Target = userTarget(cfg.stderr)
+	}
 	*budget = min(*budget, maxProfile)
 	// The function's memory limit (GOMEMLIMIT for lmigo) must not bind
 	// while it is measured: the machine's memory, unless -env says.

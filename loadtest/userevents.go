@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+
+	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
 
 // Bounds of a user's events file: it comes from outside, so nothing in it
@@ -233,4 +235,19 @@ func (c *config) useEvents() error {
 	c.Workload, c.eventsDesc = eventsWorkload, desc
 	c.userItems = eventItems(evs, c.Shuffle, 1, expect)
 	return nil
+}
+
+// userTarget is where a user's function runs when -target is not given:
+// the emulator's LMI mode, or, where it cannot run (not root, no
+// unshare, no aws-lambda-rie), the fake Runtime API, said on stderr.
+func userTarget(stderr io.Writer) string {
+	err := rie.Supported()
+	if err == nil {
+		_, err = rie.Binary()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "the AWS emulator cannot run here (%v): the fake Runtime API serves the function instead (-target fake)\n", err)
+		return targetFake
+	}
+	return targetRIE
 }
