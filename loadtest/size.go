@@ -324,6 +324,9 @@ func (p *sizeProfile) summarize(check func(n int, rate float64) (*sizeCheck, err
 	p.FunctionKnee = float64(p.KneeN)
 	if p.KneeAgrees && p.KneeBound == "" && p.CPUMS > 0 {
 		p.FunctionKnee *= (p.CPUMS + p.DriverCPUMS) / p.CPUMS * float64(p.MachineCPUs) / p.HadCPUs
+		// Never past the N at which the function alone keeps every CPU
+		// busy: beyond it nothing is gained but queueing.
+		p.FunctionKnee = max(float64(p.KneeN), min(p.FunctionKnee, p.LittleKnee))
 	}
 	if !p.KneeAgrees && p.KneeBound == "" {
 		p.Notes = append(p.Notes, fmt.Sprintf("The measured knee (N=%d) disagrees with Little's law (N≈%.0f on the %.1f CPUs left by other work, with the load test's CPU beside the function; %.0f for the function alone): %s", p.KneeN, p.LittleHere, p.HadCPUs, p.LittleKnee, disagreement(p)))

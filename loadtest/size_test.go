@@ -149,3 +149,50 @@ func running(bin string) []string {
 	}
 	return pids
 }
+
+// TestSizeSummarize: from the steps of a sweep to the recommendation, the
+// arithmetic of size without a process: the knee scaled to the function
+// alone, never past Little's law for it.
+func TestSizeSummarize(t *testing.T) {
+	step := func(n int, x, p50, cpu, drv, others float64, lin bool) sizeStep {
+		return sizeStep{N: n, Invocations: int64(x * 3), Throughput: x, P50MS: p50, P99MS: 2 * p50, CPUMS: cpu, DriverCPUMS: drv,
+			OtherCPUs: others, BaseRSSMiB: 10, PeakRSSMiB: 10 + 0.1*float64(n), Linear: lin}
+	}
+	tests := []struct {
+		name        string
+		steps       []sizeStep
+		n           int
+		perVCPU     float64
+		ratio       int
+		functionMax float64 // the knee for the function alone, at most
+	}{
+		{"cpu-bound", []sizeStep{step(1, 40, 25, 21, 1.3, 0, true), step(2, 76, 25.6, 21, 1.3, 0, true), step(4, 80, 49, 21, 1.3, 0, false), step(3, 75, 37, 21, 1.3, 0, false)},
+			2, 1, 2, 2.4},
+		{"io-bound", []sizeStep{step(1, 24, 41.6, 2.4, 0.8, 0, true), step(16, 380, 42, 2.4, 0.8, 0, true), step(32, 500, 64, 2.4, 0.8, 0, false), step(24, 560, 43, 2.4, 0.8, 0, true), step(28, 560, 50, 2.4, 0.8, 0, false)},
+			32, 16, 2, 32},
+		// The load test's CPU as large as the function's would scale the
+		// knee to 48: Little's law for the function alone caps it at 34.7.
+		{"io-bound, capped", []sizeStep{step(1, 24, 41.6, 2.4, 2.4, 0, true), step(16, 380, 42, 2.4, 2.4, 0, true), step(32, 500, 64, 2.4, 2.4, 0, false), step(24, 560, 43, 2.4, 2.4, 0, true), step(28, 560, 50, 2.4, 2.4, 0, false)},
+			34, 17, 2, 34.7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &sizeProfile{VCPUs: 2, MachineCPUs: 2, Steps: tt.steps}
+			checked := 0
+			err := p.summarize(func(n int, rate float64) (*sizeCheck, error) { checked = n; return nil, nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.PerExecutionEnvironmentMaxConcurrency != tt.n || p.ConcurrencyPerVCpu != tt.perVCPU || p.ExecutionEnvironmentMemoryGiBPerVCpu != tt.ratio {
+				t.Errorf("N=%d, %v per vCPU, %d GiB per vCPU; want N=%d, %v, %d (knee %d, function alone %.1f, Little %.1f)",
+					p.PerExecutionEnvironmentMaxConcurrency, p.ConcurrencyPerVCpu, p.ExecutionEnvironmentMemoryGiBPerVCpu, tt.n, tt.perVCPU, tt.ratio, p.KneeN, p.FunctionKnee, p.LittleKnee)
+			}
+			if p.FunctionKnee > tt.functionMax || p.FunctionKnee > p.LittleKnee+1e-9 {
+				t.Errorf("function alone N=%.1f, past Little's law's %.1f", p.FunctionKnee, p.LittleKnee)
+			}
+			if checked != tt.n {
+				t.Errorf("checked at N=%d, want the recommended %d", checked, tt.n)
+			}
+		})
+	}
+}
