@@ -269,6 +269,7 @@ func profileFunction(ctx context.Context, cfg *config, rt runtimeSpec, p *sizePr
 			p.Notes = append(p.Notes, fmt.Sprintf("Not checked: N=%d would take %.0f MiB, more than half of what this machine has free.", n, p.fit().at(n)))
 			return nil, nil
 		}
+		fmt.Fprintf(cfg.stderr, "size: checking N=%d at %.0f/s for %s\n", n, rate, min(checkFor, 2*step))
 		return checkStep(ctx, cfg, rt, n, rate, p.PredictedP99, min(checkFor, 2*step))
 	})
 }
