@@ -190,9 +190,6 @@ func sizeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 func profileFunction(ctx context.Context, cfg *config, rt runtimeSpec, p *sizeProfile, step, budget time.Duration, top int, check bool) error {
 	t0 := time.Now()
 	deadline := t0.Add(budget)
-	if check {
-		deadline = deadline.Add(-checkFor - stepStartup) // the check fits in the budget too
-	}
 	defer func() { p.Elapsed = dur(time.Since(t0).Round(time.Second)) }()
 	last := step + stepStartup // the time of the last step, start and stop included
 	memNote := ""              // set when memory lowers the largest N to measure
@@ -216,8 +213,13 @@ func profileFunction(ctx context.Context, cfg *config, rt runtimeSpec, p *sizePr
 			break
 		}
 		// The step's time, predicted before it runs: a step at twice
-		// the N may take twice as long to warm up and stop.
-		if time.Until(deadline) < max(step+stepStartup, 2*last) {
+		// the N may take twice as long to warm up and stop. The check
+		// after the sweep takes about a step's start and stop and more.
+		need := max(step+stepStartup, 2*last)
+		if check {
+			need += checkFor + last
+		}
+		if time.Until(deadline) < need {
 			p.KneeBound = fmt.Sprintf("the %s budget ran out", budget)
 			break
 		}
@@ -231,7 +233,7 @@ func profileFunction(ctx context.Context, cfg *config, rt runtimeSpec, p *sizePr
 		// A step past the knee while other work took the machine's CPUs
 		// is measured once more: the knee is the function's, not the
 		// machine's noise.
-		if !s.Linear && s.N > 1 && s.OtherCPUs > noisyCPUs && time.Until(deadline) > 2*last {
+		if !s.Linear && s.N > 1 && s.OtherCPUs > noisyCPUs && time.Until(deadline) > need {
 			again, err := measureStep(ctx, cfg, rt, n, step)
 			if err != nil {
 				return fmt.Errorf("at N=%d: %w", n, err)
