@@ -215,10 +215,16 @@ func TestTemplateFunctions(t *testing.T) {
 			if want := "../dist/bootstrap-" + tt.goarch + ".zip"; r.Properties["CodeUri"] != want {
 				t.Errorf("CodeUri %v, want %s (make package)", r.Properties["CodeUri"], want)
 			}
+			// The architecture's, and only without a zip of the user's.
 			cond, _ := tpl.Conditions[r.Condition].(map[string]any)
-			eq, _ := cond["Fn::Equals"].([]any)
-			if len(eq) != 2 || !isRef(eq[0], "Architecture") || eq[1] != tt.arch {
-				t.Errorf("condition %s = %v, want !Equals [!Ref Architecture, %s]", r.Condition, cond, tt.arch)
+			and, _ := cond["Fn::And"].([]any)
+			var eq []any
+			if len(and) == 2 {
+				first, _ := and[0].(map[string]any)
+				eq, _ = first["Fn::Equals"].([]any)
+			}
+			if len(eq) != 2 || !isRef(eq[0], "Architecture") || eq[1] != tt.arch || !isCondition(and[1], "Reference") {
+				t.Errorf("condition %s = %v, want !And [!Equals [!Ref Architecture, %s], !Condition Reference]", r.Condition, cond, tt.arch)
 			}
 			cp, _ := r.Properties["CapacityProviderConfig"].(map[string]any)
 			if ga, _ := cp["Arn"].(map[string]any); !slices.Equal(asStrings(ga["Fn::GetAtt"]), []string{"CapacityProvider", "Arn"}) {
@@ -240,6 +246,45 @@ func TestTemplateFunctions(t *testing.T) {
 	if !slices.Equal(ratio, []any{2, 4, 8}) {
 		t.Errorf("MemoryGiBPerVCpu allows %v, want [2 4 8]", ratio)
 	}
+}
+
+// TestTemplateOwnZip: the user's own zip, named in S3 by CodeBucket and
+// CodeKey, runs in a function of its own with the same N and memory
+// ratio, and the reference functions step aside for it.
+func TestTemplateOwnZip(t *testing.T) {
+	t.Parallel()
+	tpl := load(t)
+	for _, name := range []string{"CodeBucket", "CodeKey"} {
+		if p := param(t, tpl, name); p["Type"] != "String" || p["Default"] != "" {
+			t.Errorf("parameter %s = %v, want a String defaulting to empty", name, p)
+		}
+	}
+	own, ok := tpl.Resources["FunctionOwn"]
+	if !ok || own.Type != "AWS::Serverless::Function" || own.Condition != "OwnZip" {
+		t.Fatalf("FunctionOwn = %+v, want a function under condition OwnZip", own)
+	}
+	code, _ := own.Properties["CodeUri"].(map[string]any)
+	if !isRef(code["Bucket"], "CodeBucket") || !isRef(code["Key"], "CodeKey") {
+		t.Errorf("FunctionOwn CodeUri = %v, want {Bucket: !Ref CodeBucket, Key: !Ref CodeKey}", own.Properties["CodeUri"])
+	}
+	if archs, _ := own.Properties["Architectures"].([]any); len(archs) != 1 || !isRef(archs[0], "Architecture") {
+		t.Errorf("FunctionOwn Architectures = %v, want [!Ref Architecture]", own.Properties["Architectures"])
+	}
+	cp, _ := own.Properties["CapacityProviderConfig"].(map[string]any)
+	if !isRef(cp["PerExecutionEnvironmentMaxConcurrency"], "MaxConcurrency") || !isRef(cp["ExecutionEnvironmentMemoryGiBPerVCpu"], "MemoryGiBPerVCpu") {
+		t.Errorf("FunctionOwn CapacityProviderConfig = %v, want N and the ratio from the parameters", cp)
+	}
+	for name, want := range map[string]string{"OwnZip": "Fn::Not", "Reference": "Fn::Equals"} {
+		c, _ := tpl.Conditions[name].(map[string]any)
+		if _, ok := c[want]; !ok {
+			t.Errorf("condition %s = %v, want %s on CodeKey", name, c, want)
+		}
+	}
+}
+
+func isCondition(v any, name string) bool {
+	m, ok := v.(map[string]any)
+	return ok && len(m) == 1 && m["Condition"] == name
 }
 
 // TestTemplateReferences: every !Ref names a parameter, a resource or a

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -51,8 +52,16 @@ type config struct {
 	Raw       string `json:"-"`
 	Floor     string `json:"-"`
 	Bootstrap string `json:"-"`
-	Lmigo     string `json:"-"`
-	Ref       string `json:"-"`
+	// A user's events (-events), or the empty event for a user's
+	// bootstrap without them: the workload "events" (eventsWorkload).
+	Events  string `json:"events,omitempty"`
+	Shuffle bool   `json:"shuffle,omitempty"`
+	Expect  string `json:"expect,omitempty"`
+	// eventsDesc says what the events are, for the report.
+	eventsDesc string
+	userItems  []item
+	Lmigo      string `json:"-"`
+	Ref        string `json:"-"`
 	// Extra runtimes of a comparison, NAME=BINARY: variants run
 	// interleaved with those of -runtimes (-target fake or rie).
 	Extra []string `json:"extra,omitempty"`
@@ -74,6 +83,9 @@ type config struct {
 	given map[string]bool   // the flags given on the command line
 
 	stdout, stderr io.Writer
+	// answered counts the answers of the runs' loads, for progress.go's
+	// bar of a single run; nil: not counted.
+	answered *atomic.Int64
 }
 
 // parse parses args into c with fs and records every flag's value.

@@ -33,6 +33,9 @@ type loadSpec struct {
 	// next: a throttled invocation is not retried; it counts as rejected
 	// and its caller goes on at once (see onThrottleNext).
 	next bool
+	// answered, when set, counts every answer as it comes: the progress
+	// of a run on a terminal.
+	answered *atomic.Int64
 }
 
 // loadStats is what a load observed. Answered = OK + FuncErrors + Wrong.
@@ -75,6 +78,8 @@ type recorder struct {
 	mu       sync.Mutex
 	hist     *hdrhistogram.Histogram
 	firstErr string
+
+	progress *atomic.Int64 // loadSpec.answered
 }
 
 func newRecorder() *recorder { return &recorder{hist: newHist()} }
@@ -121,6 +126,9 @@ func (r *recorder) do(ctx context.Context, inv invoker, it *item, pause time.Dur
 		r.mu.Lock()
 		_ = r.hist.RecordValue(max(int64(lat), 1)) // above 5 min: dropped, cannot happen within the bounds
 		r.mu.Unlock()
+		if r.progress != nil {
+			r.progress.Add(1)
+		}
 		return
 	}
 }
@@ -156,6 +164,7 @@ func runLoad(ctx context.Context, inv invoker, spec loadSpec) loadStats {
 // moment it has an answer.
 func closedLoop(ctx context.Context, inv invoker, spec loadSpec) loadStats {
 	rec := newRecorder()
+	rec.progress = spec.answered
 	start := time.Now()
 	sendBy := start.Add(spec.window)
 	var (
@@ -187,6 +196,7 @@ func closedLoop(ctx context.Context, inv invoker, spec loadSpec) loadStats {
 // MaxLag is how late the schedule itself ran behind the clock.
 func openLoop(ctx context.Context, inv invoker, spec loadSpec) loadStats {
 	rec := newRecorder()
+	rec.progress = spec.answered
 	var wg sync.WaitGroup
 	start := time.Now()
 	sendBy := start.Add(spec.window)

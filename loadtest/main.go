@@ -7,6 +7,8 @@
 //	go -C loadtest run . compare [flags]   lmigo and aws-lambda-go side by side (make loadtest)
 //	go -C loadtest run . build [flags]     cross-build the load test and the bootstraps for EC2
 //	go -C loadtest run . soak [flags]      the soak (make soak)
+//	go -C loadtest run . size -bootstrap PATH -events FILE [-vcpus V] [-json OUT]
+//	                                       recommends N and memory for a function (size.go)
 //
 // # How a run goes
 //
@@ -89,6 +91,8 @@ func run(args []string) int {
 		err = buildMain(ctx, args[1:])
 	case "soak":
 		err = soakMain(ctx, args[1:])
+	case "size":
+		err = sizeMain(ctx, args[1:])
 	case "-h", "--help", "help":
 		usage()
 		return 0
@@ -110,5 +114,6 @@ func usage() {
   run      one runtime under one load, then a report (default: the lmigo demo of make run)
   compare  lmigo and aws-lambda-go side by side, interleaved, medians and ratios (make loadtest)
   build    cross-build the load test and both bootstraps for linux/arm64 and linux/amd64
+  size     your function's N and memory: -bootstrap PATH -events FILE [-vcpus V] [-json OUT]
 Run "loadtest <command> -h" for its flags.`)
 }

@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -20,10 +22,13 @@ type progress struct {
 	done    int
 	current string
 	t0      time.Time
+	// silent: a bar of answers (answers) is drawn instead, and the
+	// report says the rest.
+	silent bool
 }
 
 func newProgress(cfg *config, total int) *progress {
-	p := &progress{w: cfg.stderr, total: total}
+	p := &progress{w: cfg.stderr, total: total, silent: cfg.answered != nil && total == 1}
 	on := cfg.Progress == "on"
 	if cfg.Progress == "auto" {
 		if f, ok := cfg.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
@@ -45,6 +50,45 @@ func newProgress(cfg *config, total int) *progress {
 	return p
 }
 
+// answers shows, on a terminal (or with -progress on), a bar of the
+// answers of a single run's total invocations, from cfg.answered, until
+// stop is called.
+func answers(cfg *config, total int) (stop func()) {
+	f, ok := cfg.stderr.(*os.File)
+	on := cfg.Progress == "on" || cfg.Progress == "auto" && ok && term.IsTerminal(int(f.Fd()))
+	if !on || total < 1 {
+		return func() {}
+	}
+	cfg.answered = new(atomic.Int64)
+	bar := progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(cfg.stderr),
+		progressbar.OptionSetDescription("answered"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionClearOnFinish(),
+	)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				_ = bar.Clear()
+				return
+			case <-t.C:
+				_ = bar.Set(int(min(cfg.answered.Load(), int64(total))))
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
 func (p *progress) begin(desc string) {
 	p.current, p.t0 = desc, time.Now()
 	if p.bar != nil {
@@ -55,6 +99,9 @@ func (p *progress) begin(desc string) {
 // end reports the run r and returns it.
 func (p *progress) end(r runResult) runResult {
 	p.done++
+	if p.silent {
+		return r
+	}
 	line := fmt.Sprintf("[%d/%d] %s %s rep %d: %s", p.done, p.total, r.Scenario, r.Runtime, r.Rep, brief(r))
 	if p.bar != nil {
 		if len(r.Problems)+len(r.Warnings) > 0 {

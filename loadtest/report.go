@@ -514,7 +514,7 @@ func writePlots(dir, name string, rep *report) ([]string, error) {
 		}
 		if sr.Scenario.w.waved() || rep.Kind == "run" {
 			p := filepath.Join(dir, fmt.Sprintf("%s-rss-%s.png", name, sc.Name))
-			if err := plot.RSSPNG(p, "RSS over the run: "+title, rss); err == nil {
+			if err := plot.RSSPNG(p, rssTitle+title, rss); err == nil {
 				files = append(files, p)
 			} else if !errors.Is(err, plot.ErrEmpty) {
 				errs = append(errs, err)
@@ -523,6 +523,9 @@ func writePlots(dir, name string, rep *report) ([]string, error) {
 	}
 	return files, errors.Join(errs...)
 }
+
+// rssTitle heads the RSS plot: what it shows (rssCaption says how to read it).
+const rssTitle = "Runtime RSS from exec (VmRSS every 100 ms): "
 
 // medianRun is the good run of runtime whose peak RSS is the median one.
 func medianRun(sr scenarioReport, runtime string) *runResult {
@@ -663,14 +666,35 @@ func onceLine(r runResult, n int) string {
 	return fmt.Sprintf("not checked (only the fake Runtime API counts hand-outs); %d answered, %d accepted without an answer", r.Load.answered(), r.Load.Failures)
 }
 
-// throttleMeaning says what n throttles of a run of sc mean, so that a
-// reader does not take the closed loop's race for overload.
-func throttleMeaning(sc scenario, n int64) string {
+// overloadBusy is the share of N busy on average above which a throttle
+// is read as overload: below it, the slots were mostly free and only a
+// burst found them all busy.
+const overloadBusy = 0.8
+
+// throttleMeaning says what the throttles of a run of sc mean, so that a
+// reader takes neither the closed loop's race nor a burst for overload:
+// measured and warm are those of the measured window and of the warm-up,
+// m the run's figures.
+func throttleMeaning(sc scenario, measured, warm int64, m map[string]float64) string {
 	switch {
-	case sc.Model == modelOpen && n == 0:
+	case sc.Model == modelOpen && measured+warm == 0:
 		return fmt.Sprintf("at %.0f/s every invoke found a slot polling; a throttle here would mean overload", sc.Rate)
 	case sc.Model == modelOpen:
-		return fmt.Sprintf("each found all N slots busy: at %.0f/s the runtime fell behind (overload, or a stalled machine)", sc.Rate)
+		// Little's law: the slots busy on average are the rate times the
+		// latency. Far below N, the slots were free but for moments.
+		busy := sc.Rate * m[mP50] / 1e6
+		cpu := ""
+		if c, ok := m[mCPU]; ok && m[mThroughput] > 0 {
+			cpu = fmt.Sprintf(", the runtime using %.0f%% of a CPU", c*m[mThroughput]/1e4)
+		}
+		load := fmt.Sprintf("rate × p50 latency ≈ %.1f invocations in flight for N=%d slots%s", busy, sc.N, cpu)
+		switch {
+		case measured == 0:
+			return "all in the warm-up: the first invocations of a cold start arrived before every slot had polled; a burst, not overload (" + load + ")"
+		case busy < overloadBusy*float64(sc.N):
+			return "a burst, not overload: " + load + "; invocations that arrived together (a cold start's first, or after a stall of this machine) found the other slots busy for a moment"
+		}
+		return fmt.Sprintf("overload: %s; at %.0f/s the runtime fell behind (more offered than N serve, or a machine too busy to run it)", load, sc.Rate)
 	case sc.Model == modelWaves:
 		return "waves of N are sent at once, before every slot has polled again: that race, not overload"
 	case sc.Callers > sc.N:
@@ -726,7 +750,7 @@ func runLines(rep *report) (glance, details [][]string) {
 		if warm := l.Throttles - measured; warm > 0 {
 			thr += fmt.Sprintf(", %d in the warm-up", warm)
 		}
-		add(&details, "throttled attempts, "+handled, thr+": "+throttleMeaning(sc, l.Throttles))
+		add(&details, "throttled attempts, "+handled, thr+": "+throttleMeaning(sc, measured, l.Throttles-measured, m))
 		add(&details, "invocations answered", fmt.Sprintf("%d (%d ok, %d function errors as asked, %d wrong), %d measured after %d warm-up",
 			l.answered(), l.OK, l.FuncErrors, l.Wrong, int64(m[mInvocations]), sc.Warmup))
 		if r.CPUs != "" {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -31,17 +32,26 @@ const (
 // By default the demo: lmigo's reference bootstrap under a few seconds of
 // the mix-panic workload at N=8 from the fake Runtime API, open loop.
 func runMain(ctx context.Context, args []string) error {
+	return runCommand(ctx, args, os.Stdout, os.Stderr)
+}
+
+// runCommand is runMain writing to stdout and stderr.
+func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := defaultConfig()
+	cfg.stdout, cfg.stderr = stdout, stderr
 	cfg.Reps, cfg.Count, cfg.Warmup, cfg.N, cfg.Runtime = 1, demoCount, 100, 8, rtLmigo
 	cfg.Model, cfg.Rate = modelOpen, demoRate
 	fs := flag.NewFlagSet("loadtest run", flag.ContinueOnError)
 	cfg.register(fs)
 	fs.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "the runtime: lmigo (builds ./cmd/bootstrap), lmigo-raw (./loadtest/rawbootstrap) aws-lambda-go (./loadtest/refbootstrap) or floor (./loadtest/floorbootstrap: tiny, size:S and wait:D only); for event:NAME, ./loadtest/events/lmigo or ./loadtest/events/awslambdago")
-	fs.StringVar(&cfg.Bootstrap, "bootstrap", "", "a prebuilt bootstrap binary of -runtime instead")
-	fs.StringVar(&cfg.Workload, "workload", "", "tiny, size:S, wait:D, mix, mix-panic, grow, stack:S or event:NAME (default: mix-panic for lmigo, mix otherwise)")
+	fs.StringVar(&cfg.Bootstrap, "bootstrap", "", "your function: a bootstrap binary, or a zip as lmigo-pack writes it; it runs in the AWS emulator (-target rie) unless -target says otherwise, with the empty event {} or -events. With -runtime: a prebuilt bootstrap of that runtime")
+	fs.StringVar(&cfg.Workload, "workload", "", "tiny, size:S, wait:D, mix, mix-panic, grow, stack:S or event:NAME (default: mix-panic for lmigo, mix otherwise); your function (-bootstrap) takes -events")
+	fs.StringVar(&cfg.Events, "events", "", "a file of your JSON events: a JSON array, or one event a line; invocation i sends event i, cycled")
+	fs.BoolVar(&cfg.Shuffle, "shuffle", false, "with -events: send the events shuffled (the same order every run) instead of in the file's order")
+	fs.StringVar(&cfg.Expect, "expect", "", "with -events or -bootstrap: a right answer's body matches this regular expression (default: a right answer is one that is not an error)")
 	fs.IntVar(&cfg.N, "n", cfg.N, "AWS_LAMBDA_MAX_CONCURRENCY")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: loadtest run [flags]\n\nOne runtime under one load, then a report. Without flags: lmigo's reference bootstrap, mix-panic, N=8, open loop at %d/s, a few seconds.\n", demoRate)
+		fmt.Fprintf(fs.Output(), "usage: loadtest run [flags]\n\nOne runtime under one load, then a report. Without flags: lmigo's reference bootstrap, mix-panic, N=8, open loop at %d/s, a few seconds.\nYour function: loadtest run -bootstrap PATH -events FILE [-model open -rate R] [-n N].\n", demoRate)
 		fs.PrintDefaults()
 	}
 	if err := cfg.parse(fs, args); err != nil {
@@ -56,6 +66,33 @@ func runMain(ctx context.Context, args []string) error {
 		return fmt.Errorf("-runtime %q: want lmigo, lmigo-raw, aws-lambda-go or floor", cfg.Runtime)
 	}
 	rt := runtimeSpec{Name: cfg.Runtime, Binary: cfg.Bootstrap, SurvivesPanic: cfg.Runtime != rtRef && cfg.Runtime != rtFloor}
+	// A bootstrap without -runtime is the user's function: it answers
+	// the user's events, not the demo's contract.
+	if cfg.Bootstrap != "" && !cfg.given["runtime"] {
+		bin, cleanup, err := userBootstrap(cfg.Bootstrap)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		rt = runtimeSpec{Name: rtFunction, Binary: bin, SurvivesPanic: true}
+		if cfg.Workload != "" && cfg.Workload != "tiny" {
+			return fmt.Errorf("-workload %s needs the demo's handler (cmd/bootstrap); give your function its own events with -events FILE", cfg.Workload)
+		}
+		if !cfg.given["target"] {
+			cfg.Target = userTarget(cfg.stderr)
+			if !cfg.given["on-throttle"] {
+				cfg.OnThrottle = defaultOnThrottle(cfg.Target)
+			}
+			cfg.Flags["target"], cfg.Flags["on-throttle"] = cfg.Target, cfg.OnThrottle
+		}
+		if err := cfg.useEvents(); err != nil {
+			return err
+		}
+	} else if cfg.Events != "" {
+		if err := cfg.useEvents(); err != nil {
+			return err
+		}
+	}
 	if cfg.Workload == "" {
 		cfg.Workload = "mix"
 		if rt.Name == rtFloor {
@@ -78,9 +115,14 @@ func runMain(ctx context.Context, args []string) error {
 		}
 		defer cleanup()
 	}
+	stop := answers(cfg, sc.Warmup+sc.Count)
 	rep, err := execute(ctx, cfg, "run", []scenario{sc}, rts)
+	stop()
 	if rep != nil && len(rep.Scenarios) == 1 {
 		rep.Notes = runNotes(cfg, sc)
+		if cfg.Target != targetLambda {
+			rep.Notes = append(rep.Notes, rssCaption(rep.Scenarios[0].Medians[rep.Runtimes[0].Name]))
+		}
 		printRun(cfg.stdout, rep)
 		if werr := writeReports(cfg, rep, "run"); werr != nil {
 			err = errors.Join(err, werr)
@@ -88,6 +130,8 @@ func runMain(ctx context.Context, args []string) error {
 		if err == nil && rep.problems() > 0 {
 			err = fmt.Errorf("%d run(s) had problems (see above)", rep.problems())
 		}
+		// The last line: what the run proves and what it does not.
+		fmt.Fprintln(cfg.stdout, runVerdict(rep))
 	}
 	return err
 }
@@ -115,8 +159,12 @@ func runTitle(rep *report) string {
 	case modelWaves:
 		load = fmt.Sprintf("waves of %d, %d rounds, then %s idle", sc.N, sc.Rounds, time.Duration(sc.Idle))
 	}
+	what := sc.Workload
+	if sc.Events != "" {
+		what = sc.Events
+	}
 	return fmt.Sprintf("%s: %s at N=%d, %s, target %s, at most %d invocations or %s",
-		rep.Runtimes[0].Name, sc.Workload, sc.N, load, rep.Config.Target, sc.Count, time.Duration(sc.Window))
+		rep.Runtimes[0].Name, what, sc.N, load, rep.Config.Target, sc.Count, time.Duration(sc.Window))
 }
 
 func indent(rows [][]string) [][]string {
@@ -135,7 +183,9 @@ func cpuReading(sc scenario) string {
 	if sc.Model == modelOpen {
 		why = append(why, "below saturation, where each invocation wakes an idle runtime")
 	}
-	if sc.Workload != "tiny" {
+	if sc.Workload == eventsWorkload {
+		why = append(why, "the user's events")
+	} else if sc.Workload != "tiny" {
 		why = append(why, fmt.Sprintf("%s (%s), more work than tiny invocations", sc.Workload, workloadWords(sc.Workload)))
 	}
 	if sc.N != 64 {
@@ -164,6 +214,8 @@ func workloadWords(name string) string {
 		return "answers of " + strings.TrimPrefix(name, "size:")
 	case strings.HasPrefix(name, eventPrefix):
 		return "a realistic event, typed"
+	case name == eventsWorkload:
+		return "the user's events"
 	}
 	return name
 }
@@ -191,4 +243,57 @@ func runNotes(cfg *config, sc scenario) []string {
 		"Peak RSS is the runtime process's VmHWM; RSS after its VmRSS at the end of the load (grow: after the idle period). GCs count its gctrace lines (GODEBUG=gctrace=1); TCP connections are those it opened to the Runtime API.",
 		"Throttled attempts are invokes that found no /next pending (Runtime.Unavailable): "+throttleHandling(cfg)+".")
 	return ns
+}
+
+// rssCaption says what the RSS plot of a run with figures m shows and how
+// to read its rise: before the first GC, garbage, not a leak.
+func rssCaption(m map[string]float64) string {
+	const what = "The RSS plot (run-rss-*.png) is the runtime process's resident memory (VmRSS) every 100 ms from exec to the end of the load. "
+	if gcs, ok := m[mGCs]; ok && gcs == 0 {
+		return what + "No garbage collection ran in the measured window, so RSS rises with the invocations' garbage until the first one: that rise is not a leak (make soak holds memory flat for 10 minutes)."
+	}
+	return what + "It rises while the slots serve their first invocations and their buffers fill, and falls back at garbage collections; a line that rises across many collections would be a leak."
+}
+
+// runVerdict is the last line of a run: what it proves and what it does not.
+func runVerdict(rep *report) string {
+	sr := rep.Scenarios[0]
+	sc := sr.Scenario
+	rt := rep.Runtimes[0].Name
+	m := sr.Medians[rt]
+	if n := rep.problems(); n > 0 || len(sr.Runs) == 0 {
+		return fmt.Sprintf("verdict: NOT shown: the run had problems (PROBLEM above), so it proves nothing of %s at N=%d", rt, sc.N)
+	}
+	r := sr.Runs[0]
+	load := fmt.Sprintf("%d closed-loop callers", sc.Callers)
+	if sc.Model == modelOpen {
+		load = fmt.Sprintf("%.0f/s offered", sc.Rate)
+	}
+	answered := fmt.Sprintf("every one of %d invocations answered right", r.Load.answered())
+	if c, ok := exactlyOnce(r, sc.N); ok && c.holds() {
+		answered = fmt.Sprintf("every one of %d invocations answered right and exactly once, never more than N in flight", r.Load.answered())
+	}
+	what := fmt.Sprintf("%s at N=%d, %s (%s), p99 %s", rt, sc.N, sc.Workload, load, cell(m, mP99, fmtLatency))
+	var shown []string
+	if sc.Model == modelOpen {
+		if r.Load.Throttles == 0 {
+			shown = append(shown, "no throttle, so no overload")
+		} else {
+			shown = append(shown, fmt.Sprintf("%d throttles (see their meaning above)", r.Load.Throttles))
+		}
+	}
+	notShown := "how it behaves on Lambda, at saturation (make loadtest) or over hours (make soak)"
+	if rt == rtFunction {
+		notShown = "that its answers are right beyond that check, nor what N and memory it needs (loadtest size)"
+	}
+	return fmt.Sprintf("verdict: %s: %s%s, on this machine, target %s; it does not show %s.",
+		what, answered, prefixed(", ", strings.Join(shown, ", ")), rep.Config.Target, notShown)
+}
+
+// prefixed is p+s, or "" for an empty s.
+func prefixed(p, s string) string {
+	if s == "" {
+		return ""
+	}
+	return p + s
 }

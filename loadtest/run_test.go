@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
 
 // TestRunReportRates: the report says what was offered and what was
@@ -76,5 +79,117 @@ func TestWrittenPaths(t *testing.T) {
 	want := filepath.Join(dir, "out", "run.json")
 	if !strings.Contains(out.String(), "written: "+want+" ") {
 		t.Errorf("printed %q, want the files by their path, %s first", out.String(), want)
+	}
+}
+
+// TestRunUserBootstrap: a user's function, a binary or a zip, is driven
+// with the empty event or the user's events, and an answer is right when
+// it is not an error (or matches -expect), not when it is the demo's.
+func TestRunUserBootstrap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a bootstrap")
+	}
+	bin, events := sizeFixture(t)
+	zipped := filepath.Join(t.TempDir(), "fn.zip")
+	if err := zipBootstrap(zipped, bin); err != nil {
+		t.Fatal(err)
+	}
+	common := []string{"-target", "fake", "-n", "4", "-count", "60", "-warmup", "8", "-out", ""}
+	tests := []struct {
+		name string
+		args []string
+		err  string
+		want []string
+	}{
+		{"tiny, as a user tries first", []string{"-bootstrap", bin, "-workload", "tiny"}, "",
+			[]string{"the empty event {}", "ok, 0 function errors as asked, 0 wrong", "verdict: function at N=4"}},
+		{"a zip with events", []string{"-bootstrap", zipped, "-events", events, "-shuffle"}, "",
+			[]string{"2 event(s) of events.json, shuffled", "0 wrong"}},
+		{"expect matches", []string{"-bootstrap", bin, "-events", events, "-expect", `"done":true`}, "", []string{"0 wrong"}},
+		{"expect does not", []string{"-bootstrap", bin, "-events", events, "-expect", `"ok":true`}, "had problems",
+			[]string{"wrong answers", "verdict: NOT shown"}},
+		{"a demo workload", []string{"-bootstrap", bin, "-workload", "mix"}, "needs the demo's handler", nil},
+		{"in the emulator by default", []string{"-bootstrap", bin, "-events", events, "-n", "2", "-count", "20", "-warmup", "4", "-out", ""}, "",
+			[]string{"target rie", "0 wrong", "verdict: function at N=2"}},
+		{"the fake where the emulator cannot run", []string{"-bootstrap", bin, "-events", events, "-n", "2", "-count", "20", "-warmup", "4", "-out", ""}, "",
+			[]string{"target fake", "0 wrong"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append(tt.args, common...)
+			if strings.HasSuffix(tt.name, "by default") {
+				if _, err := rie.Binary(); err != nil || os.Geteuid() != 0 {
+					t.Skipf("the emulator needs root and aws-lambda-rie (%v)", err)
+				}
+				args = tt.args
+			}
+			if strings.HasSuffix(tt.name, "cannot run") {
+				t.Setenv("PATH", t.TempDir()) // no unshare
+				args = tt.args
+			}
+			var out bytes.Buffer
+			err := runCommand(t.Context(), args, &out, &bytes.Buffer{})
+			if tt.err == "" && err != nil || tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
+				t.Fatalf("err %v, want %q\n%s", err, tt.err, out.String())
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("report lacks %q:\n%s", w, out.String())
+				}
+			}
+			if tt.err == "" {
+				lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+				if last := lines[len(lines)-1]; !strings.HasPrefix(last, "verdict: ") {
+					t.Errorf("last line %q, want the verdict", last)
+				}
+			}
+		})
+	}
+}
+
+// TestRSSCaption: the run's notes say what its RSS plot shows, and why
+// it rises in a run too short for a garbage collection.
+func TestRSSCaption(t *testing.T) {
+	tests := []struct {
+		m    map[string]float64
+		want string
+	}{
+		{map[string]float64{mGCs: 0}, "No garbage collection ran in the measured window"},
+		{map[string]float64{mGCs: 3}, "falls back at garbage collections"},
+		{map[string]float64{}, "falls back at garbage collections"},
+	}
+	for _, tt := range tests {
+		got := rssCaption(tt.m)
+		if !strings.Contains(got, "VmRSS) every 100 ms from exec") || !strings.Contains(got, tt.want) {
+			t.Errorf("rssCaption(%v) = %q, want it to say what the plot shows and %q", tt.m, got, tt.want)
+		}
+	}
+}
+
+// TestRunVerdict: a run ends with one line saying what it proves and what
+// it does not, and a run with problems proves nothing.
+func TestRunVerdict(t *testing.T) {
+	good := runReport(t, modelOpen)
+	bad := runReport(t, modelOpen)
+	bad.Scenarios[0].Runs[0].Problems = []string{"1 wrong answer"}
+	tests := []struct {
+		name string
+		rep  *report
+		want []string
+	}{
+		{"good", good, []string{"verdict: lmigo at N=8, mix-panic (1000/s offered), p99 7.00ms: every one of 2100 invocations answered right and exactly once",
+			"5 throttles", "target fake; it does not show how it behaves on Lambda, at saturation (make loadtest) or over hours (make soak)."}},
+		{"problems", bad, []string{"verdict: NOT shown"}},
+	}
+	for _, tt := range tests {
+		v := runVerdict(tt.rep)
+		if strings.Contains(v, "\n") {
+			t.Errorf("%s: verdict of more than one line: %q", tt.name, v)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(v, w) {
+				t.Errorf("%s: verdict %q lacks %q", tt.name, v, w)
+			}
+		}
 	}
 }

@@ -27,6 +27,7 @@ func (d dur) MarshalText() ([]byte, error) { //nolint:unparam // encoding.TextMa
 type scenario struct {
 	Name     string  `json:"name"`
 	Workload string  `json:"workload"`
+	Events   string  `json:"events,omitempty"` // workload events: what they are
 	N        int     `json:"n"`
 	Model    string  `json:"model"`
 	Callers  int     `json:"callers,omitempty"` // closed
@@ -64,7 +65,7 @@ func (r row) name() string {
 // workload's default. Without a rate of its own, the row takes -model and
 // -rate.
 func newScenario(cfg *config, r row) (scenario, error) {
-	w, err := parseWorkload(r.workload)
+	w, err := cfg.workload(r.workload)
 	if err != nil {
 		return scenario{}, err
 	}
@@ -79,6 +80,9 @@ func newScenario(cfg *config, r row) (scenario, error) {
 		Warmup:   cfg.Warmup,
 		PinCPU:   -1,
 		w:        w,
+	}
+	if r.workload == eventsWorkload {
+		sc.Events = cfg.eventsDesc
 	}
 	if r.rate > 0 {
 		sc.Model, sc.Rate = modelOpen, r.rate
@@ -292,7 +296,7 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 	spec := loadSpec{
 		model: sc.Model, callers: sc.Callers, rate: sc.Rate,
 		count: sc.Warmup, window: time.Duration(sc.Window), items: sc.w.items, pause: cfg.Pause,
-		next: cfg.OnThrottle == throttleNext,
+		next: cfg.OnThrottle == throttleNext, answered: cfg.answered,
 	}
 	switch {
 	case sc.w.waved():

@@ -37,6 +37,8 @@ const (
 	// A lambda.Handler of the user's own (demo.Invoker), under each.
 	rtHandler    = "lmigo-handler"         // loadtest/handlerbootstrap
 	rtRefHandler = "aws-lambda-go-handler" // loadtest/refhandlerbootstrap
+	// The user's own function (run -bootstrap without -runtime, size).
+	rtFunction = "function"
 )
 
 // Packages built for the runtimes, and the load test itself.
@@ -90,9 +92,12 @@ type instance struct {
 	// ready is a share of the CPU, readyCPU the runtime's own cost.
 	readyCPU time.Duration
 	pid      int // the runtime's process, 0 when not measurable (lambda)
-	api      *rapitest.Server
-	gc       *measure.GCCounter // nil when GCs cannot be counted
-	stop     func() error
+	// helpers are the other processes serving the runtime (the emulator),
+	// whose CPU is the driver's.
+	helpers []int
+	api     *rapitest.Server
+	gc      *measure.GCCounter // nil when GCs cannot be counted
+	stop    func() error
 }
 
 // tail returns the last output of the runtime, for error messages.
@@ -224,8 +229,11 @@ func startRIE(ctx context.Context, cfg *config, rt runtimeSpec, n int) (*instanc
 	in := &instance{ready: time.Since(t0), gc: gc, stop: e.Stop}
 	for _, p := range e.Processes() {
 		if p.UID == 993 { // the emulator runs the runtime as uid 993
-			in.pid = p.PID
-			break
+			if in.pid == 0 {
+				in.pid = p.PID
+			}
+		} else {
+			in.helpers = append(in.helpers, p.PID)
 		}
 	}
 	if in.pid == 0 {

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// sizeStep is the function measured at one N: N closed-loop callers for
+// a window, against a runtime started with AWS_LAMBDA_MAX_CONCURRENCY=N.
+type sizeStep struct {
+	N           int     `json:"n"`
+	Invocations int64   `json:"invocations"`
+	Throughput  float64 `json:"throughput"` // answered per second
+	MeanMS      float64 `json:"meanMs"`     // wall time per invocation
+	P50MS       float64 `json:"p50Ms"`
+	P99MS       float64 `json:"p99Ms"`
+	CPUMS       float64 `json:"cpuMs"`      // the process's CPU per invocation
+	BaseRSSMiB  float64 `json:"baseRssMiB"` // after init, before the first invocation
+	PeakRSSMiB  float64 `json:"peakRssMiB"` // VmHWM at the end of the load
+	Throttles   int64   `json:"throttles"`
+	// DriverCPUMS is the load test's CPU per invocation (the emulator's
+	// included); OtherCPUs the CPUs the rest of the machine used, on
+	// average over the window: above noisyCPUs the step is doubtful.
+	DriverCPUMS float64 `json:"driverCpuMs"`
+	OtherCPUs   float64 `json:"otherCpus"`
+	Remeasured  bool    `json:"remeasured,omitempty"`
+	// Linear: the step still gains what N promises over N=1 (throughput
+	// and latency within linearLoss of it).
+	Linear bool `json:"linear"`
+}
+
+// linearLoss is how far a step may fall short of N times N=1's throughput
+// and how far its p50 may rise over N=1's, and still count as linear.
+const (
+	linearThroughput = 0.8
+	linearLatency    = 1.3
+)
+
+// noisyCPUs is the CPU the rest of the machine may use during a step
+// without making it doubtful.
+const noisyCPUs = 0.25
+
+// linear says whether s keeps what N promises against one, the step at N=1.
+func linear(s, one sizeStep) bool {
+	if one.Throughput <= 0 || one.P50MS <= 0 {
+		return false
+	}
+	return s.Throughput >= linearThroughput*float64(s.N)/float64(one.N)*one.Throughput &&
+		s.P50MS <= linearLatency*one.P50MS
+}
+
+// knee is the largest N of the linear steps of a sweep (0 when none is):
+// beyond it throughput stops growing with N or latency starts to.
+func knee(steps []sizeStep) int {
+	k := 0
+	for _, s := range steps {
+		if s.Linear && s.N > k {
+			k = s.N
+		}
+	}
+	return k
+}
+
+// nextN is the next N to measure after steps (sorted by when they ran):
+// doubling while linear, then halving the interval between the last
+// linear N and the first that was not, until it is an eighth of the
+// knee; 0 when done.
+func nextN(steps []sizeStep, maxN int) int {
+	lo, hi := 0, 0
+	for _, s := range steps {
+		if s.Linear {
+			lo = max(lo, s.N)
+		} else if hi == 0 || s.N < hi {
+			hi = s.N
+		}
+	}
+	if lo == 0 {
+		if len(steps) == 0 {
+			return 1
+		}
+		return 0 // not even N=1 measured well
+	}
+	if hi == 0 || hi <= lo {
+		if lo >= maxN {
+			return 0
+		}
+		return min(2*lo, maxN)
+	}
+	if hi-lo <= max(1, lo/8) {
+		return 0
+	}
+	return lo + (hi-lo)/2
+}
+
+// memFit is the memory of the process as a line: base + perInv × N.
+type memFit struct {
+	BaseMiB, PerInvMiB float64
+}
+
+// at is the memory the fit predicts at N.
+func (f memFit) at(n int) float64 { return f.BaseMiB + f.PerInvMiB*float64(n) }
+
+// fitMemory fits peak RSS over N by least squares; with one step, base is
+// its RSS after init and the rest of its peak is the invocation's.
+func fitMemory(steps []sizeStep) memFit {
+	switch len(steps) {
+	case 0:
+		return memFit{}
+	case 1:
+		s := steps[0]
+		return memFit{BaseMiB: s.BaseRSSMiB, PerInvMiB: max(s.PeakRSSMiB-s.BaseRSSMiB, 0) / float64(s.N)}
+	}
+	var sx, sy, sxx, sxy float64
+	for _, s := range steps {
+		x, y := float64(s.N), s.PeakRSSMiB
+		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
+	}
+	n := float64(len(steps))
+	den := n*sxx - sx*sx
+	if den == 0 {
+		return fitMemory(steps[:1])
+	}
+	slope := (n*sxy - sx*sy) / den
+	slope = max(slope, 0)
+	base := (sy - slope*sx) / n
+	// The intercept of a noisy fit can fall below the process as it
+	// starts; the smallest base measured is the floor.
+	minBase := steps[0].BaseRSSMiB
+	for _, s := range steps {
+		minBase = min(minBase, s.BaseRSSMiB)
+	}
+	return memFit{BaseMiB: max(base, minBase), PerInvMiB: slope}
+}
+
+// memoryRatios are the values of ExecutionEnvironmentMemoryGiBPerVCpu.
+var memoryRatios = []int{2, 4, 8}
+
+// memoryRoom is the share of an environment's memory kept free at the
+// recommended N: lmigo's admission holds invocations back from a live
+// heap of 85% of its memory limit, itself 90% of the memory (76.5%).
+const memoryRoom = 0.25
+
+// Largest and smallest N an environment takes.
+const (
+	minN = 1
+	maxN = 1600
+)
+
+// recommendation is what size recommends, and why.
+type recommendation struct {
+	N            int     // PerExecutionEnvironmentMaxConcurrency
+	PerVCPU      float64 // ConcurrencyPerVCpu
+	Ratio        int     // ExecutionEnvironmentMemoryGiBPerVCpu
+	MemorySizeMB int     // the function's MemorySize: Ratio GiB x vCPUs
+	CPUPerVCPU   int     // the N per vCPU the CPU allows
+	LimitedBy    string  // "cpu" or "memory"
+	NeedMiB      float64 // the memory the fit predicts at N
+}
+
+// recommend turns the function's knee on cpus CPUs and a memory fit into
+// a recommendation for vcpus vCPUs: N per vCPU from the knee, then the
+// smallest memory ratio that holds that N with memoryRoom to spare, or,
+// when even the largest does not, the N it holds.
+func recommend(kneeN float64, cpus, vcpus int, mem memFit) (recommendation, error) {
+	if kneeN < 1 || cpus < 1 || vcpus < 1 {
+		return recommendation{}, fmt.Errorf("no knee measured (N=%.1f on %d CPUs, for %d vCPUs)", kneeN, cpus, vcpus)
+	}
+	// A hair over a whole number per CPU counts as it (20.98 is 21).
+	per := max(int(kneeN/float64(cpus)+0.05), 1)
+	r := recommendation{CPUPerVCPU: per, LimitedBy: "cpu", N: min(max(per*vcpus, minN), maxN)}
+	holds := func(ratio, n int) bool {
+		return mem.at(n) <= (1-memoryRoom)*float64(ratio*vcpus*1024)
+	}
+	r.Ratio = 0
+	for _, ratio := range memoryRatios {
+		if holds(ratio, r.N) {
+			r.Ratio = ratio
+			break
+		}
+	}
+	if r.Ratio == 0 {
+		r.Ratio, r.LimitedBy = memoryRatios[len(memoryRatios)-1], "memory"
+		if memoryBound(mem, r.Ratio, vcpus) < 1 {
+			return recommendation{}, fmt.Errorf("one invocation needs %.0f MiB beside a base of %.0f MiB: more than %d GiB per vCPU holds on %d vCPUs with %.0f%% to spare",
+				mem.PerInvMiB, mem.BaseMiB, r.Ratio, vcpus, 100*memoryRoom)
+		}
+		r.N = min(memoryBound(mem, r.Ratio, vcpus), r.N)
+	}
+	r.PerVCPU = math.Round(10*float64(r.N)/float64(vcpus)) / 10
+	r.MemorySizeMB = r.Ratio * vcpus * 1024
+	r.NeedMiB = mem.at(r.N)
+	return r, nil
+}
+
+// memoryBound is the largest N an environment of ratio GiB per vCPU and
+// vcpus vCPUs holds with memoryRoom to spare (maxN when memory does not
+// grow with N).
+func memoryBound(mem memFit, ratio, vcpus int) int {
+	room := (1-memoryRoom)*float64(ratio*vcpus*1024) - mem.BaseMiB
+	if mem.PerInvMiB <= 0 {
+		return maxN
+	}
+	return min(max(int(room/mem.PerInvMiB), 0), maxN)
+}
+
+// littleKnee is the N at which cpus CPUs are busy when each invocation
+// takes wallMS of which cpuMS is CPU (Little's law: in flight = rate x
+// time, the rate being cpus / cpu time).
+func littleKnee(cpus, wallMS, cpuMS float64) float64 {
+	if cpuMS <= 0 {
+		return math.Inf(1)
+	}
+	return cpus * wallMS / cpuMS
+}
+
+// kneeAgrees says whether a measured knee is within a factor of 1.5 of
+// Little's law's: the sweep's steps are that coarse.
+func kneeAgrees(measured int, little float64) bool {
+	if math.IsInf(little, 1) || little <= 0 {
+		return false
+	}
+	r := float64(measured) / little
+	return r >= 1/1.5 && r <= 1.5
+}
+
+// sizeSentences explain a recommendation in two sentences a user can
+// check: the CPU's, then the memory's.
+func sizeSentences(p *sizeProfile) [2]string {
+	r := p.rec
+	cpu := fmt.Sprintf("Each invocation took %s of wall time, %s of it CPU (%.0f%% waiting), so %d CPUs keep about %.0f in flight (Little's law: %d × %s / %s); measured, throughput stopped growing or latency started to above N=%d",
+		fmtMSf(p.WallMS), fmtMSf(p.CPUMS), 100*p.WaitShare, p.MachineCPUs, p.LittleKnee, p.MachineCPUs, fmtMSf(p.WallMS), fmtMSf(p.CPUMS), p.KneeN)
+	if p.KneeBound != "" {
+		cpu += " (the highest N measured: " + p.KneeBound + ")"
+	}
+	if p.FunctionKnee > float64(p.KneeN) {
+		beside := fmt.Sprintf("the load test's %s of CPU per invocation beside the function", fmtMSf(p.DriverCPUMS))
+		if p.OtherCPUs > noisyCPUs {
+			beside += fmt.Sprintf(" and other work taking %.1f of the %d CPUs", p.OtherCPUs, p.MachineCPUs)
+		}
+		cpu += fmt.Sprintf(" with %s (N≈%.0f expected), so N=%.0f for the function alone", beside, p.LittleHere, p.FunctionKnee)
+	}
+	cpu += fmt.Sprintf(": %d per CPU, so %d vCPUs take N=%d.", r.CPUPerVCPU, p.VCPUs, r.CPUPerVCPU*p.VCPUs)
+	var mem string
+	env := func(ratio int) string {
+		return fmt.Sprintf("%d GiB per vCPU (%d GiB for %d vCPUs)", ratio, ratio*p.VCPUs, p.VCPUs)
+	}
+	if r.LimitedBy == "memory" {
+		mem = fmt.Sprintf("The process took %.0f MiB plus %.1f MiB per invocation in flight, so N=%d would need %.0f MiB; even %s holds only N=%d with %.0f%% to spare (%.0f MiB), so memory sets N=%d, %.1f per vCPU.",
+			p.BaseMiB, p.MemPerInvMiB, r.CPUPerVCPU*p.VCPUs, p.fit().at(r.CPUPerVCPU*p.VCPUs), env(r.Ratio), r.N, 100*memoryRoom, r.NeedMiB, r.N, r.PerVCPU)
+	} else {
+		mem = fmt.Sprintf("The process took %.0f MiB plus %.1f MiB per invocation in flight, so N=%d needs %.0f MiB, which %s holds with %.0f%% to spare%s.",
+			p.BaseMiB, p.MemPerInvMiB, r.N, r.NeedMiB, env(r.Ratio), 100*memoryRoom, smallerRatio(p))
+	}
+	return [2]string{cpu, mem}
+}
+
+// smallerRatio says why a smaller ratio than the one chosen would not do.
+func smallerRatio(p *sizeProfile) string {
+	r := p.rec
+	if r.Ratio == memoryRatios[0] {
+		return ""
+	}
+	less := memoryRatios[0]
+	for _, ratio := range memoryRatios {
+		if ratio < r.Ratio {
+			less = ratio
+		}
+	}
+	return fmt.Sprintf(" and %d GiB per vCPU does not", less)
+}
+
+func fmtMSf(v float64) string { return fmtLatency(v * 1e3) }
+
+// samParams are the parameters of deploy/template.yaml for r, to paste.
+func samParams(r recommendation) string {
+	return strings.Join([]string{
+		fmt.Sprintf("MaxConcurrency=%d", r.N),
+		fmt.Sprintf("MemoryGiBPerVCpu=%d", r.Ratio),
+		fmt.Sprintf("MemorySize=%d", r.MemorySizeMB),
+	}, " ")
+}
