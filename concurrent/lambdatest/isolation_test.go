@@ -17,6 +17,7 @@ import (
 	"github.com/lmigo/lmigo/concurrent"
 	"github.com/lmigo/lmigo/concurrent/lambdatest"
 	"github.com/lmigo/lmigo/concurrent/metrics"
+	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 	"go.uber.org/zap"
 )
 
@@ -297,7 +298,9 @@ func TestCheckIsolationRacy(t *testing.T) {
 	}
 	for name := range isolationChildren {
 		t.Run(name, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestIsolationChild$", "-test.count=1")
+			// Under test-arm64 the child runs through qemu too ($LMIGO_RIE_EXEC).
+			args := append(strings.Fields(os.Getenv(rie.ExecEnv)), os.Args[0], "-test.run=^TestIsolationChild$", "-test.count=1")
+			cmd := exec.Command(args[0], args[1:]...)
 			cmd.Env = append(os.Environ(), childEnv+"="+name)
 			out, err := cmd.CombinedOutput()
 			if err == nil {
