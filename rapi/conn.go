@@ -134,8 +134,12 @@ func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 	err := c.pipe.lost
 	c.pipe.lost = nil
 	for retried := false; err == nil; retried = true {
-		var reused bool
-		if reused, err = c.beginNext(ctx); err != nil {
+		// reused: the poll goes out on a connection that served before.
+		reused := c.nc != nil && !c.interrupted.Load()
+		if err = c.begin(ctx, opNext); err != nil {
+			break
+		}
+		if reused, err = c.readPending(ctx, reused); err != nil {
 			break
 		}
 		// From here every path reads the queued answer or drops nc.
@@ -162,37 +166,6 @@ func errNilInvocation() error {
 	return fmt.Errorf("rapi: %s: %w: nil Invocation", opNext, ErrInvalid)
 }
 
-// beginNext readies the connection for the poll: dialed, and the answer to
-// the last post read. reused reports whether the poll goes out on a
-// connection that served before.
-//
-//go:noinline
-func (c *Conn) beginNext(ctx context.Context) (reused bool, err error) {
-	reused = c.nc != nil && !c.interrupted.Load()
-	if err := c.begin(ctx, opNext); err != nil {
-		return false, err
-	}
-	if c.pipe.pending == "" {
-		return reused, nil
-	}
-	if err := c.readLeft(ctx); err != nil {
-		return false, err
-	}
-	if err := c.pipe.lost; err != nil { // a success whose body broke
-		c.pipe.lost = nil
-		return false, err
-	}
-	// An answer that ended the connection took the queued poll with it,
-	// unread by the server: poll afresh on a new one.
-	if c.nc == nil {
-		if err := c.begin(ctx, opNext); err != nil {
-			return false, err
-		}
-		return false, nil
-	}
-	return reused, nil
-}
-
 // nextFailed handles err, met before any byte of the poll's answer: nil
 // when the poll may go out again on a fresh connection, else the error
 // Next returns. A queued GET went out behind a post that the server was
@@ -206,40 +179,6 @@ func (c *Conn) nextFailed(ctx context.Context, err error, final bool) error {
 	}
 	c.drop()
 	return nil
-}
-
-// What Next does with an answer that breaks off. A peer that stops
-// mid-answer is cut off by CutIfStalled, and the request ID of an answer
-// that failed after it was read is kept, so that the caller can report that
-// invocation with Fail instead of leaving it to its deadline.
-//
-// Stalls are watched from outside rather than with a read deadline: setting
-// and clearing a deadline around every answer adds a timer, and a wake-up
-// of the network poller, to every invocation (about 4 µs of a 11 µs
-// Next+Respond in BenchmarkNextRespond). Recording when the answer began
-// costs a clock read and a lock.
-
-// beginAnswer records that the first byte of an answer has arrived.
-func (c *Conn) beginAnswer() {
-	now := time.Now()
-	c.pipe.polled = now
-	c.watchAnswer(now)
-}
-
-// watchAnswer puts the answer being read, begun at since, under
-// CutIfStalled's watch until endAnswer.
-func (c *Conn) watchAnswer(since time.Time) {
-	c.mu.Lock()
-	c.answerSince = since
-	c.mu.Unlock()
-}
-
-// endAnswer records that the answer has been read, or has failed. Under
-// the lock, so that CutIfStalled never cuts a connection once it returned.
-func (c *Conn) endAnswer() {
-	c.mu.Lock()
-	c.answerSince = time.Time{}
-	c.mu.Unlock()
 }
 
 // CutReply interrupts the wait for the first byte of the reply to a post,
@@ -257,13 +196,6 @@ func (c *Conn) CutReply() bool {
 	c.interrupted.Store(true) // as a context would: the Conn drops nc
 	_ = c.nc.SetDeadline(aLongTimeAgo)
 	return true
-}
-
-// awaitReply marks the wait for a post's reply, for CutReply.
-func (c *Conn) awaitReply(on bool) {
-	c.mu.Lock()
-	c.awaiting = on
-	c.mu.Unlock()
 }
 
 // Respond posts body as the response of inv, addressed by inv.RequestID
@@ -302,30 +234,6 @@ func (c *Conn) Fail(ctx context.Context, inv *Invocation, errorType string, body
 		return fmt.Errorf("rapi: %s: %w", opError, err)
 	}
 	return c.post(ctx, opError, &c.req, queue)
-}
-
-// post sends r, with GET /next right behind it when queue is set, and reads
-// the response to r, which has a small body.
-func (c *Conn) post(ctx context.Context, op string, r *request, queue bool) error {
-	defer c.trim()
-	if err := c.begin(ctx, op); err != nil {
-		return err
-	}
-	if err := c.idle(op); err != nil {
-		return err
-	}
-	if err := c.write(r, queue); err != nil {
-		// A write that failed did not get the whole GET out (it is last):
-		// the server cannot have registered it.
-		return c.salvage(ctx, op, err)
-	}
-	// Whatever ends the connection from here (error, Connection: close,
-	// interruption) goes through drop, which forgets the poll.
-	c.pipe.queued = queue
-	if queue && len(r.body) <= lazyMaxBody && c.leaveAnswer(op) {
-		return nil
-	}
-	return c.answer(ctx, op, nil)
 }
 
 // Stream posts the response of inv (addressed and echoed as by Respond) in streaming mode:
@@ -447,4 +355,14 @@ func (c *Conn) Close() error {
 		stop()
 	}
 	return err
+}
+
+// idle refuses an answer while a poll is queued, before anything is built:
+// its reply would come only after that poll's invocation, and req may still
+// hold the post in front of that poll (readLeft).
+func (c *Conn) idle(op string) error {
+	if c.pipe.queued && !c.closed.Load() {
+		return fmt.Errorf("rapi: %s: %w: a /next is queued on this Conn: call Next first", op, ErrInvalid)
+	}
+	return nil
 }

@@ -1,17 +1,14 @@
 package rapi
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 )
 
-// The HTTP/1.1 requests a Conn writes, built by hand into its scratch.
-
-// HTTP/1.1 framing, both ways. What is sent to the Runtime API: each
-// request's head built into a Conn's scratch, around a body that is not
-// copied. What it sends back (the second half): status line, headers
-// (handed to a headerSink), and bodies with a Content-Length, chunked or
-// up to EOF, all within bounds.
+// The HTTP/1.1 requests a Conn writes, built by hand into its scratch
+// around a body that is not copied, then posted: written, with a poll
+// queued behind when the caller says so, and their answer read or left.
 
 // Paths of the Runtime API, version 2018-06-01.
 const (
@@ -186,35 +183,6 @@ func (r *request) finishKeep(body []byte) {
 	r.body = body
 }
 
-// pathSafe lists the bytes allowed in a request ID: RFC 3986 pchar without
-// '%' (no percent-decoding surprises), so no CR, LF, space, '/', '?', '#' or
-// control byte ever reaches the request line.
-var pathSafe = func() (t [256]bool) {
-	for c := '0'; c <= '9'; c++ {
-		t[c] = true
-	}
-	for c := 'a'; c <= 'z'; c++ {
-		t[c], t[c-'a'+'A'] = true, true
-	}
-	for _, c := range "-._~!$&'()*+,;=:@" {
-		t[c] = true
-	}
-	return t
-}()
-
-// checkRequestID reports whether id can be put into a URL path as is.
-func checkRequestID(id string) error {
-	if id == "" || id == "." || id == ".." || len(id) > maxRequestIDLen {
-		return fmt.Errorf("%w: %q", errInvalidID, clipString(id))
-	}
-	for i := 0; i < len(id); i++ {
-		if !pathSafe[id[i]] {
-			return fmt.Errorf("%w: %q", errInvalidID, clipString(id))
-		}
-	}
-	return nil
-}
-
 // checkHeaderValue refuses values that would break the request framing.
 func checkHeaderValue(name, v string, max int) error {
 	if len(v) > max {
@@ -238,4 +206,53 @@ func clip(b []byte) string {
 		return string(b[:64]) + "..."
 	}
 	return string(b)
+}
+
+// post sends r, with GET /next right behind it when queue is set, and reads
+// the response to r, which has a small body.
+func (c *Conn) post(ctx context.Context, op string, r *request, queue bool) error {
+	defer c.trim()
+	if err := c.begin(ctx, op); err != nil {
+		return err
+	}
+	if err := c.idle(op); err != nil {
+		return err
+	}
+	if err := c.write(r, queue); err != nil {
+		// A write that failed did not get the whole GET out (it is last):
+		// the server cannot have registered it.
+		return c.salvage(ctx, op, err)
+	}
+	// Whatever ends the connection from here (error, Connection: close,
+	// interruption) goes through drop, which forgets the poll.
+	c.pipe.queued = queue
+	if queue && len(r.body) <= lazyMaxBody && c.leaveAnswer(op) {
+		return nil
+	}
+	return c.answer(ctx, op, nil)
+}
+
+// write sends r, followed by GET /next when next is set, with one write
+// when small, else with writev (net.Buffers), without copying the body.
+// r is left as a request that writes the same bytes again, without the GET.
+func (c *Conn) write(r *request, next bool) error {
+	var tail []byte
+	if next {
+		tail = c.c.pre.next
+	}
+	if r.mid == nil && len(r.head)+len(r.body)+len(tail) <= coalesceMax {
+		r.head = append(r.head, r.body...)
+		n := len(r.head)
+		r.head = append(r.head, tail...)
+		_, err := c.nc.Write(r.head)
+		r.head, r.body = r.head[:n], nil // the body is in head now
+		return err
+	}
+	c.bufs = append(c.parts[:0], r.head[:r.split], r.mid, r.head[r.split:], r.body)
+	if next {
+		c.bufs = append(c.bufs, tail) // parts has room: no allocation
+	}
+	_, err := c.bufs.WriteTo(c.nc)
+	c.parts = [5][]byte{}
+	return err
 }

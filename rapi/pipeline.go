@@ -79,16 +79,6 @@ func newPipeline() pipeline {
 	return pipeline{lazy: true, fresh: lazyFresh}
 }
 
-// idle refuses an answer while a poll is queued, before anything is built:
-// its reply would come only after that poll's invocation, and req may still
-// hold the post in front of that poll (readLeft).
-func (c *Conn) idle(op string) error {
-	if c.pipe.queued && !c.closed.Load() {
-		return fmt.Errorf("rapi: %s: %w: a /next is queued on this Conn: call Next first", op, ErrInvalid)
-	}
-	return nil
-}
-
 // leaveAnswer reports whether the answer to the post just written (with a
 // poll queued behind it) is left to Next, and prepares for it.
 func (c *Conn) leaveAnswer(op string) bool {
@@ -98,6 +88,29 @@ func (c *Conn) leaveAnswer(op string) bool {
 	c.pipe.pending = op
 	c.setLowat(c.pipe.lowat)
 	return true
+}
+
+// readPending reads the answer that the last post left to this poll, on
+// the connection begin readied. reused is begin's, and false when that
+// answer ended the connection, which took the queued poll with it: the
+// poll goes out afresh on a new one.
+//
+//go:noinline
+func (c *Conn) readPending(ctx context.Context, reused bool) (bool, error) {
+	if c.pipe.pending == "" {
+		return reused, nil
+	}
+	if err := c.readLeft(ctx); err != nil {
+		return false, err
+	}
+	if err := c.pipe.lost; err != nil { // a success whose body broke
+		c.pipe.lost = nil
+		return false, err
+	}
+	if c.nc == nil {
+		return false, c.begin(ctx, opNext)
+	}
+	return reused, nil
 }
 
 // readLeft reads the answer that a post left to this Next (or ReadAnswer).
@@ -185,4 +198,11 @@ func (c *Conn) lose(ctx context.Context, op string, err error) error {
 		c.pipe.lost = fmt.Errorf("rapi: %s: the answer to the last %s broke: %w; %w", opNext, op, err, errLostPoll)
 	}
 	return err
+}
+
+// awaitReply marks the wait for a post's reply, for CutReply.
+func (c *Conn) awaitReply(on bool) {
+	c.mu.Lock()
+	c.awaiting = on
+	c.mu.Unlock()
 }

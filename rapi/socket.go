@@ -10,7 +10,7 @@ import (
 )
 
 // The socket under a Conn: dialing it, watching the caller's context,
-// writing requests, and dropping it when a call breaks it.
+// and dropping it when a call breaks it.
 
 // begin makes sure the context is watched and a connection is up.
 func (c *Conn) begin(ctx context.Context, op string) error {
@@ -136,31 +136,6 @@ func (c *Conn) staleConn(ctx context.Context, err error) bool {
 		return false
 	}
 	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
-}
-
-// write sends r, followed by GET /next when next is set, with one write
-// when small, else with writev (net.Buffers), without copying the body.
-// r is left as a request that writes the same bytes again, without the GET.
-func (c *Conn) write(r *request, next bool) error {
-	var tail []byte
-	if next {
-		tail = c.c.pre.next
-	}
-	if r.mid == nil && len(r.head)+len(r.body)+len(tail) <= coalesceMax {
-		r.head = append(r.head, r.body...)
-		n := len(r.head)
-		r.head = append(r.head, tail...)
-		_, err := c.nc.Write(r.head)
-		r.head, r.body = r.head[:n], nil // the body is in head now
-		return err
-	}
-	c.bufs = append(c.parts[:0], r.head[:r.split], r.mid, r.head[r.split:], r.body)
-	if next {
-		c.bufs = append(c.bufs, tail) // parts has room: no allocation
-	}
-	_, err := c.bufs.WriteTo(c.nc)
-	c.parts = [5][]byte{}
-	return err
 }
 
 // trim drops references to the caller's slices and scratch buffers that a
