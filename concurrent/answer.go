@@ -153,7 +153,7 @@ func (s *slot) postError(errorType string) {
 // 500 ms lost invocations so).
 func (s *slot) send(post func(context.Context) error) (again bool, err error) {
 	rt := s.rt
-	s.replyBy.Store(max(s.deadline+rt.cfg.OverrunGrace.Nanoseconds(), mono(time.Now())+rt.client.StallTimeout().Nanoseconds()))
+	s.replyBy.Store(max(s.deadline+rt.cfg.OverrunGrace.Nanoseconds(), mono(time.Now())+rt.stallTimeout.Nanoseconds()))
 	ctx := rt.answerCtx()
 	err = post(ctx)
 	if err != nil && errors.Is(err, rapi.ErrTransport) {

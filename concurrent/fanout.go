@@ -212,6 +212,18 @@ func (x *invocationExt) waitLocked() {
 	}
 }
 
+// end ends the invocation c, whose handler returned err: its work is
+// waited for and its metrics written (finish, fanout.go), unless a
+// streamed reader's end did so (s.finished), then c ends. It returns the
+// error the invocation fails with.
+func (s *slot) end(c *invocationContext, err error) error {
+	if !s.finished {
+		err = s.rt.finish(c, err)
+	}
+	c.cancel()
+	return err
+}
+
 // finish ends what the invocation ctx started beside its handler, which
 // returned err: it waits for its work, then writes its metrics (and the
 // process's ColdStart, once). It returns the error the invocation fails

@@ -78,6 +78,61 @@ type overrun struct {
 	replaced bool
 }
 
+// startWatch puts s's invocation under the overrun watch as it begins,
+// with its deadline on the monotonic clock (watchDeadline).
+func (s *slot) startWatch() {
+	s.deadline = watchDeadline(s.inv.Deadline, time.Now())
+	s.replyCut.Store(false)
+	if !s.inv.Deadline.IsZero() && s.inv.DeadlineErr == nil {
+		s.watch.Store(s.deadline)
+	}
+}
+
+// maxInvocation is Lambda's longest function timeout: no invocation is
+// held by the platform for longer.
+const maxInvocation = 15 * time.Minute
+
+// monoBase anchors the watch's monotonic clock (mono).
+var monoBase = time.Now()
+
+// mono is t on the watch's monotonic clock, in nanoseconds, > 0.
+func mono(t time.Time) int64 { return int64(t.Sub(monoBase)) + 1 }
+
+// watchDeadline is the deadline of an invocation handed out at now, on the
+// monotonic clock: what remained of it at hand-out, so that a step of the
+// wall clock moves no deadline. A deadline already past at hand-out is
+// one the platform does not share (its clock and ours disagree): the
+// platform ends the invocation by its own, at the latest maxInvocation
+// after hand-out, which bounds it instead.
+func watchDeadline(deadline, now time.Time) int64 {
+	left := deadline.Sub(now)
+	if left <= 0 {
+		left = maxInvocation
+	}
+	return mono(now.Add(left))
+}
+
+// endWatch takes s's invocation back from the overrun watch as it is
+// answered, before the answer is written (mayQueue, and serve's last
+// word): false once the watch has replaced the
+// slot, whose answer then goes alone, with no poll behind it.
+func (s *slot) endWatch() bool {
+	for {
+		switch v := s.watch.Load(); v {
+		case watchNone:
+			return true
+		case watchReplaced:
+			return false
+		case watchTaking:
+			runtime.Gosched() // the watch decides within microseconds
+		default: // a deadline, or watchHeld
+			if s.watch.CompareAndSwap(v, watchNone) {
+				return true
+			}
+		}
+	}
+}
+
 // watchOverruns starts the overrun watch; stop ends it and waits for it.
 func (rt *Runtime) watchOverruns() (stop func()) {
 	period := max(min(rt.cfg.OverrunGrace/2, overrunCheckMax), time.Millisecond)

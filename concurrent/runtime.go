@@ -24,6 +24,8 @@ type Runtime struct {
 	h      *handler
 	log    *zap.Logger
 	client *rapi.Client
+	// stallTimeout is the client's, read once: a reply's wait is bounded by it (send).
+	stallTimeout time.Duration
 	// slots are the slots serving; the overrun watch alone replaces one
 	// (overrun.go), under slotsMu, which others that read them from
 	// another goroutine hold. overruns are the replaced slots whose
@@ -116,6 +118,7 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: AWS_LAMBDA_RUNTIME_API=%q: %w", ErrConfig, cfg.RuntimeAPI, err)
 	}
+	rt.stallTimeout = rt.client.StallTimeout()
 	rt.mem.init()
 	rt.idle.init()
 	if rt.log == nil {

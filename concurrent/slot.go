@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,8 +101,7 @@ func runSlot(s *slot) {
 			s.retire()
 			return
 		}
-		// Held back while memory is high, unless the poll is out already.
-		if !s.conn.Queued() && !s.admit(ctx) || !s.next(ctx) {
+		if !s.next(ctx) {
 			break
 		}
 		s.serve()
@@ -115,8 +113,8 @@ func runSlot(s *slot) {
 // tidy ends the slot's last round: its buffers go back (putBuffers), and
 // its admission pass, if it had one.
 func (s *slot) tidy() {
-	s.putBuffers()
 	s.passBack()
+	s.putBuffers()
 }
 
 // passBack gives the pass back if s had it: its invocation has ended.
@@ -163,8 +161,15 @@ const (
 func (s *slot) next(ctx context.Context) bool {
 	rt := s.rt
 	backoff := backoffMin
+	if s.req == nil {
+		s.req = s.bufs.Get() // the slot's own free list: held or listed alike
+	}
+	// Held back while memory is high, unless the poll is out already.
+	if !s.conn.Queued() && !s.admit(ctx) {
+		return false
+	}
 	for {
-		if s.req == nil {
+		if s.req == nil { // failUnserved gave it back
 			s.req = s.bufs.Get()
 		}
 		s.inv.Payload = s.req.B[:0]
@@ -451,78 +456,11 @@ func (s *slot) serve() {
 	}
 }
 
-// end ends the invocation c, whose handler returned err: its work is
-// waited for and its metrics written (finish, fanout.go), unless a
-// streamed reader's end did so (s.finished), then c ends. It returns the
-// error the invocation fails with.
-func (s *slot) end(c *invocationContext, err error) error {
-	if !s.finished {
-		err = s.rt.finish(c, err)
-	}
-	c.cancel()
-	return err
-}
-
 // endServe ends the invocation of s in the counts, unless the overrun
 // watch replaced the slot, which did so then.
 func (s *slot) endServe() {
 	if s.endWatch() {
 		s.countOut()
-	}
-}
-
-// startWatch puts s's invocation under the overrun watch as it begins,
-// with its deadline on the monotonic clock (watchDeadline).
-func (s *slot) startWatch() {
-	s.deadline = watchDeadline(s.inv.Deadline, time.Now())
-	s.replyCut.Store(false)
-	if !s.inv.Deadline.IsZero() && s.inv.DeadlineErr == nil {
-		s.watch.Store(s.deadline)
-	}
-}
-
-// maxInvocation is Lambda's longest function timeout: no invocation is
-// held by the platform for longer.
-const maxInvocation = 15 * time.Minute
-
-// monoBase anchors the watch's monotonic clock (mono).
-var monoBase = time.Now()
-
-// mono is t on the watch's monotonic clock, in nanoseconds, > 0.
-func mono(t time.Time) int64 { return int64(t.Sub(monoBase)) + 1 }
-
-// watchDeadline is the deadline of an invocation handed out at now, on the
-// monotonic clock: what remained of it at hand-out, so that a step of the
-// wall clock moves no deadline. A deadline already past at hand-out is
-// one the platform does not share (its clock and ours disagree): the
-// platform ends the invocation by its own, at the latest maxInvocation
-// after hand-out, which bounds it instead.
-func watchDeadline(deadline, now time.Time) int64 {
-	left := deadline.Sub(now)
-	if left <= 0 {
-		left = maxInvocation
-	}
-	return mono(now.Add(left))
-}
-
-// endWatch takes s's invocation back from the overrun watch as it is
-// answered, before the answer is written (mayQueue, and serve's last
-// word): false once the watch has replaced the
-// slot, whose answer then goes alone, with no poll behind it.
-func (s *slot) endWatch() bool {
-	for {
-		switch v := s.watch.Load(); v {
-		case watchNone:
-			return true
-		case watchReplaced:
-			return false
-		case watchTaking:
-			runtime.Gosched() // the watch decides within microseconds
-		default: // a deadline, or watchHeld
-			if s.watch.CompareAndSwap(v, watchNone) {
-				return true
-			}
-		}
 	}
 }
 
