@@ -3,6 +3,7 @@ package lambdatest
 import (
 	"context"
 	"encoding/json"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"testing"
@@ -66,7 +67,8 @@ func (e *Error) Error() string { return e.Type + ": " + e.Message }
 // top. Start returns once every slot polls. At t.Cleanup the runtime is
 // stopped and waited for, and the test fails if the runtime broke exactly
 // once (a duplicate, unknown or cross-wired answer, one without its
-// invocation's ID) or polled beyond N.
+// invocation's ID) or polled beyond N. The soft memory limit Run sets
+// from the memory size is put back once the last Function has stopped.
 func Start(t testing.TB, handler any, opts ...concurrent.Option) *Function {
 	t.Helper()
 	f := start(t, handler, opts)
@@ -125,6 +127,31 @@ func start(t testing.TB, handler any, opts []concurrent.Option) *Function {
 	return startConfig(t, handler, opts, c, lookup)
 }
 
+// memoryLimit gives the test process its soft memory limit back once the
+// last running Function has stopped: Run sets one from the memory size.
+var memoryLimit struct {
+	sync.Mutex
+	running int
+	before  int64
+}
+
+func holdMemoryLimit() {
+	memoryLimit.Lock()
+	defer memoryLimit.Unlock()
+	if memoryLimit.running == 0 {
+		memoryLimit.before = debug.SetMemoryLimit(-1)
+	}
+	memoryLimit.running++
+}
+
+func releaseMemoryLimit() {
+	memoryLimit.Lock()
+	defer memoryLimit.Unlock()
+	if memoryLimit.running--; memoryLimit.running == 0 {
+		debug.SetMemoryLimit(memoryLimit.before)
+	}
+}
+
 func startConfig(t testing.TB, handler any, opts []concurrent.Option, c config, lookup func(string) (string, bool)) *Function {
 	t.Helper()
 	api, err := rapitest.New(rapitest.Options{MaxConcurrency: c.n, Queue: true, Timeout: c.timeout})
@@ -156,6 +183,7 @@ func startConfig(t testing.TB, handler any, opts []concurrent.Option, c config, 
 		_ = api.Close()
 		t.Fatalf("lambdatest: %v", err)
 	}
+	holdMemoryLimit()
 	var run context.Context
 	run, f.cancel = context.WithCancel(context.Background())
 	// Invoke waits for a slot until the runtime has stopped, no longer.
@@ -185,6 +213,7 @@ func (f *Function) stop() {
 	if err := <-f.done; err != nil {
 		f.tb.Errorf("lambdatest: the runtime stopped: %v", err)
 	}
+	releaseMemoryLimit()
 	_ = f.api.Close()
 	st := f.api.Stats()
 	if st.Duplicates+st.Unknown+st.CrossWired+st.NoEcho+st.Violations > 0 {

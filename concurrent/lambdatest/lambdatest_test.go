@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -102,6 +103,29 @@ func TestInvokeTimeout(t *testing.T) {
 		t.Fatalf("Err %#v, want Sandbox.Timedout", res.Err)
 	}
 }
+
+// TestStartRestoresMemoryLimit: Run sets the soft memory limit from the
+// function's memory size; the test process gets its own back at Cleanup,
+// also when two Functions overlap.
+func TestStartRestoresMemoryLimit(t *testing.T) {
+	t.Setenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "512")
+	before := debug.SetMemoryLimit(-1)
+	t.Run("two", func(t *testing.T) {
+		handler := func(context.Context) (string, error) { return debugLimit(), nil }
+		a := lambdatest.Start(t, handler)
+		b := lambdatest.Start(t, handler)
+		for _, f := range []*lambdatest.Function{a, b} {
+			if res := f.Invoke([]byte(`{}`)); res.Err != nil || string(res.Payload) == fmt.Sprintf("%q", fmt.Sprint(before)) {
+				t.Fatalf("the runtime set no limit of its own: %s %v", res.Payload, res.Err)
+			}
+		}
+	})
+	if after := debug.SetMemoryLimit(-1); after != before {
+		t.Fatalf("soft memory limit %d after the Functions stopped, want %d as before", after, before)
+	}
+}
+
+func debugLimit() string { return fmt.Sprint(debug.SetMemoryLimit(-1)) }
 
 type ctxKey string
 
