@@ -13,11 +13,12 @@ const (
 	defaultMaxRequestBytes = 6<<20 + 100 // what the Runtime API itself accepts
 	defaultDialTimeout     = 5 * time.Second
 	// defaultReadBufferSize holds a /next answer's head and a small payload;
-	// a larger body is read past it, straight into the payload. Measured
-	// against 4 KiB, old and new bootstraps interleaved, 5 runs: at N=1600
-	// peak RSS 37.7 against 46.4 MiB, CPU per tiny invocation 49 against
-	// 53 µs; N=1 and N=64 the same (go -C loadtest run . compare -lmigo NEW
-	// -ref OLD -scenario tiny-n1600,tiny-n64,tiny-n1 -reps 5).
+	// a larger body is read past it, straight into the payload. Against
+	// 4 KiB at N=1600, peak RSS was 37.7 MiB, not 46.4. CPU per tiny
+	// invocation was 49 µs, not 53; N=1 and N=64 were the same. Old and new
+	// bootstraps ran interleaved, 5 runs, with:
+	//
+	//	go -C loadtest run . compare -lmigo NEW -ref OLD -scenario tiny-n1600,tiny-n64,tiny-n1 -reps 5
 	defaultReadBufferSize = 1 << 10
 	defaultStallTimeout   = 10 * time.Second
 )
@@ -34,9 +35,9 @@ type Options struct {
 	// Lines longer than it still parse, up to the 64 KiB header cap.
 	ReadBufferSize int
 	// StallTimeout bounds the rest of a /next answer once its first byte
-	// has arrived: Conn.CutIfStalled cuts off a peer that stopped
-	// mid-answer for longer (the wait for the first byte, the long poll
-	// itself, is never bounded).
+	// has arrived. Conn.CutIfStalled cuts off a peer that stopped
+	// mid-answer for longer. The wait for the first byte, the long poll
+	// itself, is never bounded.
 	StallTimeout time.Duration
 }
 

@@ -23,15 +23,15 @@ const (
 
 const (
 	// coalesceMax: header and body up to this size are copied into one
-	// buffer and written with one write; larger ones go out with writev.
+	// buffer, for one write. Larger ones go out with writev.
 	coalesceMax = 4 << 10
 	// initialHead is the request scratch a Conn starts with: enough for the
-	// head and a tiny body; it grows to coalesceMax only for the slots that
-	// post larger answers (1600 idle slots keep 4.8 MiB less; see
-	// defaultReadBufferSize for the measurement of both).
+	// head and a tiny body. It grows to coalesceMax only for slots that post
+	// larger answers. So 1600 idle slots keep 4.8 MiB less;
+	// defaultReadBufferSize tells how both were measured.
 	initialHead = 1 << 10
 	// maxDiscardPayload: an oversized or unanswerable /next body up to this
-	// size is read and thrown away to keep the connection; beyond it the
+	// size is read and thrown away to keep the connection. Beyond it the
 	// connection is dropped instead.
 	maxDiscardPayload = 32 << 20
 	// maxDiscardSmall: the same for bodies of other responses.
@@ -40,9 +40,9 @@ const (
 	salvageWait = 100 * time.Millisecond
 )
 
-// errLostPoll ends the error that Next returns, once, when a connection
-// holding a queued poll was dropped after the answer to the post in front
-// of it had begun (see lose).
+// errLostPoll ends the error Next returns, once, for a dropped connection
+// that held a queued poll. It was dropped after the answer to the post in
+// front of the poll had begun (see lose).
 var errLostPoll = errors.New("the poll queued behind it was lost with its connection " +
 
 	"(the Runtime API may still hand it an invocation, which then fails)")
@@ -51,12 +51,12 @@ var errLostPoll = errors.New("the poll queued behind it was lost with its connec
 var aLongTimeAgo = time.Unix(1, 0)
 
 // Conn is one keep-alive connection to the Runtime API. Its methods are not
-// safe for concurrent use (one owner at a time), except Close, which may be
-// called from any goroutine to unblock and end the Conn.
+// safe for concurrent use (one owner at a time). The exception is Close:
+// any goroutine may call it to unblock and end the Conn.
 //
 // A Conn stays registered with the Done channel of the last context it was
-// given until it gets another one or is closed: reusing one long-lived
-// context costs no allocation per call, a new context per call costs a few.
+// given until it gets another one or is closed. Reusing one long-lived
+// context costs no allocation per call; a new context per call costs a few.
 type Conn struct {
 	c     *Client
 	br    *bufio.Reader
@@ -98,38 +98,37 @@ func newConn(c *Client) *Conn {
 }
 
 // Connect opens the connection now if there is none, so that one goroutine
-// can open many: a dial needs a deep stack, and a goroutine keeps the
-// stack it grew. An error is the dial's; the next call dials again.
+// can open many. A dial needs a deep stack, and a goroutine keeps the stack
+// it grew. An error is the dial's; the next call dials again.
 func (c *Conn) Connect(ctx context.Context) error { return c.begin(ctx, opConnect) }
 
 // Next long-polls GET /runtime/invocation/next and fills inv. It blocks until
 // an invocation arrives, ctx is done, or Close is called. Do not abandon a
 // poll you still want: the Runtime API keeps it registered.
 //
-// When a GET /next is queued behind the last post (queue), Next
-// writes nothing: it reads that poll's answer, and never sends the GET
-// again on a new connection when the queued one fails (see the package
-// doc). It first reads the answer to that post if the post left it (sending
-// the post again if its connection ended before that answer began), and
-// returns an *AnswerError (inv empty) when that is not a success. When the answer to
-// that post broke once begun, the connection went and the poll with it,
-// possibly still registered: Next returns an error saying so, once, writing
-// nothing, and the Next after it polls afresh.
+// When a GET /next is queued behind the last post (queue), Next writes
+// nothing and reads that poll's answer. It never sends the GET again on a new
+// connection when the queued one fails (see the package doc). If the post
+// left its answer, Next reads it first. It resends the post if its connection
+// ended before that answer began. Next returns an *AnswerError (inv empty)
+// when that answer is not a success. An answer to that post that broke once
+// begun took the connection and the poll with it, possibly still registered.
+// Next then returns an error saying so, once, writing nothing, and the Next
+// after it polls afresh.
 //
-// An answer that breaks off after its request ID leaves inv.RequestID set
-// (and nothing else) with the error, so that the invocation can be failed;
-// an answer that stalls midway is cut off by CutIfStalled. A whole answer
-// with no request ID that a URL can carry leaves only inv.Deadline set
-// (when valid): the invocation was handed out, and cannot be answered.
+// An answer that breaks off after its request ID leaves only inv.RequestID
+// set, with the error, so that the invocation can be failed. CutIfStalled
+// cuts off an answer that stalls midway. A whole answer with no request ID
+// that a URL can carry leaves only inv.Deadline set (when valid). The
+// invocation was handed out, and cannot be answered.
 func (c *Conn) Next(ctx context.Context, inv *Invocation) error {
 	if inv == nil {
 		return errNilInvocation()
 	}
-	// A slot waits for its next invocation here, most of its life: the
-	// frame stays small (what else Next needs is in callees that have
-	// returned by then), so that a parked slot's stack stays small enough
-	// for Go to shrink it after a burst grew it (concurrent's
-	// TestParkedSlotStack).
+	// A slot waits here for its next invocation, most of its life. The
+	// frame stays small: what else Next needs is in callees that have
+	// returned by then. So Go can shrink a parked slot's stack after a
+	// burst grew it (concurrent's TestParkedSlotStack).
 	inv.reset()
 	err := c.pipe.lost
 	c.pipe.lost = nil
@@ -166,11 +165,11 @@ func errNilInvocation() error {
 	return fmt.Errorf("rapi: %s: %w: nil Invocation", opNext, ErrInvalid)
 }
 
-// nextFailed handles err, met before any byte of the poll's answer: nil
-// when the poll may go out again on a fresh connection, else the error
-// Next returns. A queued GET went out behind a post that the server was
-// reading: it may have registered it before the connection ended, so it is
-// not sent again (final; the caller decides, with the error).
+// nextFailed handles err, met before any byte of the poll's answer. It
+// returns nil when the poll may go out again on a fresh connection, else the
+// error Next returns. A queued GET went out behind a post the server was
+// reading. The server may have registered it before the connection ended, so
+// it is not sent again (final): the caller decides, with the error.
 //
 //go:noinline
 func (c *Conn) nextFailed(ctx context.Context, err error, final bool) error {
@@ -182,11 +181,12 @@ func (c *Conn) nextFailed(ctx context.Context, err error, final bool) error {
 }
 
 // CutReply interrupts the wait for the first byte of the reply to a post,
-// if one is waited for: the blocked read returns, and the post fails with
-// ErrTransport (a post left to Next is sent again once, as after any
-// transport error). It reports whether it cut. Posts are never cut by time here: the caller
-// knows how long a reply may take (concurrent cuts one still missing past
-// the invocation's deadline and its grace). Any goroutine may call it.
+// if one is waited for. The blocked read returns, and the post fails with
+// ErrTransport. A post left to Next is sent again once, as after any
+// transport error. It reports whether it cut. Posts are never cut by time
+// here: the caller knows how long a reply may take. concurrent cuts one
+// still missing past the invocation's deadline and its grace. Any goroutine
+// may call it.
 func (c *Conn) CutReply() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -198,18 +198,17 @@ func (c *Conn) CutReply() bool {
 	return true
 }
 
-// Respond posts body as the response of inv, addressed by inv.RequestID
-// and carrying inv.InvocationID back as Lambda-Runtime-Invocation-Id when
-// it is set (the Runtime API refuses an answer whose echo does not match,
-// which guards against answering the wrong invocation). Only those two
-// fields are read. body is only read, and not retained after Respond
-// returns, unless pipelining leaves its answer to Next: then until Next (or
-// ReadAnswer) has read it, as it may be sent again. An empty contentType
-// sends no Content-Type (the Runtime API then assumes
-// application/octet-stream). With queue set, GET /next goes out right
-// behind the post, in the same write, and the answer is left to the Next
-// that reads that poll (see the package doc): set it when the next call
-// is Next.
+// Respond posts body as the response of inv, addressed by inv.RequestID. When
+// inv.InvocationID is set, it goes back as Lambda-Runtime-Invocation-Id. The
+// Runtime API refuses an answer whose echo does not match, which guards
+// against answering the wrong invocation. Only those two fields are read.
+// body is only read, and not retained after Respond returns. The exception is
+// an answer pipelining leaves to Next. body may be sent again, so it is kept
+// until Next (or ReadAnswer) has read that answer. An empty contentType sends
+// no Content-Type (the Runtime API then assumes application/octet-stream).
+// With queue set, GET /next goes out right behind the post, in the same
+// write. The answer is left to the Next that reads that poll (see the package
+// doc). Set queue when the next call is Next.
 func (c *Conn) Respond(ctx context.Context, inv *Invocation, body []byte, contentType string, queue bool) error {
 	if err := c.idle(opResponse); err != nil {
 		return err
@@ -220,11 +219,12 @@ func (c *Conn) Respond(ctx context.Context, inv *Invocation, body []byte, conten
 	return c.post(ctx, opResponse, &c.req, queue)
 }
 
-// Fail posts body (the JSON error document) as the error of inv (addressed
-// and echoed as by Respond), with errorType as Lambda-Runtime-Function-Error-Type (omitted
-// when empty). xrayCause, when non-empty, under 1 MiB and free of control
-// bytes, goes as Lambda-Runtime-Function-XRay-Error-Cause; otherwise it is
-// left out rather than failing the report. body and xrayCause are kept as
+// Fail posts body (the JSON error document) as the error of inv, addressed
+// and echoed as by Respond. errorType goes as
+// Lambda-Runtime-Function-Error-Type, omitted when empty. xrayCause, when
+// non-empty, under 1 MiB and free of control bytes, goes as
+// Lambda-Runtime-Function-XRay-Error-Cause. Otherwise it is left out rather
+// than failing the report. body and xrayCause are kept as
 // Respond keeps its body, and queue is Respond's.
 func (c *Conn) Fail(ctx context.Context, inv *Invocation, errorType string, body, xrayCause []byte, queue bool) error {
 	if err := c.idle(opError); err != nil {
@@ -236,39 +236,39 @@ func (c *Conn) Fail(ctx context.Context, inv *Invocation, errorType string, body
 	return c.post(ctx, opError, &c.req, queue)
 }
 
-// Stream posts the response of inv (addressed and echoed as by Respond) in streaming mode:
-// Lambda-Runtime-Function-Response-Mode: streaming, Transfer-Encoding:
-// chunked, and a Trailer header declaring Lambda-Runtime-Function-Error-Type
-// and Lambda-Runtime-Function-Error-Body. It reads body until io.EOF; each
-// Read that returns data (at most 32 KiB) becomes one chunk, written at
-// once, so the reader decides how the response is cut and flushed. The
-// chunk buffer belongs to the Conn and is reused: a stream allocates
-// nothing per chunk. A body that is an io.WriterTo writes itself out
-// instead: each Write it makes is one chunk, sent from its own bytes
-// (writev), so a *bytes.Reader or *bytes.Buffer is not copied at all. The
-// writer WriteTo is given is the Conn's and writes on its connection: body
-// must not use it once WriteTo returns (a caller that cannot vouch for body
-// hands it a writer that refuses late writes). body is not retained after
+// Stream posts the response of inv (addressed and echoed as by Respond) in
+// streaming mode: Lambda-Runtime-Function-Response-Mode: streaming,
+// Transfer-Encoding: chunked, and a Trailer header declaring
+// Lambda-Runtime-Function-Error-Type and Lambda-Runtime-Function-Error-Body.
+// It reads body until io.EOF. Each Read that returns data (at most 32 KiB)
+// becomes one chunk, written at once. So the reader decides how the response
+// is cut and flushed. The chunk buffer belongs to the Conn and is reused: a
+// stream allocates nothing per chunk. A body that is an io.WriterTo writes
+// itself out instead. Each Write it makes is one chunk, sent from its own
+// bytes (writev). So a *bytes.Reader or *bytes.Buffer is not copied at all.
+// WriteTo is given the Conn's writer, which writes on its connection. body
+// must not use it once WriteTo returns. A caller that cannot vouch for body
+// hands it a writer that refuses late writes. body is not retained after
 // Stream returns. An empty contentType sends no Content-Type
 // (application/octet-stream).
 //
-// A read error (any error but io.EOF) ends the stream. Before the first
-// byte, nothing has been written: Stream posts an ordinary /error instead,
-// so the caller gets a plain function error. After it, the body ends with
-// the declared trailers: the error type and the base64 of the error
-// document, both from onError (see ErrorFunc). Either way Stream returns
-// nil when the Runtime API accepted the answer: the caller learns of the
-// read error through onError. Nothing is sent before the first Read
-// returns, so a reader that blocks holds no request open.
+// A read error (any error but io.EOF) ends the stream. Before the first byte,
+// nothing has been written. So Stream posts an ordinary /error instead, and
+// the caller gets a plain function error. After it, the body ends with the
+// declared trailers. They carry the error type and the base64 of the error
+// document, both from onError (see ErrorFunc). Either way Stream returns nil
+// when the Runtime API accepted the answer. The caller learns of the read
+// error through onError. Nothing is sent before the first Read returns, so a
+// reader that blocks holds no request open.
 //
 // Errors are those of Respond. queue is read once body has ended, right
-// before the end is written (the caller may set it from body's last Read):
-// when it is set, GET /next goes out right behind the last chunk (or the
-// trailers, or the /error), in the same write, as with Respond; nil queues
-// nothing. While a poll is queued Stream refuses with
+// before the end is written; the caller may set it from body's last Read.
+// When it is set, GET /next goes out in the same write, right behind the
+// last chunk (or the trailers, or the /error), as with Respond. A nil queue
+// queues nothing. While a poll is queued Stream refuses with
 // ErrInvalid and reads nothing. A panic or runtime.Goexit in body's Read
-// after the first byte drops the connection, which the Runtime API reports
-// as a truncated response, and goes on up the stack.
+// after the first byte goes on up the stack. It drops the connection, which
+// the Runtime API reports as a truncated response.
 func (c *Conn) Stream(ctx context.Context, inv *Invocation, contentType string, body io.Reader, onError ErrorFunc, queue *bool) error {
 	defer c.trim()
 	if body == nil || onError == nil {
@@ -290,11 +290,11 @@ func (c *Conn) Stream(ctx context.Context, inv *Invocation, contentType string, 
 }
 
 // ReadAnswer reads the answer to the last post when pipelining left it to
-// Next, and returns what Next would have returned for it: nil, or an
+// Next. It returns what Next would have returned for it: nil, or an
 // *AnswerError. A poll queued behind the post stays queued. With no answer
-// left unread it returns nil at once. It is for a caller that will not
-// call Next again, at shutdown: Close alone would drop an answer that the
-// Runtime API may have accepted unread.
+// left unread it returns nil at once. It is for a caller that will not call
+// Next again, at shutdown. Close alone would drop an answer that the Runtime
+// API may have accepted unread.
 func (c *Conn) ReadAnswer(ctx context.Context) error {
 	if c.pipe.pending == "" {
 		return nil
@@ -311,15 +311,15 @@ func (c *Conn) ReadAnswer(ctx context.Context) error {
 func (c *Conn) Queued() bool { return c.pipe.queued }
 
 // CutIfStalled interrupts the /next answer being read when its first byte
-// arrived more than Options.StallTimeout ago: the blocked read returns, and
+// arrived more than Options.StallTimeout ago. The blocked read returns, and
 // Next fails with ErrTransport (and inv.RequestID, if it had been read). It
 // reports whether it cut. The wait for the first byte, the long poll itself,
-// is never cut, and neither are posts: the Runtime API answers a post only
-// once the caller has the body, which a slow caller may legitimately delay.
-// The one exception is the body of a post's answer past the discard cap,
-// read through to keep the poll queued behind it (Conn.discarded).
+// is never cut. Nor are posts. The Runtime API answers a post only once the
+// caller has the body, which a slow caller may legitimately delay. The one
+// exception is the body of a post's answer past the discard cap, read through
+// to keep the poll queued behind it (Conn.discarded).
 //
-// Call it periodically (every StallTimeout/4, say) from any goroutine; a
+// Call it periodically (every StallTimeout/4, say) from any goroutine. A
 // runtime with one Conn per slot calls it for each. It costs a lock.
 func (c *Conn) CutIfStalled() bool {
 	c.mu.Lock()
@@ -332,9 +332,9 @@ func (c *Conn) CutIfStalled() bool {
 	return true
 }
 
-// Close closes the connection and ends the Conn: a blocked call returns an
-// error saying the connection is closed, and later calls fail the same way. Close is
-// idempotent and may be called from any goroutine.
+// Close closes the connection and ends the Conn. A blocked call returns an
+// error saying the connection is closed, and later calls fail the same
+// way. Close is idempotent and may be called from any goroutine.
 func (c *Conn) Close() error {
 	c.mu.Lock()
 	if c.closed.Load() {
@@ -357,8 +357,8 @@ func (c *Conn) Close() error {
 	return err
 }
 
-// idle refuses an answer while a poll is queued, before anything is built:
-// its reply would come only after that poll's invocation, and req may still
+// idle refuses an answer while a poll is queued, before anything is built.
+// Its reply would come only after that poll's invocation. And req may still
 // hold the post in front of that poll (readLeft).
 func (c *Conn) idle(op string) error {
 	if c.pipe.queued && !c.closed.Load() {

@@ -6,8 +6,8 @@ import (
 )
 
 // Sentinel errors. Every error returned by this package wraps at most one of
-// them (plus, for transport failures, the underlying network error), so
-// callers decide with errors.Is. Messages carry no "rapi:" prefix because
+// them, plus the network error for transport failures. So callers decide
+// with errors.Is. Messages carry no "rapi:" prefix because
 // every returned error is already wrapped as "rapi: <op>: ...".
 var (
 	// errBadRequest: the Runtime API answered 400 (unknown request ID, or
@@ -29,7 +29,7 @@ var (
 	// Conn has dropped its connection and redials on its next call.
 	ErrTransport = errors.New("transport failure")
 	// errMalformed: the response broke HTTP/1.1 framing or the limits of this
-	// package (status line, headers, chunk framing), or a /next response had
+	// package (status line, headers, chunk framing). Or a /next response had
 	// no usable request ID. Also wrapped by Invocation.DeadlineErr.
 	errMalformed = errors.New("malformed response")
 	// ErrPayloadTooLarge: a /next body was larger than MaxRequestBytes. The
@@ -84,16 +84,16 @@ func (e *StatusError) Is(target error) bool {
 	return false
 }
 
-// AnswerError is the error Next returns when the answer to the post
-// before it, left to Next by pipelining (queue), was not a success, or could not
+// AnswerError is the error Next returns when pipelining (queue) left it the
+// answer to the post before it. That answer was not a success, or could not
 // be read. Err is what Respond or Fail would have returned. When the
 // connection is intact, the poll queued behind the post is still there:
 // the next Next reads it.
 //
-// Resent says that the connection ended before any byte of the answer and
-// that Err is the answer to the same post, sent once more on a new
-// connection (with no poll behind it): a 400 or 410 then most likely means
-// that the Runtime API had taken the first one.
+// Resent says that the connection ended before any byte of the answer. Err is
+// then the answer to the same post, sent once more, alone, on a new
+// connection. A 400 or 410 then most likely means that the Runtime API had
+// taken the first one.
 type AnswerError struct {
 	Op     string // response or error
 	Err    error

@@ -74,9 +74,9 @@ func (c *Client) RegisterExtension(ctx context.Context, name string) (id string,
 // AwaitExtensionEvent long-polls GET /2020-01-01/extension/event/next for
 // the extension id and returns when an event arrives (nil), ctx is done, or
 // the connection fails. An extension registered with no events gets none:
-// the call then blocks until ctx is done, and that is its purpose, since
-// the Runtime API counts the extension ready, and init complete, once it
-// has called. It uses a connection of its own and closes it.
+// the call then blocks until ctx is done. That is its purpose: the Runtime
+// API counts the extension ready, and init complete, once it has called.
+// It uses a connection of its own and closes it.
 func (c *Client) AwaitExtensionEvent(ctx context.Context, id string) error {
 	if id == "" {
 		return fmt.Errorf("rapi: %s: %w: empty extension identifier", opExtNext, ErrInvalid)

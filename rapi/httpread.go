@@ -12,18 +12,18 @@ import (
 	"time"
 )
 
-// The HTTP/1.1 answers a Conn reads: the answer to a post, the /next
-// answer read into an Invocation, and the head of each, bounded, with the
-// /next headers' sink right after readHead, which calls it for each
-// header. The body of each, read within bounds, comes last.
+// The HTTP/1.1 answers a Conn reads: the answer to a post, and the /next
+// answer read into an Invocation. Then the head of each, bounded. The /next
+// headers' sink follows readHead, which calls it for each header. The body
+// of each, read within bounds, comes last.
 
 // answer reads the Runtime API's answer to a request written in full
 // (sink, if any, sees its headers). A 2xx means the request succeeded,
 // whatever happens to the rest of the body.
 func (c *Conn) answer(ctx context.Context, op string, sink headerSink) error {
-	// Nothing of the answer yet: the server has not answered the post, so
-	// it has not read a poll queued behind it either. Only this wait may
-	// be cut (CutReply): an answer begun is read through.
+	// Nothing of the answer yet: the server has not answered the post. So it
+	// has not read a poll queued behind it either. Only this wait may be cut
+	// (CutReply): an answer begun is read through.
 	c.awaitReply(true)
 	_, err := c.br.Peek(1)
 	c.awaitReply(false)
@@ -69,8 +69,8 @@ func (c *Conn) status(op string, h head) error {
 
 // discarded takes the result of discarding the rest of a body within its
 // cap, and drops the connection when it failed. With a poll queued behind
-// the answer (to a post), a body over the cap is read through instead,
-// whatever its size: dropping the connection would abandon the poll (see
+// the answer to a post, a body over the cap is read through instead,
+// whatever its size. Dropping the connection would abandon the poll (see
 // lose), and discarding does not buffer. It has begun, so CutIfStalled cuts
 // it off should it stall. A body up to EOF still ends the connection: the
 // server closes it without reading the poll.
@@ -131,16 +131,16 @@ func (c *Conn) readNext(ctx context.Context, inv *Invocation) error {
 	return nil
 }
 
-// What Next does with an answer that breaks off. A peer that stops
-// mid-answer is cut off by CutIfStalled, and the request ID of an answer
-// that failed after it was read is kept, so that the caller can report that
-// invocation with Fail instead of leaving it to its deadline.
+// What Next does with an answer that breaks off. CutIfStalled cuts off a
+// peer that stops mid-answer. The request ID of an answer that failed after
+// it was read is kept. So the caller can report that invocation with Fail
+// instead of leaving it to its deadline.
 //
-// Stalls are watched from outside rather than with a read deadline: setting
-// and clearing a deadline around every answer adds a timer, and a wake-up
-// of the network poller, to every invocation (about 4 µs of a 11 µs
-// Next+Respond in BenchmarkNextRespond). Recording when the answer began
-// costs a clock read and a lock.
+// Stalls are watched from outside rather than with a read deadline. Setting
+// and clearing a deadline around every answer adds a timer, and a wake-up of
+// the network poller, to every invocation. That is about 4 µs of a 11 µs
+// Next+Respond in BenchmarkNextRespond. Recording when the answer began costs
+// a clock read and a lock.
 
 // beginAnswer records that the first byte of an answer has arrived.
 func (c *Conn) beginAnswer() {
@@ -180,10 +180,10 @@ const (
 // all the trailers of a body together. It does not bound the number of
 // chunks: a valid 6 MiB body in 512-byte chunks has 12 288 size lines. The
 // payload limit bounds that number instead, as every chunk before the last
-// carries at least one byte. Memory stays bounded (spill grows to framing at
-// most, and only for lines longer than the bufio buffer), and so do the
-// bytes read per payload byte (a size line, then CRLF): the rest is bounded
-// by time, which the stall tracking (beginAnswer) and the context own.
+// carries at least one byte. Memory stays bounded: spill grows to framing
+// at most, and only for lines longer than the bufio buffer. So do the bytes
+// read per payload byte (a size line, then CRLF). The rest is bounded by
+// time, which the stall tracking (beginAnswer) and the context own.
 type limits struct {
 	head    int
 	headers int
@@ -252,8 +252,8 @@ func trimEOL(b []byte) []byte {
 	return b
 }
 
-// headerSink receives the headers of a 2xx response other than the
-// framing ones (Content-Length, Transfer-Encoding, Connection): *nextHeaders for
+// headerSink receives the headers of a 2xx response other than the framing
+// ones (Content-Length, Transfer-Encoding, Connection): *nextHeaders for
 // /next, *extSink for the Extensions API. name and value are valid only
 // during the call.
 type headerSink interface {
@@ -465,8 +465,8 @@ func (s *nextHeaders) header(name, v []byte) error {
 }
 
 // maxDeadlineMs is the last millisecond whose Unix nanoseconds fit in int64
-// (April 2262). Past it, UnixNano and the arithmetic built on it wrap to 1677,
-// so a later deadline is as unusable as a non-numeric one.
+// (April 2262). Past it, UnixNano and the arithmetic built on it wrap to
+// 1677. So a later deadline is as unusable as a non-numeric one.
 const maxDeadlineMs = math.MaxInt64 / int64(time.Millisecond)
 
 func (s *nextHeaders) deadline(v []byte) {
@@ -554,8 +554,8 @@ func checkRequestID(id string) error {
 }
 
 // pathSafe lists the bytes allowed in a request ID: RFC 3986 pchar without
-// '%' (no percent-decoding surprises), so no CR, LF, space, '/', '?', '#' or
-// control byte ever reaches the request line.
+// '%' (no percent-decoding surprises). So no CR, LF, space, '/', '?', '#'
+// or control byte ever reaches the request line.
 var pathSafe = func() (t [256]bool) {
 	for c := '0'; c <= '9'; c++ {
 		t[c] = true
@@ -625,10 +625,10 @@ func splitHeader(line []byte) (name, value []byte, ok bool) {
 	return name, value, true
 }
 
-// ValidHeaderValue reports whether v may be sent as a header value: at
-// most limit bytes, none of them a control byte (RFC 9110 field-content).
-// A caller that would rather replace a value than have it refused
-// (ErrInvalid) checks it with this first.
+// ValidHeaderValue reports whether v may be sent as a header value. It must
+// be at most limit bytes, none of them a control byte (RFC 9110
+// field-content). A caller that would rather replace a value than have it
+// refused (ErrInvalid) checks it with this first.
 func ValidHeaderValue(v string, limit int) bool {
 	if len(v) > limit {
 		return false
@@ -933,7 +933,7 @@ func (b *body) readAll(dst []byte, limit int) ([]byte, error) {
 			}
 			dst = slices.Grow(dst, want-len(dst))
 		}
-		// slices.Grow may round the capacity up: read no further than one
+		// slices.Grow may round the capacity up. Read no further than one
 		// byte past the limit, which is enough to tell the body too large.
 		n, err := b.read(dst[len(dst):min(cap(dst), limit+1)])
 		dst = dst[:len(dst)+n]

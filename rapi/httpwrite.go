@@ -6,8 +6,8 @@ import (
 	"strconv"
 )
 
-// The HTTP/1.1 requests a Conn writes, built by hand into its scratch
-// around a body that is not copied, then posted: written, with a poll
+// The HTTP/1.1 requests a Conn writes, built by hand into its scratch around
+// a body that is not copied. They are then posted: written, with a poll
 // queued behind when the caller says so, and their answer read or left.
 
 // Paths of the Runtime API, version 2018-06-01.
@@ -49,7 +49,7 @@ func newPrefixes(host, userAgent string) *prefixes {
 
 // request is a POST ready to write: head[:split] + mid + head[split:] + body.
 // mid (a large header value) and body are the caller's slices, never copied
-// into head, so the scratch stays small whatever their size.
+// into head. So the scratch stays small whatever their size.
 type request struct {
 	head  []byte
 	split int
@@ -85,8 +85,8 @@ func responseHead(r *request, p *prefixes, inv *Invocation, contentType string) 
 }
 
 // buildError prepares POST .../invocation/{id}/error. xrayCause is sent as a
-// header only when it is non-empty, under 1 MiB and header-safe: it is an
-// optional diagnostic, and dropping it is better than losing the report.
+// header only when it is non-empty, under 1 MiB and header-safe. It is an
+// optional diagnostic: dropping it is better than losing the report.
 func buildError(r *request, p *prefixes, inv *Invocation, errorType string, body, xrayCause []byte) error {
 	if err := checkTarget(inv); err != nil {
 		return err
@@ -219,7 +219,7 @@ func (c *Conn) post(ctx context.Context, op string, r *request, queue bool) erro
 		return err
 	}
 	if err := c.write(r, queue); err != nil {
-		// A write that failed did not get the whole GET out (it is last):
+		// A write that failed did not get the whole GET out (it is last). So
 		// the server cannot have registered it.
 		return c.salvage(ctx, op, err)
 	}

@@ -41,8 +41,8 @@ type Invocation struct {
 	// DeadlineMs is Lambda-Runtime-Deadline-Ms (Unix epoch milliseconds), 0 if bad.
 	DeadlineMs int64
 	// DeadlineErr is nil when the deadline header was present and a
-	// positive integer whose nanoseconds fit in int64 (up to April 2262);
-	// otherwise it says what is wrong with it. Next does not fail for it:
+	// positive integer whose nanoseconds fit in int64 (up to April 2262).
+	// Otherwise it says what is wrong with it. Next does not fail for it:
 	// the caller decides what a missing deadline means.
 	DeadlineErr error
 
@@ -62,10 +62,10 @@ func (inv *Invocation) reset() {
 	inv.Payload, inv.DeadlineErr = p, errNoDeadline
 }
 
-// resetKeepingID empties inv after an answer failed, keeping its request
-// ID when one had been read and is safe to post to (the invocation was
-// handed out, and only the runtime can still end it before its deadline),
-// and its invocation ID if read too, so that the error answer echoes it.
+// resetKeepingID empties inv after an answer failed. It keeps the request
+// ID when one was read and is safe to post to. The invocation was handed
+// out, and only the runtime can still end it before its deadline. It keeps
+// the invocation ID too, if read, so that the error answer echoes it.
 func (c *Conn) resetKeepingID(inv *Invocation) {
 	id, invID := inv.RequestID, inv.InvocationID
 	if id == "" {

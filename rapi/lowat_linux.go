@@ -3,7 +3,7 @@ package rapi
 import "syscall"
 
 // setLowat sets the receive low-water mark of the connection to n bytes
-// (0: back to the default, 1), with no allocation: the raw connection is
+// (0: back to the default, 1). It allocates nothing: the raw connection is
 // kept per connection, and the function given to Control once per Conn.
 func (c *Conn) setLowat(n int) {
 	if n <= 1 {

@@ -10,54 +10,53 @@ import (
 	"time"
 )
 
-// Pipelining (the package doc says what it is for and what happens to a
-// queued poll when a post fails): a post whose caller says queue writes
-// the Conn's next GET /next right behind it, and leaves its answer to the
-// Next that reads that poll.
+// Pipelining: a post whose caller says queue writes the Conn's next GET
+// /next right behind it. It leaves its answer to the Next that reads that
+// poll. The package doc says what it is for, and what happens to a queued
+// poll when a post fails.
 
 const (
 	// lazyFresh: an answer is left for the next Next only when the poll it
-	// follows was answered this recently, so that the connection cannot
-	// have been closed by the server while idle (a post on a stale
-	// connection is retried by the caller, which needs its answer now).
+	// follows was answered this recently. So the server cannot have closed
+	// the connection while idle. The caller retries a post on a stale
+	// connection, and needs its answer now.
 	// The default of pipeline.fresh, which tests shorten.
 	lazyFresh = time.Second
-	// lazyWake bounds how long the answer may sit unread behind the
-	// receive low-water mark when no invocation follows it: only an
-	// answer shorter than a 202 waits that long (any other wakes the
-	// slot, a closed connection too). At 10 ms, every slot whose next
-	// invocation came later woke once more per invocation to read its
-	// 202: at 2000 inv/s (open model, fake API, medians of 5) that cost
-	// 245 µs of CPU per invocation at N=64 and 262 at N=512, against 192
-	// and 222 µs with this bound. Saturation costs the same, and the
-	// share rejected under the emulator is the same.
+	// lazyWake bounds how long the answer may sit unread behind the receive
+	// low-water mark when no invocation follows it. Only an answer shorter
+	// than a 202 waits that long; any other wakes the slot, a closed
+	// connection too. At 10 ms, every slot whose next invocation came later
+	// woke once more per invocation to read its 202. At 2000 inv/s (open
+	// model, fake API, medians of 5) that cost 245 µs of CPU per invocation
+	// at N=64 and 262 at N=512. This bound costs 192 and 222 µs. Saturation
+	// costs the same, and the share rejected under the emulator is the same.
 	lazyWake = lazyFresh
 	// maxLowat bounds the learned size of an accepted answer.
 	maxLowat = 1 << 10
-	// lazyMaxBody: the answer to a post whose body is larger is read at
-	// once (its poll still queued), since a post left to Next keeps its
-	// body until then, and an idle slot may wait long for its next
-	// invocation. What a Conn keeps of its caller's bytes between
-	// invocations stays under this, whatever the retain cap.
+	// lazyMaxBody: the answer to a post whose body is larger is read at once,
+	// its poll still queued. A post left to Next keeps its body until then,
+	// and an idle slot may wait long for its next invocation. What a Conn
+	// keeps of its caller's bytes between invocations stays under this,
+	// whatever the retain cap.
 	lazyMaxBody = 64 << 10
 )
 
-// pipeline is the state of a Conn's pipelining: the
-// poll queued behind the last post, the post whose answer is left to the
-// next Next, and the receive low-water mark that keeps an accepted answer
-// from waking the process. Only the Conn's owner touches it.
+// pipeline is the state of a Conn's pipelining: the poll queued behind the
+// last post, and the post whose answer is left to the next Next. It also
+// holds the receive low-water mark that keeps an accepted answer from waking
+// the process. Only the Conn's owner touches it.
 type pipeline struct {
 	// lazy leaves the answer to a post with a poll queued behind it to
 	// the next Next. On; tests turn it off.
 	lazy bool
 	// queued: a GET /next went out behind the last post on nc and its
-	// answer has not been read; every drop forgets it, so it implies
+	// answer has not been read. Every drop forgets it, so it implies
 	// nc != nil.
 	queued bool
 	// lost is what Next reports, once, about a queued poll that a drop
 	// took with it after the server may have registered it (lose).
 	lost error
-	// pending names the post whose answer Next must read first; the
+	// pending names the post whose answer Next must read first. The
 	// Conn's req holds that post meanwhile (trim leaves it), to be sent
 	// again. polled is when the last /next answer began: an answer is
 	// left only within fresh (lazyFresh) of it.
@@ -90,10 +89,10 @@ func (c *Conn) leaveAnswer(op string) bool {
 	return true
 }
 
-// readPending reads the answer that the last post left to this poll, on
-// the connection begin readied. reused is begin's, and false when that
-// answer ended the connection, which took the queued poll with it: the
-// poll goes out afresh on a new one.
+// readPending reads the answer that the last post left to this poll, on the
+// connection begin readied. reused is begin's. It is false when that answer
+// ended the connection, taking the queued poll with it. The poll then goes
+// out afresh on a new one.
 //
 //go:noinline
 func (c *Conn) readPending(ctx context.Context, reused bool) (bool, error) {
@@ -113,12 +112,12 @@ func (c *Conn) readPending(ctx context.Context, reused bool) (bool, error) {
 	return reused, nil
 }
 
-// readLeft reads the answer that a post left to this Next (or ReadAnswer).
-// A context that fires before its first byte broke nothing: the answer
-// stays pending, and the poll queued. A connection that ends before it
-// (reset, EOF) may have ended before the server took the post: the post,
-// kept in req, is sent once more on a new connection, its answer read at
-// once. If the first one was taken, the second is refused (400, or 410).
+// readLeft reads the answer that a post left to this Next (or ReadAnswer). A
+// context that fires before its first byte broke nothing: the answer stays
+// pending, and the poll queued. A connection that ends before it (reset, EOF)
+// may have ended before the server took the post. So the post, kept in req,
+// is sent once more on a new connection, its answer read at once. If the
+// first one was taken, the second is refused (400, or 410).
 func (c *Conn) readLeft(ctx context.Context) error {
 	op := c.pipe.pending
 	c.pipe.pending = ""
@@ -186,9 +185,9 @@ func (c *Conn) clearDeadline() {
 }
 
 // lose is fail for an answer to a post that broke once begun. The server
-// reads the poll queued behind a post as soon as it has answered the post,
-// and keeps a poll whose connection ends registered (the emulator hands it
-// the next invocation, which then fails): with the framing lost, that poll's
+// reads the poll queued behind a post as soon as it has answered the post.
+// It keeps a poll whose connection ends registered; the emulator hands it
+// the next invocation, which then fails. With the framing lost, that poll's
 // answer cannot be read anymore. The next Next reports it, so that the
 // caller can log it, then polls afresh.
 func (c *Conn) lose(ctx context.Context, op string, err error) error {

@@ -56,18 +56,18 @@ func (c *Conn) begin(ctx context.Context, op string) error {
 }
 
 // watch arranges for ctx to interrupt blocked I/O. The registration is kept
-// across calls with the same Done channel, so a long-lived context costs
+// across calls with the same Done channel. So a long-lived context costs
 // nothing per call; changing contexts costs one registration. A context
 // that can never be done (Done is nil) leaves the registration in place,
-// dormant, rather than dropping it: a caller alternating between one
-// long-lived context and context.Background (a poll, then an answer that
-// must not be cut off) registers once, not twice per round.
+// dormant, rather than dropping it. A caller may alternate between one
+// long-lived context and context.Background: a poll, then an answer that
+// must not be cut off. It registers once, not twice per round.
 func (c *Conn) watch(ctx context.Context) {
 	done := ctx.Done()
 	if done == nil {
 		if c.watchDone != nil && !c.dormant.Load() {
-			// Under mu, as interrupt checks it: a callback that saw it
-			// unset has set interrupted before begin looks at it.
+			// Under mu, as interrupt checks it. A callback that saw it unset
+			// has set interrupted before begin looks at it.
 			c.mu.Lock()
 			c.dormant.Store(true)
 			c.mu.Unlock()
@@ -114,9 +114,9 @@ func (c *Conn) interrupt(gen uint64) {
 
 // rearm clears the past deadline that an interruption left on a connection
 // holding a queued poll, instead of dropping it. The interruption broke no
-// I/O (any call whose I/O failed dropped the connection), so the stream is
-// intact, and dropping it would abandon a poll the server has registered.
-// If the context of this call fired, ctx.Err() reports it next; if it fires
+// I/O: any call whose I/O failed dropped the connection. So the stream is
+// intact, and dropping it would abandon a poll the server has registered. If
+// the context of this call fired, ctx.Err() reports it next. If it fires
 // later, its callback sets the deadline again.
 func (c *Conn) rearm() {
 	c.mu.Lock()
@@ -129,7 +129,7 @@ func (c *Conn) rearm() {
 
 // staleConn reports whether err, met before any byte of a response on a
 // reused connection, means the server had closed it while idle. Only GET
-// /next is then sent again: the server cannot have seen it, and a POST is
+// /next is then sent again. The server cannot have seen it, and a POST is
 // never sent twice.
 func (c *Conn) staleConn(ctx context.Context, err error) bool {
 	if c.closed.Load() || ctx.Err() != nil {
@@ -138,8 +138,8 @@ func (c *Conn) staleConn(ctx context.Context, err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-// trim drops references to the caller's slices and scratch buffers that a
-// rare large response grew, so that what a Conn keeps stays small. A post
+// trim drops references to the caller's slices and to scratch buffers that
+// a rare large response grew. So what a Conn keeps stays small. A post
 // whose answer is pending stays in req until it is read (readLeft).
 func (c *Conn) trim() {
 	if cap(c.spill) > maxSpillKept {
@@ -156,8 +156,8 @@ func (c *Conn) trim() {
 
 // drop closes the current connection, and with it any queued poll; the next
 // call redials. A post on the new connection follows no poll answered on
-// it: its answer is read at once (leaveAnswer), so that the caller learns
-// at once what became of a post it sends again after a failure.
+// it, so its answer is read at once (leaveAnswer). The caller learns at
+// once what became of a post it sends again after a failure.
 func (c *Conn) drop() {
 	c.pipe.queued = false
 	c.pipe.pending, c.pipe.lowatOn = "", false
@@ -185,8 +185,8 @@ func (c *Conn) fail(ctx context.Context, op string, err error) error {
 	return fmt.Errorf("rapi: %s: %w: %w", op, ErrTransport, err)
 }
 
-// salvage handles a failed write: a server may answer (413, 5xx) and close
-// before reading the whole body, and that answer says more than the write
+// salvage handles a failed write. A server may answer (413, 5xx) and close
+// before reading the whole body; that answer says more than the write
 // error. It waits briefly for it, then drops the connection.
 func (c *Conn) salvage(ctx context.Context, op string, werr error) error {
 	if c.closed.Load() || ctx.Err() != nil {

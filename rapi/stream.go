@@ -20,14 +20,14 @@ const (
 	// MaxStreamErrorBody bounds the error document of a stream that fails
 	// after its first byte, before base64. The Runtime API (Go's net/http
 	// in the emulator) reads the whole trailer section into its 4 KiB read
-	// buffer and refuses a longer one, failing the invocation as truncated:
+	// buffer. It refuses a longer one, failing the invocation as truncated.
 	// 2 KiB of document is 2732 bytes of base64, which leaves room for the
 	// error type and the names.
 	MaxStreamErrorBody = 2 << 10
 	// maxTrailerErrorType bounds the error type sent as a trailer.
 	maxTrailerErrorType = 256
 	// unknownErrorType replaces an error type that is empty or cannot go in
-	// a trailer: a trailer section without a type reads as success. It is
+	// a trailer. A trailer section without a type reads as success. It is
 	// what the Runtime API makes of an error type it does not accept.
 	unknownErrorType = "Runtime.Unknown"
 	// streamChunk is the most data one chunk carries: what one Read of the
@@ -46,22 +46,21 @@ const trailerDecl = hdrErrorType + ", " + hdrErrorBody
 // lastChunk ends a chunked body without trailers.
 const lastChunk = "0\r\n\r\n"
 
-// ErrorFunc renders a read error of a streamed body as the function error
-// to report: its type (Lambda-Runtime-Function-Error-Type) and its JSON
-// document. sent is the number of body bytes already streamed. When it is
-// 0 nothing has gone out yet and the error is posted as an ordinary /error
-// (as Fail posts it); otherwise it goes in the trailers, base64-encoded,
-// and body should not exceed MaxStreamErrorBody bytes (it is cut there).
-// A type that is empty, longer than 256 bytes or holds a control byte is
-// sent as Runtime.Unknown (what the Runtime API makes of a type it does not
-// accept), so that the invocation is answered whatever ErrorFunc returns.
-// Stream calls it at most once, on its own goroutine, and reads body until
-// it returns.
+// ErrorFunc renders a read error of a streamed body as the function error to
+// report: its type (Lambda-Runtime-Function-Error-Type) and its JSON
+// document. sent is the number of body bytes already streamed. When it is 0
+// nothing has gone out yet, and the error is posted as an ordinary /error (as
+// Fail posts it). Otherwise it goes in the trailers, base64-encoded. body
+// should not exceed MaxStreamErrorBody bytes then; it is cut there. A type
+// that is empty, longer than 256 bytes or holds a control byte is sent as
+// Runtime.Unknown. That is what the Runtime API makes of a type it refuses,
+// so the invocation is answered whatever ErrorFunc returns. Stream calls it
+// at most once, on its own goroutine, and reads body until it returns.
 type ErrorFunc func(err error, sent int64) (errorType string, body []byte)
 
-// endStream writes the end of a streamed body: the last chunk with or
-// without trailers (rerr nil: without), then the queued GET, in
-// one write, behind the head when nothing was sent (headPending).
+// endStream writes the end of a streamed body in one write. That is the last
+// chunk, with trailers unless rerr is nil, then the queued GET. It goes
+// behind the head when nothing was sent (headPending).
 func (c *Conn) endStream(ctx context.Context, headPending bool, sent int64, rerr error, onError ErrorFunc, queue bool) error {
 	end := c.req.head[:0]
 	if headPending {
@@ -137,7 +136,8 @@ func buildStreamHead(r *request, p *prefixes, inv *Invocation, contentType strin
 }
 
 // streamErrorType returns errorType, or unknownErrorType when it is empty or
-// cannot be sent: a stream answers its invocation whatever onError returns.
+// cannot be sent. So a stream answers its invocation whatever onError
+// returns.
 func streamErrorType(errorType string) string {
 	if errorType == "" || checkHeaderValue(hdrErrorType, errorType, maxTrailerErrorType) != nil {
 		return unknownErrorType

@@ -11,8 +11,8 @@ import (
 var crlf = []byte("\r\n")
 
 // streamWriter is what a body that writes itself out (io.WriterTo) writes
-// to: each Write becomes one chunk, sent with writev from the caller's
-// bytes (the size line, the bytes, CRLF), so the body is not copied into
+// to. Each Write becomes one chunk, sent with writev from the caller's
+// bytes (the size line, the bytes, CRLF). So the body is not copied into
 // the chunk buffer. WriteString and ReadFrom, what strings.Reader and
 // *os.File fall back on, go through the chunk buffer, as does a body that
 // is only an io.Reader. It lives in its Conn, so a stream allocates nothing
@@ -59,8 +59,9 @@ func (w *streamWriter) WriteString(s string) (int, error) {
 	return n, w.err
 }
 
-// ReadFrom reads r into the chunk buffer, one chunk per Read: Stream's
-// path for a body that is not an io.WriterTo. It returns r's error (nil at io.EOF) or the write error.
+// ReadFrom reads r into the chunk buffer, one chunk per Read. It is Stream's
+// path for a body that is not an io.WriterTo. It returns r's error (nil at
+// io.EOF) or the write error.
 func (w *streamWriter) ReadFrom(r io.Reader) (int64, error) {
 	var n int64
 	for w.err == nil {
@@ -105,11 +106,11 @@ func (w *streamWriter) done(n int, err error) (int, error) {
 	return n, nil
 }
 
-// streamTo streams body through c.sw: a body that is an io.WriterTo
-// (*bytes.Reader, *bytes.Buffer, *bufio.Reader, ...) writes itself out, any
+// streamTo streams body through c.sw. A body that is an io.WriterTo
+// (*bytes.Reader, *bytes.Buffer, *bufio.Reader, ...) writes itself out. Any
 // other is read into the chunk buffer, one chunk per Read (ReadFrom). An
-// error before the first byte is an ordinary /error, one after it goes in
-// the trailers, and a panic or Goexit after the first byte drops the
+// error before the first byte is an ordinary /error; one after it goes in
+// the trailers. A panic or Goexit after the first byte drops the
 // connection.
 func (c *Conn) streamTo(ctx context.Context, inv *Invocation, body io.Reader, onError ErrorFunc, queue *bool) error {
 	w := &c.sw

@@ -6,10 +6,10 @@ import (
 	"net/http"
 )
 
-// The Extensions API, for internal extensions, as the emulator serves it:
-// a runtime registers one (with no events) to be sent SIGTERM before
-// shutdown, then calls event/next once, which the platform counts as "ready"
-// and never answers for an extension without events.
+// The Extensions API, for internal extensions, as the emulator serves it. A
+// runtime registers one (with no events) to be sent SIGTERM before shutdown.
+// Then it calls event/next once. The platform counts that as "ready", and
+// never answers it for an extension without events.
 const (
 	pathExtRegister  = "/2020-01-01/extension/register"
 	pathExtEventNext = "/2020-01-01/extension/event/next"

@@ -38,20 +38,20 @@ import (
 // server closes; time.Hour is a peer that never answers.
 //
 // ReadBody reads the request's body to its end (up to MaxResponseBytes+1
-// bytes) before a fault that does not serve the request acts: a Runtime
-// API that had the whole post, then reset or closed the connection without
-// answering it. Without it a Drop or Reset may come while the client is
-// still writing.
+// bytes) before a fault that does not serve the request acts. It plays a
+// Runtime API that had the whole post, then reset or closed the connection
+// without answering it. Without it a Drop or Reset may come while the client
+// is still writing.
 //
-// By call index the fault replaces the request's handling: the request is
-// not served (a faulted /next registers no poll, a faulted post ends no
-// invocation), except with Cut or Stall alone, which serve it first, so that
-// a cut /next hands out an invocation that is then lost. By invocation the
-// request is always served first and only its reply is replaced: the
-// invocation of a faulted /next reply is handed out, and ends by its
-// deadline unless the runtime answers it; a faulted post ends its
-// invocation as usual (Invoke gets what the runtime sent) while the
-// runtime sees the fault.
+// By call index the fault replaces the request's handling, and the request is
+// not served. A faulted /next registers no poll, a faulted post ends no
+// invocation. Cut or Stall alone are the exception: they serve the request
+// first. So a cut /next hands out an invocation that is then lost. By
+// invocation the request is always served first and only its reply is
+// replaced. The invocation of a faulted /next reply is handed out, and ends
+// by its deadline unless the runtime answers it. A faulted post ends its
+// invocation as usual (Invoke gets what the runtime sent), while the runtime
+// sees the fault.
 type Fault struct {
 	Status int
 	Raw    []byte

@@ -259,8 +259,8 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request, isError bool
 	}
 	fault := inv.req.PostFault // read before Invoke may return
 	// Released before the result is delivered, so the Stats a caller reads
-	// once Invoke returns already count the slot as free; the runtime's
-	// next poll is only read after this handler returns anyway.
+	// once Invoke returns already count the slot as free. The runtime's next
+	// poll is only read after this handler returns anyway.
 	s.release(inv)
 	inv.done <- res // cap 1, and only the CAS winner sends
 	if fault != nil {
@@ -271,9 +271,9 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request, isError bool
 }
 
 // echoMatches reports whether post r may answer inv by its
-// Lambda-Runtime-Invocation-Id: it must equal the ID inv was handed out
-// with when present (even empty); when absent, the post is accepted, as by
-// the emulator, and counted.
+// Lambda-Runtime-Invocation-Id. When present (even empty), it must equal the
+// ID inv was handed out with. When absent, the post is accepted, as by the
+// emulator, and counted.
 func (s *Server) echoMatches(inv *invocation, r *http.Request) bool {
 	if inv.invocationID == "" {
 		return true // handed out without one: nothing to echo
@@ -318,9 +318,9 @@ func (s *Server) handleInitError(w http.ResponseWriter, r *http.Request) {
 func readBody(r *http.Request, limit int) (body []byte, over bool, err error) {
 	switch {
 	case r.ContentLength > int64(limit):
-		// Read as far as the limit, as the platform does, before refusing:
-		// a runtime then gets its 413 rather than a reset while writing,
-		// and a body slightly too large leaves the connection usable.
+		// Read as far as the limit, as the platform does, before refusing. A
+		// runtime then gets its 413 rather than a reset while writing, and a
+		// body slightly too large leaves the connection usable.
 		if _, err := io.CopyN(io.Discard, r.Body, int64(limit)+1); err != nil {
 			return nil, false, err
 		}

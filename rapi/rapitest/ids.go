@@ -12,9 +12,9 @@ const hexDigits = "0123456789abcdef"
 const idLen = 36
 
 // ids makes the request, invocation and trace IDs of one server. An ID is a
-// random per-server prefix followed by the invocation's sequence number, so
-// that a posted ID can be told apart as "never handed out" or "already
-// answered" without keeping every answered ID.
+// random per-server prefix followed by the invocation's sequence number. So a
+// posted ID can be told apart as "never handed out" or "already answered"
+// without keeping every answered ID.
 type ids struct {
 	request    string // "xxxxxxxx-xxxx-4xxx-8xxx-", 24 bytes
 	invocation string // same shape, another random prefix

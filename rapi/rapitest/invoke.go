@@ -42,9 +42,9 @@ type Request struct {
 // Result is how an invocation ended.
 type Result struct {
 	RequestID string
-	// Body is the /response body (a new slice); nil when Err is set,
-	// except for a streamed response that ended in error trailers: then it
-	// holds what was streamed before the error (the emulator drops it).
+	// Body is the /response body (a new slice); nil when Err is set. A
+	// streamed response that ended in error trailers is the exception. Then
+	// it holds what was streamed before the error (the emulator drops it).
 	Body []byte
 	// ContentType is the Content-Type of the /response.
 	ContentType string
@@ -65,9 +65,9 @@ type Result struct {
 	Latency time.Duration
 	// Delivered: the /next reply that handed the invocation out carried its
 	// request ID whole, so the runtime could answer it. It is false when a
-	// fault cut or replaced that part of the reply (exact for
-	// Request.Fault; for a fault by call index, once the reply is written)
-	// or Request.Headers removed the ID or made it unusable.
+	// fault cut or replaced that part of the reply, or Request.Headers
+	// removed the ID or made it unusable. It is exact for Request.Fault; for
+	// a fault by call index, once the reply is written.
 	Delivered bool
 }
 
@@ -101,8 +101,8 @@ type invocation struct {
 	state                     atomic.Int32
 	done                      chan Result // cap 1: the post handler never blocks
 	// held: the runtime's slot is counted in Outstanding for it, from
-	// hand-out until its first post, unless its /next reply, as a fault
-	// left it, did not carry its request ID.
+	// hand-out until its first post. It is not counted when its /next reply,
+	// as a fault left it, did not carry its request ID.
 	held atomic.Bool
 	// unanswerable: Request.Headers removed its request ID or made it
 	// unusable in a URL path. Set before hand-out.
@@ -314,10 +314,10 @@ func (s *Server) assign(p *poll, req *Request) *invocation {
 	return inv
 }
 
-// timeOut ends inv by its deadline unless it has ended already, and
-// reports whether it did. As on the platform, the invocation is over then:
-// it no longer counts toward N, though the runtime may still hold it (a
-// handler that ignores its deadline), and its late post gets 410.
+// timeOut ends inv by its deadline unless it has ended already, and reports
+// whether it did. As on the platform, the invocation is over then: it no
+// longer counts toward N. The runtime may still hold it (a handler that
+// ignores its deadline), and its late post gets 410.
 func (s *Server) timeOut(inv *invocation) bool {
 	if !inv.state.CompareAndSwap(stateAssigned, stateTimedOut) {
 		return false

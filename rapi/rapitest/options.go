@@ -46,27 +46,27 @@ type Options struct {
 	Timeout time.Duration
 	// FunctionARN is sent on every /next. "" means DefaultFunctionARN.
 	FunctionARN string
-	// Faults, when set, is asked about every Runtime API request before it
-	// is served; call counts requests from 1. A nil Fault serves the request
-	// normally; otherwise the Fault replaces its handling (see Fault: a
-	// faulted /next registers no poll and a faulted post ends no invocation,
-	// unless the Fault lets the request be served). It is called
+	// Faults, when set, is asked about every Runtime API request before it is
+	// served; call counts requests from 1. A nil Fault serves the request
+	// normally; otherwise the Fault replaces its handling. A faulted /next
+	// registers no poll and a faulted post ends no invocation, unless the
+	// Fault lets the request be served (see Fault). It is called
 	// concurrently.
 	Faults func(call int, r *http.Request) *Fault
 	// Notice, when set, is told the request ID of each post the server
-	// refuses or flags on its own (not for an injected fault), and why:
-	// NoticeDuplicate, NoticeUnknown, NoticeLate, NoticeCrossWired or
-	// NoticeNoEcho. A test names with it the invocation a count is about.
-	// It is called concurrently.
+	// refuses or flags on its own (not for an injected fault). It is told
+	// why: NoticeDuplicate, NoticeUnknown, NoticeLate, NoticeCrossWired or
+	// NoticeNoEcho. A test names with it the invocation a count is about. It
+	// is called concurrently.
 	Notice func(requestID, what string)
 	// Addr is the address to listen on; "" means 127.0.0.1:0, a free port.
 	// A fixed port lets a test start a runtime before its Runtime API
 	// exists (its connections are refused until then).
 	Addr string
-	// IdleTimeout, when set, closes a keep-alive connection that has
-	// waited that long for its next request ([Stats].IdleClosed), as a
-	// Runtime API may close one a runtime left idle while a long
-	// invocation ran. 0 keeps idle connections open.
+	// IdleTimeout, when set, closes a keep-alive connection that has waited
+	// that long for its next request ([Stats].IdleClosed). A Runtime API may
+	// close one a runtime left idle while a long invocation ran. 0 keeps idle
+	// connections open.
 	IdleTimeout time.Duration
 
 	// now is the clock that deadlines are set and held to; nil means

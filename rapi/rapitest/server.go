@@ -79,10 +79,10 @@ func New(opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET "+pathExtEventNext, s.handleExtNext)
 	s.srv = &http.Server{
 		Handler: http.HandlerFunc(s.serve),
-		// No ReadHeaderTimeout: it arms and disarms a timer on the
-		// connection for every request, a few percent of the fake's CPU
-		// under load; a peer that stalls mid-request is cut by Close.
-		// A peer that misbehaves on purpose is a test case, not news.
+		// No ReadHeaderTimeout: it arms and disarms a timer on the connection
+		// for every request, a few percent of the fake's CPU under load. A
+		// peer that stalls mid-request is cut by Close. A peer that
+		// misbehaves on purpose is a test case, not news.
 		ErrorLog:    log.New(io.Discard, "", 0),
 		IdleTimeout: opts.IdleTimeout,
 		ConnState: func(c net.Conn, st http.ConnState) {
@@ -169,13 +169,12 @@ func (s *Server) WaitPolls(ctx context.Context, n int) error {
 	}
 }
 
-// WaitPoll is WaitPolls(ctx, 1) bounded by d: it returns nil once a /next
-// is pending, context.DeadlineExceeded after d, ctx.Err() or ErrClosed. A
-// load driver calls it after each throttled attempt, so it costs one
-// reused timer rather than a context and a ticker per call. Each new
-// /next wakes one waiter; a waiter that finds more than one pending wakes
-// the next, so that waiters go as soon as there is a /next for them, not
-// at their bound.
+// WaitPoll is WaitPolls(ctx, 1) bounded by d: it returns nil once a /next is
+// pending, context.DeadlineExceeded after d, ctx.Err() or ErrClosed. A load
+// driver calls it after each throttled attempt, so it costs one reused timer
+// rather than a context and a ticker per call. Each new /next wakes one
+// waiter. A waiter that finds more than one pending wakes the next. So
+// waiters go as soon as there is a /next for them, not at their bound.
 func (s *Server) WaitPoll(ctx context.Context, d time.Duration) error {
 	if s.isClosed() {
 		return ErrClosed

@@ -5,15 +5,14 @@ import (
 	"net/http"
 )
 
-// Streamed responses, read as the emulator's LMI mode reads them: a
-// /response may carry Lambda-Runtime-Function-Response-Mode: streaming (any
-// other value ends the invocation with ErrorTypeInvalidResponseMode and is
-// answered 400) and a chunked body; trailers
-// Lambda-Runtime-Function-Error-Type and Lambda-Runtime-Function-Error-Body
-// (base64) after its last chunk turn it into a function error, answered
-// 202. Go's net/http reads the trailers, so the emulator's bound on them
-// holds here too: the whole trailer section must fit in 4 KiB, or the body
-// reads as truncated.
+// Streamed responses, read as the emulator's LMI mode reads them. A /response
+// may carry Lambda-Runtime-Function-Response-Mode: streaming and a chunked
+// body. Any other mode ends the invocation with ErrorTypeInvalidResponseMode;
+// its post is answered 400. Trailers Lambda-Runtime-Function-Error-Type and
+// Lambda-Runtime-Function-Error-Body (base64) after its last chunk turn it
+// into a function error, answered 202. Go's net/http reads the trailers, so
+// the emulator's bound on them holds here too: the whole trailer section must
+// fit in 4 KiB, or the body reads as truncated.
 const (
 	// ResponseModeStreaming is Result.ResponseMode of a streamed response.
 	ResponseModeStreaming = "streaming"
