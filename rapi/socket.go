@@ -128,9 +128,8 @@ func (c *Conn) rearm() {
 }
 
 // staleConn reports whether err, met before any byte of a response on a
-// reused connection, means the server had closed it while idle. Only GET
-// /next is then sent again. The server cannot have seen it, and a POST is
-// never sent twice.
+// reused connection, means the server had closed it while idle. Only Next
+// asks: the server cannot have seen its GET, which is sent again.
 func (c *Conn) staleConn(ctx context.Context, err error) bool {
 	if c.closed.Load() || ctx.Err() != nil {
 		return false
