@@ -17,6 +17,7 @@
 package main
 
 import (
+	"bytes"
 	_ "embed"
 	"errors"
 	"flag"
@@ -62,13 +63,21 @@ func run(w io.Writer, tree, work string, verbose bool) error {
 	if tree, err = filepath.Abs(tree); err != nil {
 		return err
 	}
+	kept := "kept with -work DIR"
 	if work == "" {
 		if work, err = os.MkdirTemp("", "way-"); err != nil {
 			return err
 		}
 		defer os.RemoveAll(work)
-	} else if err := os.MkdirAll(work, 0o755); err != nil {
-		return err
+	} else {
+		// Absolute: the build and dlv run in other directories.
+		if work, err = filepath.Abs(work); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(work, 0o755); err != nil {
+			return err
+		}
+		kept = "in " + work
 	}
 	cp := filepath.Join(work, "tree")
 	if err := copyTree(tree, cp); err != nil {
@@ -88,7 +97,7 @@ func run(w io.Writer, tree, work string, verbose bool) error {
 	if err := command(cp, nil, "go", "build", "-gcflags=all=-N -l", "-o", bin, "./waytraced"); err != nil {
 		return err
 	}
-	fileOfs, err := fileMap(bin, cp)
+	funcFiles, err := fileMap(bin, cp)
 	if err != nil {
 		return err
 	}
@@ -100,11 +109,11 @@ func run(w io.Writer, tree, work string, verbose bool) error {
 		}
 		err = command(work, f, dlv, "trace", "--exec", bin, traced, "--", form)
 		f.Close()
-		if err != nil {
-			return fmt.Errorf("%w (trace in %s)", err, out)
+		if err == nil {
+			err = report(w, form, out, funcFiles, verbose)
 		}
-		if err := report(w, form, out, fileOfs, verbose); err != nil {
-			return err
+		if err != nil {
+			return fmt.Errorf("%s: %w (the trace: %s)", form, err, kept)
 		}
 	}
 	return connMethods(w, tree)
@@ -149,6 +158,9 @@ func repoRoot() (string, error) {
 // copyTree copies the files git knows in tree, as they are on disk.
 func copyTree(tree, dst string) error {
 	ls, err := exec.Command("git", "-C", tree, "ls-files", "-z").Output()
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+		return fmt.Errorf("git ls-files in %s: %w: %s", tree, err, bytes.TrimSpace(ee.Stderr))
+	}
 	if err != nil {
 		return fmt.Errorf("git ls-files in %s: %w", tree, err)
 	}
@@ -234,7 +246,7 @@ func report(w io.Writer, form, trace string, files map[string]string, verbose bo
 	}
 	way, err := round(events, warm)
 	if err != nil {
-		return fmt.Errorf("%s: %w", trace, err)
+		return err
 	}
 	fmt.Fprintln(w, "==", form)
 	every := func(t tally) {
