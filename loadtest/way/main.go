@@ -5,8 +5,9 @@
 //
 //	go -C loadtest run ./way [-tree DIR] [-v] [-work DIR]
 //
-// It copies DIR's files known to git (default: this repository), builds
-// traced/main.go in the copy with inlining and optimisation off, runs it
+// It copies DIR's files known to git (default: this repository), raises
+// lazyFresh in the copy (see patch), builds traced/main.go there with
+// inlining and optimisation off, runs it
 // under dlv trace for a typed and a raw handler, and counts the slot
 // goroutine's 5th round (from its 5th call of tidy to the next). Each form
 // gets three figures: every call and return; the same with repeated calls
