@@ -571,8 +571,9 @@ func (h *handler) decode(payload []byte, v any) error {
 }
 
 // writeValue writes the response for the value a handler returned, by
-// aws-lambda-go's rules: JSON, except that an io.Reader that does not
-// encode, or encodes as an empty object, is sent as the bytes it reads.
+// aws-lambda-go's rules. That is JSON, except for an io.Reader that does
+// not encode, or encodes as an empty object: it is sent as the bytes it
+// reads.
 // Such a reader is returned as body, unread, with out empty; its
 // ContentType method, if any, names the content type.
 func (h *handler) writeValue(out *Buffer, val any) (contentType string, body io.Reader, err error) {
