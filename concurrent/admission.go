@@ -15,7 +15,7 @@ import (
 
 // Memory-aware admission. When the live heap nears the Go runtime's memory
 // limit, the slots stop taking new invocations. A slot whose invocation has
-// ended does not queue its next /next; a slot with no poll queued waits
+// ended does not queue its next /next. A slot with no poll queued waits
 // before it polls. The Runtime API then has fewer polls, so Lambda
 // throttles the invokes it cannot place here and retries them elsewhere.
 // Otherwise this environment could be killed for memory, with every
@@ -57,11 +57,11 @@ const (
 	memHighFraction = 0.85
 	memLowFraction  = 0.70
 	// The defaults of memGuard's timing. memCheckEvery bounds how often
-	// the hot path reads the metric; in between it uses the last verdict
+	// the hot path reads the metric. In between it uses the last verdict
 	// (an atomic load).
 	memCheckEvery = 2 * time.Millisecond
 	// memRecheckEvery is how often the slot that leads a hold re-reads
-	// it; memWaitEvery how often the others look whether to lead.
+	// it. memWaitEvery is how often the others look whether to lead.
 	memRecheckEvery = 10 * time.Millisecond
 	memWaitEvery    = 100 * time.Millisecond
 	// A forced GC at most every memCollectMin, and at least every

@@ -182,7 +182,7 @@ func (s *slot) settle(err error, again bool) {
 
 // lateReply reports what the slot's next poll, or the shutdown
 // (rapi.Conn.ReadAnswer), read of the reply to answer id, which pipelining
-// left to them. A wait that the shutdown ended is not a refusal: the
+// left to them. A wait that the shutdown ended is not a refusal. The
 // answer went out whole, and most likely was accepted.
 func (s *slot) lateReply(err error) {
 	rt := s.rt

@@ -20,7 +20,7 @@ import (
 // log before its caller has the response. An invocation that starts
 // nothing pays one uncontended lock.
 
-// maxWork bounds the goroutines Go runs at once for one invocation: a
+// maxWork bounds the goroutines Go runs at once for one invocation. A
 // fan-out loop cannot make more, whatever its length. The slots' pool is
 // not used: its goroutines are the slots, which polls must never lack.
 const maxWork = 64
@@ -277,7 +277,7 @@ func (rt *Runtime) finishExt(c *invocationContext, x *invocationExt, err error) 
 
 // workFailedAfterStream logs the failure of an invocation's work that
 // came after its stream. Work waited for when the reader ended
-// (guardedReader) went in the trailers; this one can no longer change the
+// (guardedReader) went in the trailers. This one can no longer change the
 // answer.
 func workFailedAfterStream(c *invocationContext, err error) {
 	c.zapLogger().Error("fan-out work failed after the response was streamed", zap.String("errorMessage", logMessage(err)))

@@ -407,8 +407,8 @@ func newPanicError(v any) *PanicError {
 
 // callRaw runs a RawHandler. Its response may lie in an array the runtime
 // did not lend: a slice of its own, the payload, or one append grew. That
-// one is returned as direct, borrowed until the answer is accepted, and
-// out gets the lent array back, even after a panic. The handler may share
+// one is returned as direct, borrowed until the answer is accepted. The
+// lent array goes back into out, even after a panic. The handler may share
 // such an array, so the runtime never writes to, keeps or lends it. After
 // a growth the next buffer lent is large enough: a steady size allocates
 // nothing.

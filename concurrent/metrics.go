@@ -154,7 +154,7 @@ func (rt *Runtime) startMetrics() (stop func()) {
 }
 
 // emitMetrics writes the document of the interval ending now, in one
-// write: CloudWatch takes one log line as one event.
+// write. CloudWatch takes one log line as one event.
 func (rt *Runtime) emitMetrics(now time.Time) {
 	m := rt.metrics
 	retained := 0
