@@ -14,16 +14,16 @@ import (
 )
 
 // Memory-aware admission. When the live heap nears the Go runtime's memory
-// limit, the slots stop taking new invocations: a slot whose invocation has
-// ended does not queue its next /next, and a slot with no poll queued
-// waits before it polls. The Runtime API then has fewer polls, so Lambda
-// throttles the invokes it cannot place here and retries them elsewhere,
-// instead of this environment being killed for memory with every
+// limit, the slots stop taking new invocations. A slot whose invocation has
+// ended does not queue its next /next. A slot with no poll queued waits
+// before it polls. The Runtime API then has fewer polls, so Lambda
+// throttles the invokes it cannot place here and retries them elsewhere.
+// Otherwise this environment could be killed for memory, with every
 // invocation in flight lost. Invocations in flight are never touched, and
 // a poll already queued is always read.
 //
-// A hold lets one slot through whenever nothing is in flight: with nothing
-// running, waiting frees nothing, and a heap that settled between the two
+// A hold lets one slot through whenever nothing is in flight. With nothing
+// running, waiting frees nothing. A heap that settled between the two
 // marks would otherwise stop the environment for good. That slot polls,
 // serves and gives the pass back when its invocation has ended; while it
 // is out, or any invocation runs, the others wait. So while memory stays high
@@ -37,30 +37,31 @@ import (
 // Without a limit (none derived, GOMEMLIMIT unset) there is nothing to
 // compare with, and admission is off.
 //
-// The live heap changes only when a GC ends, so a runtime holding back
-// with nothing to allocate would wait forever for a figure that cannot
-// move: while it holds back, one waiting slot forces a GC when the hold begins
-// and whenever an invocation has ended since the last one (debug.FreeOSMemory
-// when nothing is in flight, also handing the memory back to the OS;
-// runtime.GC otherwise), then reads the figure again. While invocations
-// run it forces one at least every memCollectEvery too, since one may drop
-// memory without ending; with nothing in flight and nothing ended a GC
-// cannot change the figure, and none is forced.
+// The live heap changes only when a GC ends. A runtime holding back with
+// nothing to allocate would wait forever for a figure that cannot move.
+// So while it holds back, one waiting slot forces a GC, then reads the
+// figure again. It does so when the hold begins, and whenever an
+// invocation has ended since the last one. The GC is debug.FreeOSMemory
+// when nothing is in flight, which also hands the memory back to the OS,
+// and runtime.GC otherwise. While invocations run it forces one at least
+// every memCollectEvery too, since one may drop memory without ending.
+// With nothing in flight and nothing ended a GC cannot change the figure,
+// and none is forced.
 const (
 	// Hold back from memHighFraction of the limit and resume below
-	// memLowFraction: with the live heap at 85 % of the limit the GC
-	// already runs after every 15 % of it allocated, and one more large
-	// invocation may not fit; the gap between the two marks keeps the
+	// memLowFraction. With the live heap at 85 % of the limit the GC
+	// already runs after every 15 % of it allocated. One more large
+	// invocation may not fit. The gap between the two marks keeps the
 	// slots from flapping on every GC. Constants rather than LMIGO_
 	// variables: the variables belong to limits.
 	memHighFraction = 0.85
 	memLowFraction  = 0.70
 	// The defaults of memGuard's timing. memCheckEvery bounds how often
-	// the hot path reads the metric; in between it uses the last verdict
+	// the hot path reads the metric. In between it uses the last verdict
 	// (an atomic load).
 	memCheckEvery = 2 * time.Millisecond
 	// memRecheckEvery is how often the slot that leads a hold re-reads
-	// it; memWaitEvery how often the others look whether to lead.
+	// it. memWaitEvery is how often the others look whether to lead.
 	memRecheckEvery = 10 * time.Millisecond
 	memWaitEvery    = 100 * time.Millisecond
 	// A forced GC at most every memCollectMin, and at least every

@@ -15,10 +15,10 @@ import (
 
 // How an invocation ends. Every invocation the Runtime API hands out (its
 // request ID read from /next) is answered exactly once, and only through
-// this file: the slot's methods respond (a buffered response), fail and
-// failWith (an error), and stream (stream.go), each ending in settle, which
-// marks the slot ended (a stream that runtime.Goexit cut after its first
-// byte is marked there); serve's guard answers an invocation that left
+// this file. The slot's methods respond (a buffered response), fail and
+// failWith (an error), and stream (stream.go). Each ends in settle, which
+// marks the slot ended. A stream that runtime.Goexit cut after its first
+// byte is marked there. serve's guard answers an invocation that left
 // serve unended (runtime.Goexit in the handler). An answer that cannot be sent
 // for a reason on the runtime's side is replaced here, never dropped:
 //
@@ -38,12 +38,12 @@ import (
 // once shutdown began, with a context that ends with the shutdown budget.
 //
 // An answer whose connection ends before the Runtime API's reply is posted
-// once more on a fresh connection (send, or rapi itself for a reply left
-// to the next poll): the Runtime API may have lost it. If it had taken the
-// first post, it refuses the second (400, or 410 once the invocation is
-// over), which is logged at INFO, not as a refusal. A stream cannot be read
-// twice: its invocation gets an /error of type errTypeStreamInterrupted
-// instead (stream.go).
+// once more on a fresh connection: the Runtime API may have lost it. send
+// does so, or rapi itself for a reply left to the next poll. If it had
+// taken the first post, it refuses the second (400, or 410 once the
+// invocation is over), which is logged at INFO, not as a refusal. A stream
+// cannot be read twice: its invocation gets an /error of type
+// errTypeStreamInterrupted instead (stream.go).
 
 // What the log says of an answer whose reply is not a plain success.
 const (
@@ -126,31 +126,31 @@ func (s *slot) postError(errorType string) {
 	s.settle(err, again)
 }
 
-// send posts an answer: once, and once more on a fresh connection after a
-// transport error (again; if the first one did reach the Runtime API, the
-// second gets a harmless 400).
+// send posts an answer once, and once more on a fresh connection after a
+// transport error (again). If the first one did reach the Runtime API, the
+// second gets a harmless 400.
 //
 // The slot's next /next goes out on the same connection right behind the
-// answer (the queue value of each post, from mayQueue), so
-// the Runtime API has the poll the moment the caller has its response, and
-// the slot, going round, only reads it. That closes the gap in which LMI
-// throttles an invoke arriving right after a response, and never holds
-// more polls than slots. The Runtime API's answer to the post is read by
-// that poll with the next invocation (a lazy answer, rapi): waking up
-// for it here would take CPU from the Runtime API just when it registers
-// the poll. A refusal is logged from there (lateReply); a 5xx still stops
-// the runtime. rapi keeps the answer until then, and sends it again itself
-// if its connection ends before the reply.
+// answer (the queue value of each post, from mayQueue). So the Runtime API
+// has the poll the moment the caller has its response, and the slot, going
+// round, only reads it. That closes the gap in which LMI throttles an
+// invoke arriving right after a response, and never holds more polls than
+// slots. That poll reads the Runtime API's answer to the post with the
+// next invocation (a lazy answer, rapi). Waking up for it here would take
+// CPU from the Runtime API just when it registers the poll. A refusal is
+// logged from there (lateReply); a 5xx still stops the runtime. rapi keeps
+// the answer until then, and sends it again itself if its connection ends
+// before the reply.
 //
-// The reply is due once the body has been delivered, and the platform ends
-// the invocation by its deadline (a later post gets 410): a reply still
+// The reply is due once the body has been delivered. The platform ends the
+// invocation by its deadline (a later post gets 410). So a reply still
 // missing past the deadline and the grace means a dead connection, which
 // the overrun watch cuts (cutMissingReplies). It also waits at least
 // rapi's StallTimeout (10 s) from the post, as for a /next answer that
-// stops midway: a reply may sit unread while this process is starved of
-// CPU, and a cut then drops the poll queued behind the post, which the
-// Runtime API has registered (under the soak with -race, a grace of
-// 500 ms lost invocations so).
+// stops midway. A reply may sit unread while this process is starved of
+// CPU. A cut then drops the poll queued behind the post, which the Runtime
+// API has registered. Under the soak with -race, a grace of 500 ms lost
+// invocations so.
 func (s *slot) send(post func(context.Context) error) (again bool, err error) {
 	rt := s.rt
 	s.replyBy.Store(max(s.deadline+rt.cfg.OverrunGrace.Nanoseconds(), mono(time.Now())+rt.stallTimeout.Nanoseconds()))
@@ -182,7 +182,7 @@ func (s *slot) settle(err error, again bool) {
 
 // lateReply reports what the slot's next poll, or the shutdown
 // (rapi.Conn.ReadAnswer), read of the reply to answer id, which pipelining
-// left to them. A wait that the shutdown ended is not a refusal: the
+// left to them. A wait that the shutdown ended is not a refusal. The
 // answer went out whole, and most likely was accepted.
 func (s *slot) lateReply(err error) {
 	rt := s.rt
@@ -224,9 +224,9 @@ func (rt *Runtime) answerCtx() context.Context {
 
 // mayQueue is the queue value of an answer of s, decided right before it is
 // posted: whether the slot's next poll goes behind it. Not once the overrun
-// watch replaced s (endWatch), nor once shutdown began (the poll would be
-// left registered, and the invocation handed to it lost), nor while memory
-// holds new invocations back (admission.go), nor after a cut reply
+// watch replaced s (endWatch). Nor once shutdown began: the poll would be
+// left registered, and the invocation handed to it lost. Nor while memory
+// holds new invocations back (admission.go). Nor after a cut reply
 // (replyCut): the poll queued behind the first post may be registered still.
 func (s *slot) mayQueue() bool {
 	rt := s.rt

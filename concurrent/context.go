@@ -12,8 +12,8 @@ import (
 	"go.uber.org/zap"
 )
 
-// traceIDKey is the string key aws-lambda-go stores the trace ID under;
-// tracing libraries written for it read the same key.
+// traceIDKey is the string key aws-lambda-go stores the trace ID under.
+// Tracing libraries written for it read the same key.
 const traceIDKey = "x-amzn-trace-id"
 
 type invocationKeyType struct{}

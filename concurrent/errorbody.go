@@ -30,9 +30,10 @@ func writeErrorBody(out *Buffer, err error) (errorType string) {
 	return errordoc.Encode(out, errorBody(err))
 }
 
-// eventError is an event that did not decode into the handler's type:
-// the handler adapter's error to the runtime, which logs it without the
-// decoder's message (logMessage) and sends err as aws-lambda-go sends it.
+// eventError is an event that did not decode into the handler's type. It
+// is the handler adapter's error to the runtime. The runtime logs it
+// without the decoder's message (logMessage), and sends err as
+// aws-lambda-go sends it.
 // It never leaves the package: handler.call returns err itself.
 type eventError struct {
 	err  error
@@ -80,9 +81,9 @@ func panicBody(pe *PanicError) *messages.InvokeResponse_Error {
 // writeErrorDoc writes the error document for err into out, which must be
 // empty, and returns the error type. It is writeErrorBody's document when
 // that has at most limit bytes (maxErrorBody for an /error,
-// rapi.MaxStreamErrorBody for a stream's trailer); otherwise errordoc.Fit
-// cuts it to fit: no stack trace, the type cut to maxDocErrorType, and the
-// message cut (marked "...") as little as needed.
+// rapi.MaxStreamErrorBody for a stream's trailer). Otherwise errordoc.Fit
+// cuts it to fit. It drops the stack trace, cuts the type to
+// maxDocErrorType, and cuts the message (marked "...") as little as needed.
 func writeErrorDoc(out *Buffer, err error, limit int) string {
 	errorType := writeErrorBody(out, err)
 	if len(out.B) > limit {

@@ -12,15 +12,15 @@ import (
 	"go.uber.org/zap"
 )
 
-// What an invocation starts beside its answer, and how it ends: work
+// What an invocation starts beside its answer, and how it ends. Work
 // started with Go is waited for, and the metrics recorded with package
-// concurrent/metrics are written, when the handler has returned and before
-// the answer is posted (Runtime.finish). So the answer counts the work's
-// failures, and the invocation's documents are in the log before its
-// caller has the response; an invocation that starts nothing pays one
-// uncontended lock.
+// concurrent/metrics are written. Both happen once the handler has
+// returned, before the answer is posted (Runtime.finish). So the answer
+// counts the work's failures, and the invocation's documents are in the
+// log before its caller has the response. An invocation that starts
+// nothing pays one uncontended lock.
 
-// maxWork bounds the goroutines Go runs at once for one invocation: a
+// maxWork bounds the goroutines Go runs at once for one invocation. A
 // fan-out loop cannot make more, whatever its length. The slots' pool is
 // not used: its goroutines are the slots, which polls must never lack.
 const maxWork = 64
@@ -212,9 +212,9 @@ func (x *invocationExt) waitLocked() {
 	}
 }
 
-// end ends the invocation c, whose handler returned err: its work is
+// end ends the invocation c, whose handler returned err. First its work is
 // waited for and its metrics written (finish, fanout.go), unless a
-// streamed reader's end did so (s.finished), then c ends. It returns the
+// streamed reader's end did so (s.finished). Then c ends. It returns the
 // error the invocation fails with.
 func (s *slot) end(c *invocationContext, err error) error {
 	if !s.finished {
@@ -277,7 +277,7 @@ func (rt *Runtime) finishExt(c *invocationContext, x *invocationExt, err error) 
 
 // workFailedAfterStream logs the failure of an invocation's work that
 // came after its stream. Work waited for when the reader ended
-// (guardedReader) went in the trailers; this one can no longer change the
+// (guardedReader) went in the trailers. This one can no longer change the
 // answer.
 func workFailedAfterStream(c *invocationContext, err error) {
 	c.zapLogger().Error("fan-out work failed after the response was streamed", zap.String("errorMessage", logMessage(err)))

@@ -407,8 +407,8 @@ func newPanicError(v any) *PanicError {
 
 // callRaw runs a RawHandler. Its response may lie in an array the runtime
 // did not lend: a slice of its own, the payload, or one append grew. That
-// one is returned as direct, borrowed until the answer is accepted, and
-// out gets the lent array back, even after a panic. The handler may share
+// one is returned as direct, borrowed until the answer is accepted. The
+// lent array goes back into out, even after a panic. The handler may share
 // such an array, so the runtime never writes to, keeps or lends it. After
 // a growth the next buffer lent is large enough: a steady size allocates
 // nothing.
@@ -571,8 +571,9 @@ func (h *handler) decode(payload []byte, v any) error {
 }
 
 // writeValue writes the response for the value a handler returned, by
-// aws-lambda-go's rules: JSON, except that an io.Reader that does not
-// encode, or encodes as an empty object, is sent as the bytes it reads.
+// aws-lambda-go's rules. That is JSON, except for an io.Reader that does
+// not encode, or encodes as an empty object: it is sent as the bytes it
+// reads.
 // Such a reader is returned as body, unread, with out empty; its
 // ContentType method, if any, names the content type.
 func (h *handler) writeValue(out *Buffer, val any) (contentType string, body io.Reader, err error) {

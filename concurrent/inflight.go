@@ -8,18 +8,18 @@ import (
 )
 
 // In-flight accounting. An invocation is counted as it begins and as it
-// is answered (serve, endServe), in two sets of counters: idleTracker's,
-// read by the idle free below and by admission (admission.go), and
-// runtimeMetrics', for the EMF metrics (metrics.go) when they are on.
+// is answered (serve, endServe), in two sets of counters. idleTracker's
+// are read by the idle free below and by admission (admission.go).
+// runtimeMetrics' feed the EMF metrics (metrics.go) when they are on.
 // Both live here, so that an invocation updates its counts in one file.
 
 // Memory back to the OS after a burst. The Go runtime returns freed heap
 // to the OS only gradually (the scavenger), so the RSS after a burst of
 // large responses stays near its peak for minutes. Once no invocation has
 // been in flight for idleFreeAfter, the runtime calls debug.FreeOSMemory,
-// once per burst: a forced GC whose cost (a few ms of CPU, more with a
-// large live heap) is paid while nothing runs, and never again until an
-// invocation has run. The constants are idleTracker's defaults.
+// once per burst. It is a forced GC whose cost (a few ms of CPU, more with
+// a large live heap) is paid while nothing runs. It runs never again until
+// an invocation has run. The constants are idleTracker's defaults.
 const (
 	// idleFreeAfter: long enough that a steady trickle of invocations
 	// never triggers it, short enough that the memory is back well within
@@ -53,8 +53,8 @@ func (t *idleTracker) init() {
 }
 
 // freeMemory hands memory back to the OS (debug.FreeOSMemory), and again
-// while the goroutines' stacks shrink, at most freeRounds times: a GC
-// halves a parked goroutine's stack at most once, and a slot's goroutine
+// while the goroutines' stacks shrink, at most freeRounds times. A GC
+// halves a parked goroutine's stack at most once. A slot's goroutine
 // keeps the stack a deep handler grew (32 KiB: three GCs to its parked 4
 // KiB). Without grown stacks it is one round.
 func freeMemory() {
@@ -148,7 +148,7 @@ func (m *runtimeMetrics) end() {
 		return
 	}
 	// A begin that stored busySince late (after this Swap) leaves a stale
-	// value, but the next end that frees a slot follows a begin that fills
+	// value. But the next end that frees a slot follows a begin that fills
 	// the last one, which stores it anew: nothing stale is ever added.
 	if m.inflight.Add(-1) == m.slots-1 {
 		if since := m.busySince.Swap(0); since != 0 {

@@ -10,21 +10,22 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 )
 
-// A lambda.Handler, and aws-lambda-go's own among them: the value of
-// lambda.NewHandler, whose Invoke cannot be run at N at once, is run as
-// aws-lambda-go runs it, through its handlerFunc, read by reflect and
-// unsafe from v1.55.1's unexported fields (TestAWSHandlerFunc pins that
-// shape). Nothing else in the package reads another module's internals.
+// A lambda.Handler, and aws-lambda-go's own among them. The value of
+// lambda.NewHandler cannot have its Invoke run N at once. It is run as
+// aws-lambda-go runs it, through its handlerFunc. That is read by reflect
+// and unsafe from v1.55.1's unexported fields (TestAWSHandlerFunc pins
+// that shape). Nothing else in the package reads another module's
+// internals.
 
 // callInvoker runs a lambda.Handler. Its bytes are returned as direct,
-// posted as they are, whatever their size and N: like a json.RawMessage
-// result, they must not change once Invoke has returned, which is what
-// aws-lambda-go relies on too when it serves N at once. A StreamInvoker is
-// run through InvokeStream: its bytes likewise, or its stream as body.
+// posted as they are, whatever their size and N. Like a json.RawMessage
+// result, they must not change once Invoke has returned. aws-lambda-go
+// relies on that too when it serves N at once. A StreamInvoker is run
+// through InvokeStream: its bytes likewise, or its stream as body.
 //
 // aws-lambda-go's own lambda.Handler, the value of lambda.NewHandler, is
-// the exception: its Invoke returns the bytes of a pooled buffer that it
-// has put back already, which a concurrent Invoke may write over while
+// the exception. Its Invoke returns the bytes of a pooled buffer that it
+// has put back already. A concurrent Invoke may write over them while
 // they are read (TestInvokerBytesAtN). It is run as aws-lambda-go runs
 // it: its function, whose buffer is copied into out and put back after.
 func (h *handler) callInvoker(ctx context.Context, payload []byte, out *Buffer) (string, io.Reader, []byte, error) {
@@ -66,9 +67,9 @@ func callAWS(ctx context.Context, fn func(context.Context, []byte) (io.Reader, e
 // awsHandlerFunc returns, for aws-lambda-go's own lambda.Handler, the
 // function it runs; nil for any other lambda.Handler. On a version whose
 // shape differs from v1.55.1's (a *handlerOptions that embeds its
-// handlerFunc; TestAWSHandlerFunc) it returns Invoke's bytes as a reader:
-// copied as soon as Invoke returns, which narrows the race but cannot
-// close it.
+// handlerFunc; TestAWSHandlerFunc) it returns Invoke's bytes as a reader.
+// They are copied as soon as Invoke returns, which narrows the race but
+// cannot close it.
 func awsHandlerFunc(h lambda.Handler) func(context.Context, []byte) (io.Reader, error) {
 	type fnType = func(context.Context, []byte) (io.Reader, error)
 	v := reflect.ValueOf(h)
@@ -97,8 +98,8 @@ const awsLambdaPkg = "github.com/aws/aws-lambda-go/lambda"
 
 // invokerContentType: the value of lambda.NewHandler is run by
 // aws-lambda-go as the function it wraps, whose JSON responses are sent as
-// application/json; a lambda.Handler with a ContentType method (a wrapper
-// of NewHandler's, which says application/json) answers that; other
+// application/json. A lambda.Handler with a ContentType method answers
+// that (a wrapper of NewHandler's says application/json). Other
 // lambda.Handler objects answer bytes.
 func invokerContentType(h lambda.Handler) string {
 	if ct, ok := h.(interface{ ContentType() string }); ok {

@@ -328,7 +328,7 @@ func jsonErrorText(err error) (text string, ok bool) {
 	return "", false
 }
 
-// errorMessage is err's message as the error body reports it; a panic in
+// errorMessage is err's message as the error body reports it. A panic in
 // Error is reported rather than passed on.
 func errorMessage(err error) (msg string) {
 	defer func() {

@@ -5,9 +5,9 @@ import (
 )
 
 // derivedMemoryLimit is the soft memory limit the runtime sets from the
-// function's memory size, or 0 when it sets none: the user set GOMEMLIMIT
-// (the Go runtime has read it already), the memory size is unknown, or
-// LMIGO_MEMORY_LIMIT_FRACTION is off.
+// function's memory size. It is 0 when it sets none. That is when the user
+// set GOMEMLIMIT (the Go runtime has read it already), the memory size is
+// unknown, or LMIGO_MEMORY_LIMIT_FRACTION is off.
 func (rt *Runtime) derivedMemoryLimit() int64 {
 	c := rt.cfg
 	if c.GOMEMLIMITSet || c.MemoryMB <= 0 || c.MemoryLimitFraction <= 0 {

@@ -17,19 +17,27 @@ import (
 const emfNamespace = "lmigo"
 
 // The metrics of an EMF document, with their CloudWatch units. Over the
-// interval: Invocations taken; Errors, those answered with an error (a
-// handler's error or panic, or one the runtime detected); Panics, those of
-// them that were handler panics; InFlightMax, the most in flight at once;
-// AllSlotsBusyTime, how long every slot held an invocation, so that no
-// /next was outstanding and an invoke arriving then was throttled;
-// MemoryHoldTime, how long new invocations were held back because the heap
-// was near the memory limit (admission.go). At its end: RetainedBufferBytes, what the slots keep between invocations;
-// HeapInUse, the heap's in-use spans (objects and the free space within
-// them), as runtime.MemStats.HeapInuse counts; Overrunning, the handlers
-// running past their deadline (overrun.go). Over the interval again:
-// SlotsReplaced, slots replaced because their handler overran;
-// EndedWedged, 1 in the last document of an environment that ended itself
-// because no slot could serve.
+// interval:
+//   - Invocations: the invocations taken.
+//   - Errors: those answered with an error (a handler's error or panic,
+//     or one the runtime detected).
+//   - Panics: those of them that were handler panics.
+//   - InFlightMax: the most in flight at once.
+//   - AllSlotsBusyTime: how long every slot held an invocation. No /next
+//     was outstanding, so an invoke arriving then was throttled.
+//   - MemoryHoldTime: how long new invocations were held back because the
+//     heap was near the memory limit (admission.go).
+//
+// At its end:
+//   - RetainedBufferBytes: what the slots keep between invocations.
+//   - HeapInUse: the heap's in-use spans (objects and the free space
+//     within them), as runtime.MemStats.HeapInuse counts.
+//   - Overrunning: the handlers running past their deadline (overrun.go).
+//
+// Over the interval again:
+//   - SlotsReplaced: slots replaced because their handler overran.
+//   - EndedWedged: 1 in the last document of an environment that ended
+//     itself because no slot could serve.
 var emfMetrics = [...]struct{ name, unit string }{
 	{"Invocations", "Count"},
 	{"Errors", "Count"},
@@ -45,9 +53,9 @@ var emfMetrics = [...]struct{ name, unit string }{
 }
 
 // runtimeMetrics aggregates what the runtime does between two EMF
-// documents. Slots update the counters with atomic operations (two for
+// documents. Slots update the counters with atomic operations: two for
 // an invocation's start, plus a compare-and-swap when it raises the
-// high-water mark, one for its end); the emitter swaps them to zero, so
+// high-water mark, and one for its end. The emitter swaps them to zero, so
 // each document holds one interval. Nothing on the hot path allocates or
 // takes a lock; the clock is read only when the last free slot is taken
 // or given back. The counting, begin and end, is in inflight.go.
@@ -146,7 +154,7 @@ func (rt *Runtime) startMetrics() (stop func()) {
 }
 
 // emitMetrics writes the document of the interval ending now, in one
-// write: CloudWatch takes one log line as one event.
+// write. CloudWatch takes one log line as one event.
 func (rt *Runtime) emitMetrics(now time.Time) {
 	m := rt.metrics
 	retained := 0
@@ -187,10 +195,10 @@ func (rt *Runtime) emitMetrics(now time.Time) {
 }
 
 // appendEMF appends one CloudWatch Embedded Metric Format document, a
-// single line: the _aws metadata (timestamp in milliseconds, one metric
-// directive), the FunctionName dimension when known, intervalMs (not a
-// metric: the length of the interval the values cover), and one member per
-// metric.
+// single line. It holds the _aws metadata (timestamp in milliseconds, one
+// metric directive) and the FunctionName dimension when known. Then come
+// intervalMs and one member per metric. intervalMs is not a metric: it is
+// the length of the interval the values cover.
 func appendEMF(b []byte, now time.Time, interval time.Duration, function string, values []float64) []byte {
 	b = append(b, `{"_aws":{"Timestamp":`...)
 	b = strconv.AppendInt(b, now.UnixMilli(), 10)

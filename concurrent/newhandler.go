@@ -93,9 +93,9 @@ func (i *invoker) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	return bytes.Clone(out.B), nil
 }
 
-// InvokeStream runs one invocation as the runtime runs the handler: a
-// reader result is returned unread, as body; other answers are copied out
-// of a pooled buffer, as by Invoke, which the handler writes through a
+// InvokeStream runs one invocation as the runtime runs the handler. A
+// reader result is returned unread, as body. Other answers are copied out
+// of a pooled buffer, as by Invoke. The handler writes them through a
 // Buffer of this call's own (handler.runLent).
 func (i *invoker) InvokeStream(ctx context.Context, payload []byte) (string, []byte, io.Reader, error) {
 	out := i.bufs.Get()

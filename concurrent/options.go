@@ -99,10 +99,10 @@ func WithDisallowUnknownFields(disallow bool) Option {
 	return func(o *options) { o.handler.disallowUnknownFields = disallow }
 }
 
-// WithCodec selects the JSON codec of typed handlers by name: "std" (the
-// default: encoding/json, byte for byte what aws-lambda-go sends) or a
-// codec registered by a package under concurrent/codec, which the program
-// must import (linking only the codecs it uses). LMIGO_JSON_CODEC, when
+// WithCodec selects the JSON codec of typed handlers by name. "std" is the
+// default: encoding/json, byte for byte what aws-lambda-go sends. Others
+// are registered by a package under concurrent/codec, which the program
+// must import, linking only the codecs it uses. LMIGO_JSON_CODEC, when
 // set, takes precedence, so a deployed function can go back to std without
 // a rebuild. New fails when the codec is not linked or does not support the
 // other JSON options given.

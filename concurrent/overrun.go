@@ -16,12 +16,12 @@ import (
 // Handlers that overrun their deadline. On LMI a timeout ends the
 // invocation, not the handler: one that ignores its context keeps its
 // slot's goroutine for as long as it runs. The overrun watch
-// (watchOverruns) looks at each slot a few times per grace; a slot whose
-// invocation is past its deadline by LMIGO_OVERRUN_GRACE is replaced: a new
-// slot, with its own goroutine of the pool, connection and buffers, polls
-// in its place, and the old one keeps everything it had, which nothing
+// (watchOverruns) looks at each slot a few times per grace. A slot whose
+// invocation is past its deadline by LMIGO_OVERRUN_GRACE is replaced. A
+// new slot, with its own goroutine of the pool, connection and buffers,
+// polls in its place. The old one keeps everything it had, which nothing
 // else ever touches again. When its handler returns at last, its answer is
-// posted with no poll behind it (410 expected) and the old slot retires:
+// posted with no poll behind it (410 expected). Then the old slot retires:
 // its goroutine leaves the pool, its connection closes, its buffers go
 // with it. At most LMIGO_MAX_OVERRUNS slots are replaced at once; a slot
 // beyond that bound is held, warned about, and replaced when one of them
@@ -99,11 +99,11 @@ var monoBase = time.Now()
 func mono(t time.Time) int64 { return int64(t.Sub(monoBase)) + 1 }
 
 // watchDeadline is the deadline of an invocation handed out at now, on the
-// monotonic clock: what remained of it at hand-out, so that a step of the
-// wall clock moves no deadline. A deadline already past at hand-out is
-// one the platform does not share (its clock and ours disagree): the
-// platform ends the invocation by its own, at the latest maxInvocation
-// after hand-out, which bounds it instead.
+// monotonic clock. It is what remained of it at hand-out, so that a step
+// of the wall clock moves no deadline. A deadline already past at hand-out
+// is one the platform does not share: its clock and ours disagree. The
+// platform ends the invocation by its own clock, at the latest
+// maxInvocation after hand-out, which bounds it instead.
 func watchDeadline(deadline, now time.Time) int64 {
 	left := deadline.Sub(now)
 	if left <= 0 {
@@ -114,8 +114,8 @@ func watchDeadline(deadline, now time.Time) int64 {
 
 // endWatch takes s's invocation back from the overrun watch as it is
 // answered, before the answer is written (mayQueue, and serve's last
-// word): false once the watch has replaced the
-// slot, whose answer then goes alone, with no poll behind it.
+// word). It returns false once the watch has replaced the slot. That
+// slot's answer then goes alone, with no poll behind it.
 func (s *slot) endWatch() bool {
 	for {
 		switch v := s.watch.Load(); v {
@@ -193,7 +193,7 @@ func (rt *Runtime) checkOverruns(now time.Time) {
 }
 
 // cutMissingReplies cuts the connection of each slot still waiting, at t,
-// for the reply to an answer that was due by then (send): the slot's post
+// for the reply to an answer that was due by then (send). The slot's post
 // fails, and it polls anew. A cut that met a later answer's wait (the slot
 // moved on meanwhile) costs that answer a second post, not a warning.
 func (rt *Runtime) cutMissingReplies(t int64) {
@@ -287,7 +287,7 @@ func (rt *Runtime) overrunning() int {
 }
 
 // retire ends a replaced slot once its handler has returned and its answer
-// has been posted: its connection closes, its buffers go with it, and its
+// has been posted. Its connection closes and its buffers go with it. Its
 // goroutine leaves the pool (runSlot returns).
 func (s *slot) retire() {
 	rt := s.rt
@@ -393,7 +393,7 @@ func (l wedgedList) MarshalLogArray(enc zapcore.ArrayEncoder) error {
 }
 
 // goroutineID is the ID of the calling goroutine, from the first line of
-// its stack ("goroutine 123 [running]:"): a slot's goroutine records it
+// its stack ("goroutine 123 [running]:"). A slot's goroutine records it
 // once, so that the watch can find its stack.
 func goroutineID() uint64 {
 	var buf [64]byte

@@ -33,9 +33,9 @@ type Runtime struct {
 	slots    []*slot
 	slotsMu  sync.RWMutex
 	overruns []*overrun
-	// The overrun watch's own: the slots held by a handler that overran
-	// and not replaced, when it began to find every slot so, and whether
-	// it ended the process for that.
+	// The overrun watch's own. held: the slots held by a handler that
+	// overran, not replaced. wedgedSince: when it began to find every slot
+	// so. wedgedDone: whether it ended the process for that.
 	held        map[*slot]*overrun
 	wedgedSince time.Time
 	wedgedDone  bool

@@ -21,21 +21,21 @@ import (
 // The life of a slot: one goroutine of the pool, one connection, two
 // buffers, one invocation at a time. Its steps are methods of the slot,
 // in this file in the order they run, reaching what slots share through
-// s.rt. runSlot loops: next fills the slot with an invocation (reading the
-// poll queued behind the last answer, or polling afresh), serve runs the
-// handler, answers once (answer.go), with the next poll queued behind the
-// answer on the same connection, and ends the invocation once (end), and
+// s.rt. runSlot loops. next fills the slot with an invocation: it reads
+// the poll queued behind the last answer, or polls afresh. serve runs the
+// handler and answers once (answer.go), with the next poll queued behind
+// the answer on the same connection. It ends the invocation once (end).
 // putBuffers keeps the buffers within the retain cap. Admission
 // (admission.go) may hold a slot back before a fresh poll; drain
 // (runtime.go) takes it once its goroutine has left the loop. A slot whose
-// handler overran its deadline is replaced by a new one (overrun.go), and
-// retires once its handler returns; the watch's store on the slot
+// handler overran its deadline is replaced by a new one (overrun.go). It
+// retires once its handler returns. The watch's store on the slot
 // (startWatch, endWatch) is at the end of this file. An invocation's counts
 // are in inflight.go.
 
 // slot is everything one invocation needs, reused from one invocation to
 // the next. It belongs to its goroutine (runSlot), and to drain once that
-// goroutine has left; others only cut a stalled answer off its connection
+// goroutine has left. Others only cut a stalled answer off its connection
 // (watchStalls), read what its buffers keep (emitMetrics), and watch its
 // deadline (watch, overrun.go).
 type slot struct {
@@ -80,9 +80,9 @@ func newSlot(rt *Runtime) *slot {
 	return s
 }
 
-// runSlot is the life of slot s, on its goroutine of the pool: it polls
+// runSlot is the life of slot s, on its goroutine of the pool. It polls
 // (or reads the poll queued behind its last answer), serves what it
-// polled, answers, and goes round again, until polling stops. No
+// polled and answers. It goes round again until polling stops. No
 // invocation changes goroutine on its way. One slot is one poll or one
 // invocation at a time: polls plus invocations in flight never exceed N.
 // A function, not a method: the pool calls it with no wrapper's frame on
@@ -127,13 +127,13 @@ func (s *slot) passBack() {
 }
 
 // putBuffers gives the slot's buffers back; one that grew past the retain
-// cap is dropped there. The response buffer goes back first: Buffers hands
+// cap is dropped there. The response buffer goes back first. Buffers hands
 // out the last one put back first, and the request buffer is taken first
-// (next, then serve), so each comes back to the same use. The other way
+// (next, then serve). So each comes back to the same use. The other way
 // round a large response buffer would hold the next request, and the
-// response would grow a new one every time. For the same reason, when the
-// two do not fit in the retain cap together, the response buffer is the
-// one dropped: kept alone, it would be lent to the next request.
+// response would grow a new one every time. For the same reason, the
+// response buffer is dropped when the two do not fit in the retain cap
+// together. Kept alone, it would be lent to the next request.
 func (s *slot) putBuffers() {
 	rt := s.rt
 	if s.resp != nil {
@@ -186,9 +186,9 @@ func (s *slot) next(ctx context.Context) bool {
 	}
 }
 
-// pollFailed handles a failed poll: it returns false when polling must
-// stop, else true once the slot may poll again (after a backoff when the
-// Runtime API could not be reached).
+// pollFailed handles a failed poll. It returns false when polling must
+// stop, else true once the slot may poll again. It backs off first when
+// the Runtime API could not be reached.
 //
 //go:noinline
 func (s *slot) pollFailed(ctx context.Context, err error, backoff *time.Duration) bool {
@@ -260,7 +260,7 @@ func (s *slot) failUnserved(errorType string, err error) {
 }
 
 // failUnreadable answers, with an error, an invocation whose /next answer
-// broke off after its request ID: the Runtime API handed it out, so its
+// broke off after its request ID. The Runtime API handed it out, so its
 // caller would otherwise wait for its deadline.
 func (s *slot) failUnreadable(err error) {
 	errorType := errTypeInvalidInvocation
@@ -275,11 +275,11 @@ const msgUnanswerable = "an invocation was handed out with no request ID it can 
 	"its slot is held until its deadline, as the platform holds the invocation"
 
 // holdUnanswerable holds s while the platform holds an invocation handed
-// to it with no request ID a URL can carry (rapi.Conn.Next): no answer
-// can end it, so it ends by its deadline, and a poll before then would be
-// one beyond N. The bound is what remained of the deadline at hand-out,
-// or maxInvocation for one already past (watchDeadline), plus
-// LMIGO_OVERRUN_GRACE, as for a handler that overruns: the header counts
+// to it with no request ID a URL can carry (rapi.Conn.Next). No answer
+// can end it, so it ends by its deadline. A poll before then would be one
+// beyond N. The bound is what remained of the deadline at hand-out, or
+// maxInvocation for one already past (watchDeadline). LMIGO_OVERRUN_GRACE
+// is added, as for a handler that overruns: the header counts
 // milliseconds, and the platform's clock is not ours. It reports whether
 // the slot may poll again (false once polling stops).
 //
@@ -305,11 +305,11 @@ func (s *slot) holdUnanswerable(ctx context.Context, err error) bool {
 // N lines per backoff step.
 const outageLogEvery = time.Second
 
-// outage rate-limits what the slots log while /next fails: the first
-// failure is logged at once, then at most one line per outageLogEvery for
-// the whole runtime, counting the failures in between; the first poll that
-// succeeds afterwards logs once that the Runtime API is back. It is shared
-// by all slots.
+// outage rate-limits what the slots log while /next fails. The first
+// failure is logged at once. Then the whole runtime writes at most one
+// line per outageLogEvery, counting the failures in between. The first
+// poll that succeeds afterwards logs once that the Runtime API is back.
+// It is shared by all slots.
 type outage struct {
 	down atomic.Bool // fast path for ok: one load per successful poll
 
@@ -433,11 +433,12 @@ func (s *slot) serve() {
 	live = nil
 	err = s.end(ctx, err) // the work's failure
 
-	// direct is the handler's own result (a json.RawMessage, or a
-	// RawHandler's response in an array it did not get from the runtime),
-	// borrowed until the Runtime API has accepted it (its reply may be read
-	// by the slot's next poll, which sends it again if need be); otherwise
-	// the response is in s.resp, which is not written again before that.
+	// direct is the handler's own result: a json.RawMessage, or a
+	// RawHandler's response in an array it did not get from the runtime.
+	// It is borrowed until the Runtime API has accepted it. Its reply may
+	// be read by the slot's next poll, which sends it again if need be.
+	// Otherwise the response is in s.resp, which is not written again
+	// before that.
 	resp := s.resp.B
 	if direct != nil {
 		resp = direct

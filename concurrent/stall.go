@@ -2,10 +2,10 @@ package concurrent
 
 import "time"
 
-// watchStalls is the watchdog of the slots' connections: four times per
+// watchStalls is the watchdog of the slots' connections. Four times per
 // rapi.Client.StallTimeout it cuts off a /next answer that stopped midway
-// (rapi.Conn.CutIfStalled), so that a Runtime API that stalls in the middle
-// of an answer costs the slot that time, then a retry, never the slot for
+// (rapi.Conn.CutIfStalled). So a Runtime API that stalls in the middle of
+// an answer costs the slot that time, then a retry, never the slot for
 // good. rapi keeps no goroutine of its own, and watching from here costs
 // the hot path a clock read instead of a read deadline per invocation.
 func (rt *Runtime) watchStalls() (stop func()) {

@@ -13,15 +13,16 @@ import (
 )
 
 // Streaming. A handler result that aws-lambda-go sends as the bytes it
-// reads (an io.Reader that does not encode as JSON or encodes as {}: see
-// writeValue) is streamed, as aws-lambda-go streams it: it reads such a
-// reader as it posts it, chunked, with the error trailers declared. That
-// includes the events package's LambdaFunctionURLStreamingResponse and
-// APIGatewayProxyStreamingResponse. Every other result is buffered. A
-// stream is read on the slot's goroutine, on the slot's own connection,
-// while the handler's context is still live, so concurrent streams never
-// wait for each other, and LMIGO_MAX_RESPONSE_BYTES does not apply: the
-// platform's streaming limits do.
+// reads is streamed, as aws-lambda-go streams it. Such a result is an
+// io.Reader that does not encode as JSON or encodes as {} (see
+// writeValue). The reader is read as it is posted, chunked, with the error
+// trailers declared. That includes the events package's
+// LambdaFunctionURLStreamingResponse and APIGatewayProxyStreamingResponse.
+// Every other result is buffered. A stream is read on the slot's
+// goroutine, on the slot's own connection, while the handler's context is
+// still live. So concurrent streams never wait for each other.
+// LMIGO_MAX_RESPONSE_BYTES does not apply: the platform's streaming limits
+// do.
 
 // stream answers the invocation in s with body, a reader the handler
 // returned, and then closes it if it is an io.Closer. A read error before
@@ -73,10 +74,11 @@ func (s *slot) stream(ctx *invocationContext, contentType string, body io.Reader
 	}()
 
 	// A retry on a fresh connection (send) sends nothing twice that was
-	// read: the stream itself when nothing was read yet, an /error as it
-	// was (a repeated one gets a harmless 400), and otherwise an /error of
-	// its own in place of the stream, which cannot be read again. The
-	// Runtime API refuses that one (400) if it had the stream.
+	// read. It sends the stream itself when nothing was read yet, and an
+	// /error as it was (a repeated one gets a harmless 400). Otherwise it
+	// sends an /error of its own in place of the stream, which cannot be
+	// read again. The Runtime API refuses that one (400) if it had the
+	// stream.
 	var (
 		last        error
 		interrupted error // the stream's connection ended unanswered
@@ -134,8 +136,8 @@ func (s *slot) closeReader(body io.Reader) {
 
 // guardedReader turns a panic in the handler's Read into a *PanicError
 // returned by Read, so that it fails the stream, not the process. When the
-// reader ends, it waits for the work the invocation fanned out (fanout.go):
-// a failure of that work takes the place of io.EOF, and so goes in the
+// reader ends, it waits for the work the invocation fanned out (fanout.go).
+// A failure of that work takes the place of io.EOF, and so goes in the
 // stream's error trailers.
 type guardedReader struct {
 	r     io.Reader
@@ -280,10 +282,10 @@ func (c *countingWriter) ReadFrom(r io.Reader) (int64, error) {
 	return n, err
 }
 
-// unlockedReader is what countingWriter.ReadFrom reads r through: r's
+// unlockedReader is what countingWriter.ReadFrom reads r through. r's
 // Read runs with the lock released, so that r may write to the writer
-// itself without a deadlock, and what it read is dropped if the writer
-// ended meanwhile (ReadFrom on a goroutine the result left behind).
+// itself without a deadlock. What it read is dropped if the writer ended
+// meanwhile (ReadFrom on a goroutine the result left behind).
 type unlockedReader struct {
 	c *countingWriter
 	r io.Reader

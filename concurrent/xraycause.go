@@ -26,7 +26,7 @@ func withXRayCause(b *Buffer, inv *rapi.Invocation) (doc, cause []byte) {
 
 // xrayCauseLimit bounds the cause of the answer to inv. The Runtime API
 // refuses a header over 1 MiB + 4 KiB whole (431), and the invocation is
-// left unanswered: the cause gets 1 MiB, less what long request and
+// left unanswered. So the cause gets 1 MiB, less what long request and
 // invocation IDs take of the 4 KiB beyond it (TestXRayCauseLongIDs).
 func xrayCauseLimit(inv *rapi.Invocation) int {
 	// The rest of the header: request line, Host, User-Agent, the error
