@@ -38,7 +38,7 @@ func TestFloorTargets(t *testing.T) {
 			rtFloor: {mCPU: 10, mThroughput: 11000},
 		},
 		"tiny-n1600": {
-			rtLmigo: {mCPU: 13, mThroughput: 8999, mPeakRSS: 40, mReady: 100},
+			rtLmigo: {mCPU: 13, mThroughput: 8999, mPeakRSS: 46.25, mReady: 100},
 			rtFloor: {mCPU: 10, mThroughput: 9000, mPeakRSS: 24, mReady: 90},
 		},
 		"size-1MiB-n1": {
@@ -59,10 +59,10 @@ func TestFloorTargets(t *testing.T) {
 		got[c.Scenario+": "+c.What] = c.Met
 	}
 	want := map[string]bool{
-		"tiny N=64: CPU/inv <= 1.2x floor":           true,  // 12 <= 12
-		"tiny N=1600: CPU/inv <= 1.2x floor":         false, // 13 > 12
-		"tiny N=1600: peak RSS <= floor + 16 MiB":    true,  // 40 <= 40
-		"tiny N=1600: exec to N polls <= 1.2x floor": true,
+		"tiny N=64: CPU/inv <= 1.2x floor":                    true,  // 12 <= 12
+		"tiny N=1600: CPU/inv <= 1.2x floor":                  false, // 13 > 12
+		"tiny N=1600: peak RSS <= floor + 16 MiB + 4 KiB x N": true,  // 46.25 <= 24 + 16 + 6.25
+		"tiny N=1600: exec to N polls <= 1.2x floor":          true,
 		// 8999 >= 10000 x 0.9 x 9000/11000 (7364): the floor lost more.
 		"tiny N=1600: inv/s >= 0.9x inv/s at N=64 x what the floor keeps (0.82x)": true,
 		"size:1MiB N=1: CPU/inv <= 2x floor":                                      false,
@@ -73,7 +73,7 @@ func TestFloorTargets(t *testing.T) {
 	}
 	expectTargets(t, rep, got, want, []string{
 		"floor target, tiny N=1600, lmigo: CPU/inv <= 1.2x floor: 13µs (floor 10µs, 1.30x; limit 12µs): NOT met",
-		"floor target, tiny N=1600, lmigo: peak RSS <= floor + 16 MiB: 40.0 MiB (floor 24.0 MiB, 1.67x; limit 40.0 MiB): met",
+		"floor target, tiny N=1600, lmigo: peak RSS <= floor + 16 MiB + 4 KiB x N: 46.2 MiB (floor 24.0 MiB, 1.93x; limit 46.2 MiB): met",
 		"floor target, size:6MiB N=1, lmigo: CPU/inv <= 2x floor: no figures (floor 600µs; limit 1.20ms): NOT met",
 		"floor target, size:6MiB N=1, lmigo-handler: peak RSS <= aws-lambda-go-handler's: 17.0 MiB (aws-lambda-go-handler 16.9 MiB, 1.01x; limit 16.9 MiB): NOT met",
 	})
