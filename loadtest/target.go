@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/lmigo/lmigo/loadtest/lambdainvoke"
@@ -163,6 +162,7 @@ func startFake(ctx context.Context, cfg *config, rt runtimeSpec, n, pinCPU int) 
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(bootstrapEnv(cfg, n), "AWS_LAMBDA_RUNTIME_API="+api.Addr())
 	cmd.Stdout, cmd.Stderr = gc, gc
+	cmd.SysProcAttr = groupAttr()
 	cmd.WaitDelay = time.Second
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -174,17 +174,13 @@ func startFake(ctx context.Context, cfg *config, rt runtimeSpec, n, pinCPU int) 
 		_ = cmd.Wait()
 		close(exited)
 	}()
+	pid := cmd.Process.Pid
 	stop := sync.OnceValue(func() error {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(2 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		return api.Close()
+		err := endGroup(pid, 2*time.Second)
+		<-exited
+		return errors.Join(err, api.Close())
 	})
-	in := &instance{inv: fakeInvoker{api}, pid: cmd.Process.Pid, api: api, gc: gc, stop: stop}
+	in := &instance{inv: fakeInvoker{api}, pid: pid, api: api, gc: gc, stop: stop}
 
 	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()

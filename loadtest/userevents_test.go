@@ -9,6 +9,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
 
 func TestParseEvents(t *testing.T) {
@@ -163,5 +166,73 @@ func TestUserBootstrap(t *testing.T) {
 	_ = f.Close()
 	if _, _, err := userBootstrap(other); err == nil || !strings.Contains(err.Error(), "without a bootstrap") {
 		t.Errorf("zip without bootstrap: %v", err)
+	}
+}
+
+// TestRunBadInputs: each bad events file and each bad bootstrap ends run
+// with an error that says what is wrong, and leaves nothing running.
+func TestRunBadInputs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a bootstrap")
+	}
+	bin, events := sizeFixture(t)
+	dir := t.TempDir()
+	write := func(name, text string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	emptyDir := filepath.Join(dir, "no-events")
+	if err := os.Mkdir(emptyDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	badEvents := []struct{ name, path, want string }{
+		{"empty", write("empty.json", "", 0o644), "no event"},
+		{"blank", write("blank.json", " \n\t\n", 0o644), "no event"},
+		{"not JSON", write("text.json", "hello\n", 0o644), "line 1"},
+		{"cut short", write("cut.json", `{"a":`, 0o644), "events"},
+		{"empty array", write("arr.json", "[]", 0o644), "no event"},
+		{"two values a line", write("two.json", "{} {}\n", 0o644), "line 1"},
+		{"binary", write("bin.json", "\x00\x01\x02\xff", 0o644), "events"},
+		{"over 6 MiB", write("big.json", `"`+strings.Repeat("x", maxEvent)+`"`, 0o644), "line 1"},
+		{"missing", filepath.Join(dir, "missing.json"), "no such file"},
+		{"an empty directory", emptyDir, "no-events"},
+	}
+	badBoots := []struct{ name, path, want string }{
+		{"missing", filepath.Join(dir, "missing-bootstrap"), "no such file"},
+		// The emulator makes its copy executable: the script then ends its init.
+		{"not executable", write("noexec", "#!/bin/sh\nexit 0\n", 0o644), "permission denied|Runtime.ExitError"},
+		{"not a program", write("text", "hello\n", 0o755), "exec format error"},
+		{"exits at once", write("exits", "#!/bin/sh\necho bad config >&2\nexit 2\n", 0o755), "exit status 2"},
+	}
+	type tc struct{ name, boot, events, want string }
+	var cases []tc
+	for _, e := range badEvents {
+		cases = append(cases, tc{"events " + e.name, bin, e.path, e.want})
+	}
+	for _, b := range badBoots {
+		cases = append(cases, tc{"bootstrap " + b.name, b.path, events, b.want})
+	}
+	for _, target := range []string{targetFake, targetRIE} {
+		for _, c := range cases {
+			t.Run(target+"/"+c.name, func(t *testing.T) {
+				if target == targetRIE && (rie.Supported() != nil || os.Geteuid() != 0) {
+					t.Skip("the emulator needs root")
+				}
+				var out, errOut bytes.Buffer
+				t0 := time.Now()
+				err := runCommand(t.Context(), []string{"-bootstrap", c.boot, "-events", c.events, "-target", target,
+					"-n", "2", "-count", "10", "-warmup", "2", "-out", ""}, &out, &errOut)
+				t.Logf("ended in %s: %v", time.Since(t0).Round(time.Millisecond), err)
+				if err == nil || !regexp.MustCompile(c.want).MatchString(err.Error()+out.String()) {
+					t.Errorf("err %v, want an error saying %q\n%s\n%s", err, c.want, out.String(), errOut.String())
+				}
+				if left := running(c.boot); len(left) > 0 {
+					t.Errorf("processes of %s left running: %v", c.boot, left)
+				}
+			})
+		}
 	}
 }

@@ -130,3 +130,19 @@ func TestGCCounter(t *testing.T) {
 		t.Fatalf("Count = %d, len(Tail) = %d", c.Count(), len(c.Tail()))
 	}
 }
+
+func TestParseProcStat(t *testing.T) {
+	in := "4242 (sh) S 1 4242 4242 0 -1 4194560 1011 0 0 0 150 37 220 13 20 0 1 0 12345 1234567 890"
+	got, err := measure.ParseProcStat([]byte(in))
+	want := measure.ProcStat{State: 'S', PGID: 4242,
+		CPU:      measure.CPU{User: 1500 * time.Millisecond, System: 370 * time.Millisecond},
+		Children: measure.CPU{User: 2200 * time.Millisecond, System: 130 * time.Millisecond}}
+	if err != nil || got != want {
+		t.Fatalf("ParseProcStat = %+v, %v; want %+v", got, err, want)
+	}
+	for _, bad := range []string{"7 (x) R 1 7 7 0 -1 0 0 0 0 0 3 4", "7 (x) R 1 x 7 0 -1 0 0 0 0 0 3 4 0 0", "7 (x) RR 1 7 7 0 -1 0 0 0 0 0 3 4 0 0"} {
+		if _, err := measure.ParseProcStat([]byte(bad)); !errors.Is(err, measure.ErrFormat) {
+			t.Errorf("ParseProcStat(%q) err = %v, want ErrFormat", bad, err)
+		}
+	}
+}
