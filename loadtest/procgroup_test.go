@@ -2,15 +2,18 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/lmigo/lmigo/loadtest/measure"
 	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
 
@@ -141,5 +144,115 @@ func TestWrapperLeavesNothing(t *testing.T) {
 				killAll(left)
 			}
 		})
+	}
+}
+
+// TestSizeMeasuresWrapperGroup: behind a shell wrapper that does not
+// exec, size measures the function's whole process group, not the
+// shell: the CPU per invocation is the function's (the shape burns 2 ms
+// of it), and -json writes finite figures.
+func TestSizeMeasuresWrapperGroup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a bootstrap")
+	}
+	dir, bin, events := openFixture(t)
+	for _, target := range []string{targetFake, targetRIE} {
+		t.Run(target, func(t *testing.T) {
+			if target == targetRIE {
+				if _, err := rie.Binary(); err != nil || os.Geteuid() != 0 {
+					t.Skipf("the emulator needs root and aws-lambda-rie (%v)", err)
+				}
+			}
+			script, mark := wrapper(t, dir, "SLEEP &\n\""+bin+"\" &\nwait")
+			jsonOut := filepath.Join(t.TempDir(), "size.json")
+			var out, errOut bytes.Buffer
+			err := sizeCommand(t.Context(), []string{"-bootstrap", script, "-events", events, "-target", target, "-out", "",
+				"-max-n", "2", "-step", "300ms", "-check=false", "-json", jsonOut}, &out, &errOut)
+			t.Logf("%s\n%s", out.String(), errOut.String())
+			if left := leftovers(bin, mark); len(left) > 0 {
+				t.Errorf("processes left running:\n%s", strings.Join(left, "\n"))
+				killAll(left)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(jsonOut)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var p struct {
+				CPUMS float64    `json:"cpuMsPerInvocation"`
+				Steps []sizeStep `json:"steps"`
+			}
+			if err := json.Unmarshal(b, &p); err != nil {
+				t.Fatal(err)
+			}
+			if p.CPUMS <= 0 {
+				t.Errorf("CPU per invocation %v ms: the shell's, not the function's", p.CPUMS)
+			}
+			for _, s := range p.Steps {
+				if s.CPUMS <= 0 {
+					t.Errorf("N=%d: CPU per invocation %v ms: the shell's, not the function's", s.N, s.CPUMS)
+				}
+			}
+		})
+	}
+}
+
+// TestGroupMeasured: a user's function behind a wrapper is measured as
+// its group: the wrapper and its child, their memory summed, their CPU
+// together.
+func TestGroupMeasured(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a bootstrap")
+	}
+	dir := openDir(t)
+	fn, _ := sizeFixture(t)
+	script, mark := wrapper(t, dir, "SLEEP &\n\""+fn+"\" &\nwait")
+	cfg := defaultConfig()
+	in, err := startFake(t.Context(), cfg, runtimeSpec{Name: rtFunction, Binary: script}, 2, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := in.stop(); err != nil {
+			t.Error(err)
+		}
+		if left := leftovers(fn, mark); len(left) > 0 {
+			t.Errorf("processes left running:\n%s", strings.Join(left, "\n"))
+			killAll(left)
+		}
+	}()
+	pids := in.procs()
+	if !slices.Contains(pids, in.pid) || len(pids) != 3 {
+		t.Fatalf("measured %v, want the wrapper %d, its sleep and the function", pids, in.pid)
+	}
+	var child int
+	for _, pid := range pids {
+		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); exe == fn {
+			child = pid
+		}
+	}
+	own, err := measure.ReadCPU(child)
+	if err != nil {
+		t.Fatal(err)
+	}
+	group, err := in.cpu()
+	if err != nil || group < own.Total() {
+		t.Errorf("group CPU %v (%v), less than the function's own %v", group, err, own.Total())
+	}
+	var sum int64
+	for _, pid := range pids {
+		st, err := measure.ReadStatus(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum += st.RSS
+	}
+	st, err := in.status()
+	// RSS moves between the reads; the function's own is the most of it.
+	fnSt, _ := measure.ReadStatus(child)
+	if err != nil || st.RSS < fnSt.RSS || st.Peak < fnSt.Peak {
+		t.Errorf("group memory %+v (%v), less than the function's own %+v (the members' sum was %d)", st, err, fnSt, sum)
 	}
 }

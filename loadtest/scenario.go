@@ -282,7 +282,7 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 	}
 	if in.pid > 0 {
 		t0 := time.Now().Add(-in.ready)
-		l.sampler = measure.NewSampler(func() []int { return []int{in.pid} }, cfg.SampleEvery, t0)
+		l.sampler = measure.NewSampler(in.procs, cfg.SampleEvery, t0)
 	}
 	var connsInit int64
 	if in.api != nil {
@@ -305,7 +305,7 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 		// cache exists, as it will after the burst) and a pause longer
 		// than lmigo's idle free, read the same way for every runtime.
 		sleepCtx(lctx, time.Duration(sc.Settle))
-		if s, err := measure.ReadStatus(in.pid); err == nil {
+		if s, err := in.status(); err == nil {
 			m[mRSSBefore] = mib(s.RSS)
 		} else if in.pid > 0 {
 			l.res.problem("read memory before the load: %v", err)
@@ -320,7 +320,7 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 			l.res.Warnings = append(l.res.Warnings, "profile: "+err.Error())
 		}
 	}
-	cpu0, _ := readCPU(in.pid)
+	cpu0, _ := in.cpu()
 	self0, _ := readCPU(os.Getpid())
 	gc0 := gcCount(in)
 	conns0 := connsInit
@@ -351,7 +351,7 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 		m[mThrottles] = per1k(st.Throttles)
 		m[mRejected] = rejectedPct(answered, st.Throttles)
 		if in.pid > 0 {
-			if cpu1, err := readCPU(in.pid); err == nil {
+			if cpu1, err := in.cpu(); err == nil {
 				m[mCPU] = us(int64(cpu1-cpu0)) / float64(answered)
 			}
 		}
@@ -370,7 +370,7 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 		}
 	}
 	if in.pid > 0 {
-		if s, err := measure.ReadStatus(in.pid); err == nil {
+		if s, err := in.status(); err == nil {
 			m[mPeakRSS], m[mRSSEnd], m[mRSSAfter] = mib(s.Peak), mib(s.RSS), mib(s.RSS)
 			l.res.CPUs = s.CPUs
 		} else {
@@ -402,7 +402,7 @@ func (l *liveRun) finish(ctx context.Context) runResult {
 	m := l.res.Metrics
 	if idle := time.Duration(l.sc.Idle); idle > 0 {
 		sleepCtx(ctx, time.Until(l.loadEnd.Add(idle)))
-		if s, err := measure.ReadStatus(l.in.pid); err == nil {
+		if s, err := l.in.status(); err == nil {
 			m[mRSSAfter] = mib(s.RSS)
 			if before, ok := m[mRSSBefore]; ok {
 				m[mRSSGrowth] = m[mRSSAfter] - before

@@ -17,8 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/lmigo/lmigo/loadtest/measure"
 )
 
 // Bounds of a size profile.
@@ -66,6 +64,9 @@ type sizeProfile struct {
 	// MemoryBoundN is, per memory ratio, the largest N its environment
 	// holds with memoryRoom to spare.
 	MemoryBoundN map[string]int `json:"memoryBoundN"`
+
+	// NoRecommendation says why there is none; the figures stand.
+	NoRecommendation string `json:"noRecommendation,omitempty"`
 
 	Sentences [2]string  `json:"explanation"`
 	Notes     []string   `json:"notes,omitempty"`
@@ -157,6 +158,9 @@ func sizeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	err = profileFunction(ctx, cfg, rt, p, *step, *budget, *top, *check)
 	if p.Steps == nil {
 		return err
+	}
+	if err != nil && p.rec.N == 0 {
+		p.NoRecommendation = err.Error()
 	}
 	printSize(cfg.stdout, p)
 	var werr error
@@ -298,6 +302,9 @@ func (p *sizeProfile) summarize(check func(n int, rate float64) (*sizeCheck, err
 		}
 	}
 	p.CPUMS, p.DriverCPUMS = cpu/float64(max(inv, 1)), drv/float64(max(inv, 1))
+	if p.CPUMS <= 0 {
+		return fmt.Errorf("no recommendation: the function's processes used no CPU time the kernel counted in %d invocations, so nothing bounds N by its CPUs", inv)
+	}
 	p.WaitShare = max(0, 1-p.CPUMS/p.WallMS)
 	fit := fitMemory(p.Steps)
 	p.BaseMiB, p.MemPerInvMiB = fit.BaseMiB, fit.PerInvMiB
@@ -405,7 +412,7 @@ func measureStep(ctx context.Context, cfg *config, rt runtimeSpec, n int, window
 		return s, err
 	}
 	defer func() { _ = in.stop() }()
-	if st, err := measure.ReadStatus(in.pid); err == nil {
+	if st, err := in.status(); err == nil {
 		s.BaseRSSMiB = mib(st.RSS)
 	}
 	spec := loadSpec{model: modelClosed, callers: n, count: 2 * n, window: min(window, 2*time.Second),
@@ -416,11 +423,11 @@ func measureStep(ctx context.Context, cfg *config, rt runtimeSpec, n int, window
 	if bad := warm.Failures + warm.Wrong; bad > 0 {
 		return s, fmt.Errorf("%d of the warm-up's invocations went wrong; first: %s\n%s", bad, warm.FirstErr, in.tail())
 	}
-	cpu0, _ := readCPU(in.pid)
+	cpu0, _ := in.cpu()
 	drv0, mach0 := driverCPU(in), machineBusy()
 	spec.count, spec.window = max(1000*n, 100000), window
 	st := runLoad(lctx, in.inv, spec)
-	cpu1, _ := readCPU(in.pid)
+	cpu1, _ := in.cpu()
 	drv1, mach1 := driverCPU(in), machineBusy()
 	if bad := st.Failures + st.Wrong; bad > 0 {
 		return s, fmt.Errorf("%d invocations went wrong; first: %s\n%s", bad, st.FirstErr, in.tail())
@@ -440,7 +447,7 @@ func measureStep(ctx context.Context, cfg *config, rt runtimeSpec, n int, window
 		other := (mach1 - mach0) - (cpu1 - cpu0) - (drv1 - drv0)
 		s.OtherCPUs = max(0, other.Seconds()/st.Elapsed.Seconds())
 	}
-	if ps, err := measure.ReadStatus(in.pid); err == nil {
+	if ps, err := in.status(); err == nil {
 		s.PeakRSSMiB = mib(ps.Peak)
 	}
 	return s, ctx.Err()
@@ -541,22 +548,21 @@ func meminfo(key string) (float64, error) {
 
 // sizeLines are the report's lines, for the terminal and Markdown alike.
 func sizeLines(p *sizeProfile) (head []string, table [][]string, tail []string) {
+	sized := fmt.Sprintf("Sized %s with %s, target %s, on %d CPUs, for %d vCPUs, in %s.", p.Bootstrap, p.Events, p.Target, p.MachineCPUs, p.VCPUs, time.Duration(p.Elapsed))
+	table = stepTable(p)
+	if p.rec.N == 0 {
+		why := p.NoRecommendation
+		if why == "" {
+			why = "no recommendation"
+		}
+		return []string{sized, strings.ToUpper(why[:1]) + why[1:] + "."}, table, p.Notes
+	}
 	head = []string{
-		fmt.Sprintf("Sized %s with %s, target %s, on %d CPUs, for %d vCPUs, in %s.", p.Bootstrap, p.Events, p.Target, p.MachineCPUs, p.VCPUs, time.Duration(p.Elapsed)),
+		sized,
 		fmt.Sprintf("PerExecutionEnvironmentMaxConcurrency %d, ConcurrencyPerVCpu %s, ExecutionEnvironmentMemoryGiBPerVCpu %d (limited by %s).",
 			p.PerExecutionEnvironmentMaxConcurrency, strconv.FormatFloat(p.ConcurrencyPerVCpu, 'f', -1, 64), p.ExecutionEnvironmentMemoryGiBPerVCpu, p.LimitedBy),
 		p.Sentences[0],
 		p.Sentences[1],
-	}
-	table = [][]string{{"N", "", "inv/s", "p50", "p99", "CPU/inv", "driver CPU/inv", "peak RSS", "others' CPUs"}}
-	for _, s := range p.Steps {
-		mark := ""
-		if s.N == p.KneeN {
-			mark = "knee"
-		} else if !s.Linear {
-			mark = "past"
-		}
-		table = append(table, []string{strconv.Itoa(s.N), mark, fmtCount(s.Throughput), fmtMSf(s.P50MS), fmtMSf(s.P99MS), fmtMSf(s.CPUMS), fmtMSf(s.DriverCPUMS), fmtMiB(s.PeakRSSMiB), fmtOne(s.OtherCPUs)})
 	}
 	var bounds []string
 	for _, ratio := range memoryRatios {
@@ -580,6 +586,21 @@ func sizeLines(p *sizeProfile) (head []string, table [][]string, tail []string) 
 	}
 	tail = append(tail, "SAM parameters (deploy/template.yaml; CodeBucket and CodeKey name your zip in S3): "+p.SAM)
 	return head, table, tail
+}
+
+// stepTable is the table of the sweep's steps.
+func stepTable(p *sizeProfile) [][]string {
+	table := [][]string{{"N", "", "inv/s", "p50", "p99", "CPU/inv", "driver CPU/inv", "peak RSS", "others' CPUs"}}
+	for _, s := range p.Steps {
+		mark := ""
+		if s.N == p.KneeN {
+			mark = "knee"
+		} else if !s.Linear {
+			mark = "past"
+		}
+		table = append(table, []string{strconv.Itoa(s.N), mark, fmtCount(s.Throughput), fmtMSf(s.P50MS), fmtMSf(s.P99MS), fmtMSf(s.CPUMS), fmtMSf(s.DriverCPUMS), fmtMiB(s.PeakRSSMiB), fmtOne(s.OtherCPUs)})
+	}
+	return table
 }
 
 func printSize(w io.Writer, p *sizeProfile) {
@@ -607,6 +628,8 @@ func sizeMarkdown(p *sizeProfile) []byte {
 	for _, l := range tail {
 		b.WriteString("- " + l + "\n")
 	}
-	fmt.Fprintf(&b, "\n```\nsam deploy --guided --template-file deploy/template.yaml --parameter-overrides %s\n```\n", p.SAM)
+	if p.SAM != "" {
+		fmt.Fprintf(&b, "\n```\nsam deploy --guided --template-file deploy/template.yaml --parameter-overrides %s\n```\n", p.SAM)
+	}
 	return b.Bytes()
 }

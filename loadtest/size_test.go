@@ -196,3 +196,32 @@ func TestSizeSummarize(t *testing.T) {
 		})
 	}
 }
+
+// TestSizeNoCPU: steps in which the function's processes used no CPU
+// the kernel counted (a wrapper measured alone did that) give no
+// recommendation but one sentence that says why, and whatever the steps,
+// the profile's JSON holds no +Inf or NaN.
+func TestSizeNoCPU(t *testing.T) {
+	step := func(n int, cpu float64) sizeStep {
+		return sizeStep{N: n, Invocations: 100, Throughput: 24 * float64(n), P50MS: 41, P99MS: 43, CPUMS: cpu, BaseRSSMiB: 1.7, PeakRSSMiB: 1.7, Linear: true}
+	}
+	p := &sizeProfile{VCPUs: 2, MachineCPUs: 2, Steps: []sizeStep{step(1, 0), step(2, 0)}}
+	err := p.summarize(func(int, float64) (*sizeCheck, error) { return nil, nil })
+	if err == nil || !strings.Contains(err.Error(), "no CPU time") || strings.Count(strings.TrimSpace(err.Error()), ". ") > 0 {
+		t.Errorf("err %v, want one sentence saying the function used no CPU time", err)
+	}
+	if p.PerExecutionEnvironmentMaxConcurrency != 0 {
+		t.Errorf("recommended N=%d from steps without CPU", p.PerExecutionEnvironmentMaxConcurrency)
+	}
+	if _, err := json.Marshal(p); err != nil {
+		t.Errorf("JSON of the profile: %v", err)
+	}
+	var out bytes.Buffer
+	printSize(&out, p)
+	if strings.Contains(out.String(), "SAM parameters") || strings.Contains(out.String(), "PerExecutionEnvironmentMaxConcurrency 0") {
+		t.Errorf("printed a recommendation without one:\n%s", out.String())
+	}
+	if md := sizeMarkdown(p); bytes.Contains(md, []byte("sam deploy")) {
+		t.Errorf("size.md gives SAM parameters without a recommendation:\n%s", md)
+	}
+}

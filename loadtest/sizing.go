@@ -206,10 +206,11 @@ func memoryBound(mem memFit, ratio, vcpus int) int {
 
 // littleKnee is the N at which cpus CPUs are busy when each invocation
 // takes wallMS of which cpuMS is CPU (Little's law: in flight = rate x
-// time, the rate being cpus / cpu time).
+// time, the rate being cpus / cpu time); 0 when no CPU time was
+// measured, never +Inf: the figure goes into JSON.
 func littleKnee(cpus, wallMS, cpuMS float64) float64 {
 	if cpuMS <= 0 {
-		return math.Inf(1)
+		return 0
 	}
 	return cpus * wallMS / cpuMS
 }
@@ -217,7 +218,7 @@ func littleKnee(cpus, wallMS, cpuMS float64) float64 {
 // kneeAgrees says whether a measured knee is within a factor of 1.5 of
 // Little's law's: the sweep's steps are that coarse.
 func kneeAgrees(measured int, little float64) bool {
-	if math.IsInf(little, 1) || little <= 0 {
+	if little <= 0 {
 		return false
 	}
 	r := float64(measured) / little

@@ -91,12 +91,31 @@ type instance struct {
 	// ready is a share of the CPU, readyCPU the runtime's own cost.
 	readyCPU time.Duration
 	pid      int // the runtime's process, 0 when not measurable (lambda)
+	// procs lists the processes measured as the runtime: pid alone for
+	// the runtimes built here, the whole group for a user's function.
+	procs func() []int
 	// helpers are the other processes serving the runtime (the emulator),
 	// whose CPU is the driver's.
 	helpers []int
 	api     *rapitest.Server
 	gc      *measure.GCCounter // nil when GCs cannot be counted
 	stop    func() error
+}
+
+// cpu is the CPU time of the runtime's processes.
+func (in *instance) cpu() (time.Duration, error) {
+	if in.procs == nil {
+		return 0, errors.New("no process")
+	}
+	return measure.ReadGroupCPU(in.procs())
+}
+
+// status is the memory of the runtime's processes.
+func (in *instance) status() (measure.Status, error) {
+	if in.procs == nil {
+		return measure.Status{}, errors.New("no process")
+	}
+	return measure.ReadGroupStatus(in.procs())
 }
 
 // tail returns the last output of the runtime, for error messages.
@@ -180,7 +199,10 @@ func startFake(ctx context.Context, cfg *config, rt runtimeSpec, n, pinCPU int) 
 		<-exited
 		return errors.Join(err, api.Close())
 	})
-	in := &instance{inv: fakeInvoker{api}, pid: pid, api: api, gc: gc, stop: stop}
+	in := &instance{inv: fakeInvoker{api}, pid: pid, procs: func() []int { return []int{pid} }, api: api, gc: gc, stop: stop}
+	if rt.Name == rtFunction {
+		in.procs = func() []int { return measure.GroupMembers(pid) }
+	}
 
 	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
@@ -193,7 +215,7 @@ func startFake(ctx context.Context, cfg *config, rt runtimeSpec, n, pinCPU int) 
 	}()
 	err = api.WaitPolls(wctx, n)
 	in.ready = time.Since(t0)
-	in.readyCPU, _ = readCPU(in.pid)
+	in.readyCPU, _ = in.cpu()
 	if err != nil {
 		select {
 		case <-exited:
@@ -205,6 +227,9 @@ func startFake(ctx context.Context, cfg *config, rt runtimeSpec, n, pinCPU int) 
 	}
 	return in, nil
 }
+
+// rieRuntimeUID is the uid the emulator runs the runtime as.
+const rieRuntimeUID = 993
 
 // startRIE runs rt.Binary in the AWS emulator in LMI mode, measured from
 // outside through the runtime's process in the emulator's PID namespace.
@@ -224,7 +249,7 @@ func startRIE(ctx context.Context, cfg *config, rt runtimeSpec, n int) (*instanc
 	}
 	in := &instance{ready: time.Since(t0), gc: gc, stop: e.Stop}
 	for _, p := range e.Processes() {
-		if p.UID == 993 { // the emulator runs the runtime as uid 993
+		if p.UID == rieRuntimeUID {
 			if in.pid == 0 {
 				in.pid = p.PID
 			}
@@ -235,6 +260,21 @@ func startRIE(ctx context.Context, cfg *config, rt runtimeSpec, n int) (*instanc
 	if in.pid == 0 {
 		_ = e.Stop()
 		return nil, fmt.Errorf("rie: runtime process of %s not found\n%s", rt.Name, gc.Tail())
+	}
+	pid := in.pid
+	in.procs = func() []int { return []int{pid} }
+	if rt.Name == rtFunction {
+		// The emulator ends its namespace, and the function's processes
+		// with it; all those of the runtime's uid are the function.
+		in.procs = func() []int {
+			var pids []int
+			for _, p := range e.Processes() {
+				if p.UID == rieRuntimeUID {
+					pids = append(pids, p.PID)
+				}
+			}
+			return pids
+		}
 	}
 	in.inv = rieInvoker{e}
 	if cfg.SDK {
