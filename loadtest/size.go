@@ -105,7 +105,7 @@ func sizeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	cfg.Target, cfg.Reps, cfg.Timeout = targetRIE, 1, 30*time.Second
 	fs := flag.NewFlagSet("loadtest size", flag.ContinueOnError)
 	fs.StringVar(&cfg.Bootstrap, "bootstrap", "", "your function: a bootstrap binary, or a zip as lmigo-pack writes it (required)")
-	fs.StringVar(&cfg.Events, "events", "", "a file of your JSON events: a JSON array, or one event a line (required)")
+	fs.StringVar(&cfg.Events, "events", "", "your JSON events (required): a file of one event, a JSON array of events or one event a line, or a directory of such .json files")
 	vcpus := fs.Int("vcpus", runtime.NumCPU(), "vCPUs of the execution environment to size for")
 	jsonOut := fs.String("json", "", "write the recommendation and the figures as JSON to this file")
 	fs.StringVar(&cfg.Target, "target", cfg.Target, "rie (the AWS emulator in LMI mode; root) or fake (the fake Runtime API)")
