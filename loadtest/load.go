@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,6 +49,9 @@ type loadStats struct {
 	Throttles  int64 // refusals (Runtime.Unavailable): retried, or rejected (loadSpec.next)
 	Abandoned  int64 // never accepted: still throttled when the window closed
 	FirstErr   string
+	// HTTPErrors counts the wrong answers that were an HTTP door's
+	// response of status 400 or more, by status.
+	HTTPErrors map[int]int64
 	MaxLag     time.Duration // open: worst delay of a send behind its intended time (the schedule's own)
 	Hist       *hdrhistogram.Histogram
 }
@@ -66,6 +70,12 @@ func (s *loadStats) add(o loadStats) {
 	if s.FirstErr == "" {
 		s.FirstErr = o.FirstErr
 	}
+	for status, n := range o.HTTPErrors {
+		if s.HTTPErrors == nil {
+			s.HTTPErrors = map[int]int64{}
+		}
+		s.HTTPErrors[status] += n
+	}
 }
 
 // newHist records nanoseconds from 1 ns to 5 min with 3 significant digits.
@@ -75,9 +85,10 @@ func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, int64(5*time
 type recorder struct {
 	ok, funcErrors, wrong, failures, throttles, abandoned atomic.Int64
 
-	mu       sync.Mutex
-	hist     *hdrhistogram.Histogram
-	firstErr string
+	mu         sync.Mutex
+	hist       *hdrhistogram.Histogram
+	firstErr   string
+	httpErrors map[int]int64
 
 	progress *atomic.Int64 // loadSpec.answered
 }
@@ -118,6 +129,14 @@ func (r *recorder) do(ctx context.Context, inv invoker, it *item, pause time.Dur
 		case !it.check(o):
 			r.wrong.Add(1)
 			r.firstError(it.name + ": unexpected answer " + o.FunctionError + " " + abbreviate(o.Body, 200))
+			if s, ok := httpStatus(o.Body); ok && s >= 400 {
+				r.mu.Lock()
+				if r.httpErrors == nil {
+					r.httpErrors = map[int]int64{}
+				}
+				r.httpErrors[s]++
+				r.mu.Unlock()
+			}
 		case o.FunctionError != "":
 			r.funcErrors.Add(1)
 		default:
@@ -148,7 +167,7 @@ func (r *recorder) stats(elapsed time.Duration) loadStats {
 	return loadStats{
 		Elapsed: elapsed, OK: r.ok.Load(), FuncErrors: r.funcErrors.Load(), Wrong: r.wrong.Load(),
 		Failures: r.failures.Load(), Throttles: r.throttles.Load(), Abandoned: r.abandoned.Load(),
-		FirstErr: r.firstErr, Hist: r.hist,
+		FirstErr: r.firstErr, HTTPErrors: maps.Clone(r.httpErrors), Hist: r.hist,
 	}
 }
 

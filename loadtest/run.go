@@ -48,7 +48,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.StringVar(&cfg.Workload, "workload", "", "tiny, size:S, wait:D, mix, mix-panic, grow, stack:S or event:NAME (default: mix-panic for lmigo, mix otherwise); your function (-bootstrap) takes -events")
 	fs.StringVar(&cfg.Events, "events", "", "your JSON events: a file of one event, a JSON array of events or one event a line, or a directory of such .json files; invocation i sends event i, cycled")
 	fs.BoolVar(&cfg.Shuffle, "shuffle", false, "with -events: send the events shuffled (the same order every run) instead of in the file's order")
-	fs.StringVar(&cfg.Expect, "expect", "", "with -events or -bootstrap: a right answer's body matches this regular expression (default: a right answer is one that is not an error)")
+	fs.StringVar(&cfg.Expect, "expect", "", "with -events or -bootstrap: a right answer's body matches this regular expression (default: a right answer is neither an error nor an HTTP door's response with a statusCode of 400 or more)")
 	fs.IntVar(&cfg.N, "n", cfg.N, "AWS_LAMBDA_MAX_CONCURRENCY")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: loadtest run [flags]\n\nOne runtime under one load, then a report. Without flags: lmigo's reference bootstrap, mix-panic, N=8, open loop at %d/s, a few seconds.\nYour function: loadtest run -bootstrap PATH -events FILE [-model open -rate R] [-n N].\n", demoRate)
@@ -262,7 +262,14 @@ func runVerdict(rep *report) string {
 	rt := rep.Runtimes[0].Name
 	m := sr.Medians[rt]
 	if n := rep.problems(); n > 0 || len(sr.Runs) == 0 {
-		return fmt.Sprintf("verdict: NOT shown: the run had problems (PROBLEM above), so it proves nothing of %s at N=%d", rt, sc.N)
+		why := "the run had problems (PROBLEM above)"
+		if len(sr.Runs) > 0 {
+			if l := sr.Runs[0].Load; total(l.HTTPErrors) > 0 {
+				why = fmt.Sprintf("%d of %d answers were HTTP errors (%s), which count as wrong unless -expect accepts them; %s",
+					total(l.HTTPErrors), l.answered(), httpErrorCounts(l.HTTPErrors), why)
+			}
+		}
+		return fmt.Sprintf("verdict: NOT shown: %s, so it proves nothing of %s at N=%d", why, rt, sc.N)
 	}
 	r := sr.Runs[0]
 	load := fmt.Sprintf("%d closed-loop callers", sc.Callers)

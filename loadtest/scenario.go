@@ -233,7 +233,8 @@ type runResult struct {
 // loadCounts is loadStats without the histogram, for the report.
 type loadCounts struct {
 	OK, FuncErrors, Wrong, Failures, Throttles, Abandoned int64
-	MaxLagUS                                              float64 `json:",omitempty"`
+	MaxLagUS                                              float64       `json:",omitempty"`
+	HTTPErrors                                            map[int]int64 `json:",omitempty"` // of Wrong, by status
 }
 
 func (c loadCounts) answered() int64 { return c.OK + c.FuncErrors + c.Wrong }
@@ -421,9 +422,14 @@ func (l *liveRun) finish(ctx context.Context) runResult {
 		}
 	}
 	t := l.total
-	l.res.Load = loadCounts{t.OK, t.FuncErrors, t.Wrong, t.Failures, t.Throttles, t.Abandoned, l.res.Load.MaxLagUS}
+	l.res.Load = loadCounts{OK: t.OK, FuncErrors: t.FuncErrors, Wrong: t.Wrong, Failures: t.Failures, Throttles: t.Throttles,
+		Abandoned: t.Abandoned, MaxLagUS: l.res.Load.MaxLagUS, HTTPErrors: t.HTTPErrors}
 	if t.Failures > 0 || t.Wrong > 0 {
-		l.res.problem("%d invocations without an answer, %d wrong answers; first: %s", t.Failures, t.Wrong, t.FirstErr)
+		http := ""
+		if n := total(t.HTTPErrors); n > 0 {
+			http = fmt.Sprintf(", %d of them HTTP errors (%s), wrong unless -expect accepts them", n, httpErrorCounts(t.HTTPErrors))
+		}
+		l.res.problem("%d invocations without an answer, %d wrong answers%s; first: %s", t.Failures, t.Wrong, http, t.FirstErr)
 	}
 	if l.in.api != nil {
 		st := l.in.api.Stats()

@@ -110,7 +110,7 @@ func sizeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	jsonOut := fs.String("json", "", "write the recommendation and the figures as JSON to this file")
 	fs.StringVar(&cfg.Target, "target", cfg.Target, "rie (the AWS emulator in LMI mode; root) or fake (the fake Runtime API)")
 	fs.BoolVar(&cfg.Shuffle, "shuffle", false, "send the events shuffled (the same order every run) instead of in the file's order")
-	fs.StringVar(&cfg.Expect, "expect", "", "a right answer's body matches this regular expression (default: a right answer is one that is not an error)")
+	fs.StringVar(&cfg.Expect, "expect", "", "a right answer's body matches this regular expression (default: a right answer is neither an error nor an HTTP door's response with a statusCode of 400 or more)")
 	step := fs.Duration("step", 3*time.Second, "the load at each N")
 	budget := fs.Duration("max-time", maxProfile, "the whole profile at most (3m at most)")
 	top := fs.Int("max-n", maxN, "the largest N to measure")
@@ -421,7 +421,7 @@ func measureStep(ctx context.Context, cfg *config, rt runtimeSpec, n int, window
 	defer cancel()
 	warm := runLoad(lctx, in.inv, spec)
 	if bad := warm.Failures + warm.Wrong; bad > 0 {
-		return s, fmt.Errorf("%d of the warm-up's invocations went wrong; first: %s\n%s", bad, warm.FirstErr, in.tail())
+		return s, fmt.Errorf("%d of the warm-up's invocations went wrong%s; first: %s\n%s", bad, httpWords(warm), warm.FirstErr, in.tail())
 	}
 	cpu0, _ := in.cpu()
 	drv0, mach0 := driverCPU(in), machineBusy()
@@ -430,7 +430,7 @@ func measureStep(ctx context.Context, cfg *config, rt runtimeSpec, n int, window
 	cpu1, _ := in.cpu()
 	drv1, mach1 := driverCPU(in), machineBusy()
 	if bad := st.Failures + st.Wrong; bad > 0 {
-		return s, fmt.Errorf("%d invocations went wrong; first: %s\n%s", bad, st.FirstErr, in.tail())
+		return s, fmt.Errorf("%d invocations went wrong%s; first: %s\n%s", bad, httpWords(st), st.FirstErr, in.tail())
 	}
 	answered := st.answered()
 	if answered == 0 {

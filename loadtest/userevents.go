@@ -16,9 +16,15 @@ import (
 
 // eventItems turns a user's events into the items of a load, in the
 // file's order or shuffled by seed. An answer is right when it is not an
-// error and, with expect set, its body matches expect.
+// error and its body matches expect, or without expect when it is not an
+// HTTP door's response of status 400 or more.
 func eventItems(evs []event, shuffle bool, seed uint64, expect *regexp.Regexp) []item {
-	check := func(o outcome) bool { return o.FunctionError == "" && (expect == nil || expect.Match(o.Body)) }
+	check := func(o outcome) bool {
+		if expect != nil {
+			return o.FunctionError == "" && expect.Match(o.Body)
+		}
+		return o.FunctionError == "" && !httpError(o.Body)
+	}
 	items := make([]item, len(evs))
 	for i, ev := range evs {
 		items[i] = item{name: ev.name(), payload: ev.payload, check: check}
@@ -113,7 +119,7 @@ func (c *config) workload(name string) (workload, error) {
 
 // useEvents sets c's workload to the user's events: those of -events, or
 // without it the empty event {}, each answer checked by -expect or else
-// right when it is not an error.
+// as eventItems says.
 func (c *config) useEvents() error {
 	var expect *regexp.Regexp
 	if c.Expect != "" {
