@@ -750,7 +750,11 @@ func runLines(rep *report) (glance, details [][]string) {
 		if warm := l.Throttles - measured; warm > 0 {
 			thr += fmt.Sprintf(", %d in the warm-up", warm)
 		}
-		add(&details, "throttled attempts, "+handled, thr+": "+throttleMeaning(sc, measured, l.Throttles-measured, m))
+		meaning := throttleMeaning(sc, measured, l.Throttles-measured, m)
+		if r.Exited != "" {
+			meaning = "the function exited (PROBLEM below): no slot of it polled after that"
+		}
+		add(&details, "throttled attempts, "+handled, thr+": "+meaning)
 		add(&details, "invocations answered", fmt.Sprintf("%d (%d ok, %d function errors as asked, %d wrong), %d measured after %d warm-up",
 			l.answered(), l.OK, l.FuncErrors, l.Wrong, int64(m[mInvocations]), sc.Warmup))
 		if r.CPUs != "" {

@@ -263,7 +263,9 @@ func runVerdict(rep *report) string {
 	m := sr.Medians[rt]
 	if n := rep.problems(); n > 0 || len(sr.Runs) == 0 {
 		why := "the run had problems (PROBLEM above)"
-		if len(sr.Runs) > 0 {
+		if len(sr.Runs) > 0 && sr.Runs[0].Exited != "" {
+			why = fmt.Sprintf("the function exited (%s) during the load (PROBLEM above)", sr.Runs[0].Exited)
+		} else if len(sr.Runs) > 0 {
 			if l := sr.Runs[0].Load; total(l.HTTPErrors) > 0 {
 				why = fmt.Sprintf("%d of %d answers were HTTP errors (%s), which count as wrong unless -expect accepts them; %s",
 					total(l.HTTPErrors), l.answered(), httpErrorCounts(l.HTTPErrors), why)

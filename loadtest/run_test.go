@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
@@ -221,5 +222,50 @@ func TestRunHTTPErrors(t *testing.T) {
 	err = runCommand(t.Context(), append(common, "-expect", `"statusCode":(200|400|404)\b`), &out, &bytes.Buffer{})
 	if err != nil || !strings.Contains(out.String(), "0 wrong") {
 		t.Errorf("-expect accepting them: err %v\n%s", err, out.String())
+	}
+}
+
+// TestRunFunctionExits: a function that calls log.Fatal on a request
+// path ends the run at once; the first PROBLEM says that it exited, with
+// its exit status and its last words; no invocation waits for its
+// timeout and no throttle is read as a burst.
+func TestRunFunctionExits(t *testing.T) {
+	bin, data := fixture(t, "storeapi")
+	events := t.TempDir()
+	for _, f := range []string{"events/01-get-item.json", "events/02-put-item.json", "event-fatal.json"} {
+		b, err := os.ReadFile(filepath.Join(data, f))
+		if err != nil || os.WriteFile(filepath.Join(events, filepath.Base(f)), b, 0o644) != nil {
+			t.Fatalf("copy %s: %v", f, err)
+		}
+	}
+	for _, target := range []string{targetFake, targetRIE} {
+		t.Run(target, func(t *testing.T) {
+			if target == targetRIE && (rie.Supported() != nil || os.Geteuid() != 0) {
+				t.Skip("the emulator needs root")
+			}
+			var out bytes.Buffer
+			t0 := time.Now()
+			err := runCommand(t.Context(), []string{"-bootstrap", bin, "-events", events, "-target", target, "-n", "4",
+				"-count", "200", "-out", ""}, &out, &bytes.Buffer{})
+			t.Logf("ended in %s", time.Since(t0).Round(time.Millisecond))
+			if err == nil {
+				t.Fatalf("no error\n%s", out.String())
+			}
+			_, first, _ := strings.Cut(out.String(), "\nPROBLEM ")
+			first, _, _ = strings.Cut(first, "\nPROBLEM ")
+			for _, w := range []string{"the function exited", "exit status 1", `get item bulk#legacy: memstore: invalid key`} {
+				if !strings.Contains(first, w) {
+					t.Errorf("the first PROBLEM lacks %q:\nPROBLEM %s\n\nthe whole report:\n%s", w, first, out.String())
+				}
+			}
+			if !strings.Contains(out.String(), "verdict: NOT shown: the function exited (exit status 1) during the load") {
+				t.Errorf("the verdict does not say that the function exited:\n%s", out.String())
+			}
+			for _, not := range []string{"timed out", "a burst", "read memory"} {
+				if strings.Contains(out.String(), not) {
+					t.Errorf("the report says %q:\n%s", not, out.String())
+				}
+			}
+		})
 	}
 }

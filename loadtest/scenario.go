@@ -226,6 +226,8 @@ type runResult struct {
 	Profiled bool `json:"profiled,omitempty"`
 	// Warnings do not fail the run but make its figures doubtful.
 	Warnings []string `json:"warnings,omitempty"`
+	// Exited says how the function ended when it exited during the load.
+	Exited string `json:"exited,omitempty"`
 
 	hist *hdrhistogram.Histogram // measured window
 }
@@ -291,9 +293,12 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 		m[mConnsInit] = float64(connsInit)
 	}
 
-	// Accepted invocations are waited for past the window, but not forever.
+	// Accepted invocations are waited for past the window, but not forever;
+	// not at all once the function has exited.
 	lctx, cancel := context.WithTimeout(ctx, time.Duration(sc.Window)+cfg.Timeout+30*time.Second)
 	defer cancel()
+	lctx, watch := watchExit(lctx, in)
+	defer l.noteExit(watch)
 	spec := loadSpec{
 		model: sc.Model, callers: sc.Callers, rate: sc.Rate,
 		count: sc.Warmup, window: time.Duration(sc.Window), items: sc.w.items, pause: cfg.Pause,
@@ -308,7 +313,7 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 		sleepCtx(lctx, time.Duration(sc.Settle))
 		if s, err := in.status(); err == nil {
 			m[mRSSBefore] = mib(s.RSS)
-		} else if in.pid > 0 {
+		} else if in.pid > 0 && !watch.exited() {
 			l.res.problem("read memory before the load: %v", err)
 		}
 	case sc.Warmup > 0:
@@ -374,7 +379,7 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 		if s, err := in.status(); err == nil {
 			m[mPeakRSS], m[mRSSEnd], m[mRSSAfter] = mib(s.Peak), mib(s.RSS), mib(s.RSS)
 			l.res.CPUs = s.CPUs
-		} else {
+		} else if !watch.exited() {
 			l.res.problem("read memory of the runtime at the end of the load: %v", err)
 		}
 	}
@@ -394,6 +399,16 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 	return l
 }
 
+// noteExit makes a function's exit during the load the run's first
+// problem.
+func (l *liveRun) noteExit(w *exitWatch) {
+	if !w.exited() {
+		return
+	}
+	l.res.Exited = l.in.exitStatus()
+	l.res.Problems = append([]string{l.in.exitProblem()}, l.res.Problems...)
+}
+
 // finish waits out the idle period, reads RSS again, stops the runtime and
 // checks the accounting.
 func (l *liveRun) finish(ctx context.Context) runResult {
@@ -401,7 +416,7 @@ func (l *liveRun) finish(ctx context.Context) runResult {
 		return l.res
 	}
 	m := l.res.Metrics
-	if idle := time.Duration(l.sc.Idle); idle > 0 {
+	if idle := time.Duration(l.sc.Idle); idle > 0 && l.res.Exited == "" {
 		sleepCtx(ctx, time.Until(l.loadEnd.Add(idle)))
 		if s, err := l.in.status(); err == nil {
 			m[mRSSAfter] = mib(s.RSS)
@@ -424,7 +439,9 @@ func (l *liveRun) finish(ctx context.Context) runResult {
 	t := l.total
 	l.res.Load = loadCounts{OK: t.OK, FuncErrors: t.FuncErrors, Wrong: t.Wrong, Failures: t.Failures, Throttles: t.Throttles,
 		Abandoned: t.Abandoned, MaxLagUS: l.res.Load.MaxLagUS, HTTPErrors: t.HTTPErrors}
-	if t.Failures > 0 || t.Wrong > 0 {
+	if t.Failures > 0 && l.res.Exited != "" {
+		l.res.problem("%d invocations left without an answer when the function exited, %d wrong answers", t.Failures, t.Wrong)
+	} else if t.Failures > 0 || t.Wrong > 0 {
 		http := ""
 		if n := total(t.HTTPErrors); n > 0 {
 			http = fmt.Sprintf(", %d of them HTTP errors (%s), wrong unless -expect accepts them", n, httpErrorCounts(t.HTTPErrors))
@@ -438,7 +455,7 @@ func (l *liveRun) finish(ctx context.Context) runResult {
 	}
 	tail := l.in.tail()
 	_ = l.in.stop()
-	if len(l.res.Problems) > 0 && tail != "" {
+	if len(l.res.Problems) > 0 && tail != "" && l.res.Exited == "" {
 		l.res.problem("last output of the runtime:\n%s", tail)
 	}
 	return l.res

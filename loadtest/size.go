@@ -419,7 +419,11 @@ func measureStep(ctx context.Context, cfg *config, rt runtimeSpec, n int, window
 		items: cfg.userItems, pause: cfg.Pause, next: cfg.OnThrottle == throttleNext}
 	lctx, cancel := context.WithTimeout(ctx, 2*window+cfg.Timeout)
 	defer cancel()
+	lctx, watch := watchExit(lctx, in)
 	warm := runLoad(lctx, in.inv, spec)
+	if watch.exited() {
+		return s, errors.New(in.exitProblem())
+	}
 	if bad := warm.Failures + warm.Wrong; bad > 0 {
 		return s, fmt.Errorf("%d of the warm-up's invocations went wrong%s; first: %s\n%s", bad, httpWords(warm), warm.FirstErr, in.tail())
 	}
@@ -429,6 +433,9 @@ func measureStep(ctx context.Context, cfg *config, rt runtimeSpec, n int, window
 	st := runLoad(lctx, in.inv, spec)
 	cpu1, _ := in.cpu()
 	drv1, mach1 := driverCPU(in), machineBusy()
+	if watch.exited() {
+		return s, errors.New(in.exitProblem())
+	}
 	if bad := st.Failures + st.Wrong; bad > 0 {
 		return s, fmt.Errorf("%d invocations went wrong%s; first: %s\n%s", bad, httpWords(st), st.FirstErr, in.tail())
 	}
@@ -465,11 +472,15 @@ func checkStep(ctx context.Context, cfg *config, rt runtimeSpec, n int, rate, pr
 	count := max(int(rate*window.Seconds()), 1)
 	lctx, cancel := context.WithTimeout(ctx, window+openGrace+cfg.Timeout)
 	defer cancel()
+	lctx, watch := watchExit(lctx, in)
 	// A warm-up, so that a cold start's burst is not read as falling behind.
 	warm := loadSpec{model: modelClosed, callers: n, count: 2 * n, window: 2 * time.Second, items: cfg.userItems, pause: cfg.Pause}
 	runLoad(lctx, in.inv, warm)
 	st := runLoad(lctx, in.inv, loadSpec{model: modelOpen, rate: rate, count: count, window: window + openGrace,
 		items: cfg.userItems, pause: cfg.Pause, next: true})
+	if watch.exited() {
+		return nil, errors.New(in.exitProblem())
+	}
 	c := &sizeCheck{N: n, Rate: rate, Seconds: window.Seconds(), Answered: st.answered(), Throttles: st.Throttles}
 	m := map[string]float64{}
 	if st.answered() > 0 {

@@ -225,3 +225,15 @@ func TestSizeNoCPU(t *testing.T) {
 		t.Errorf("size.md gives SAM parameters without a recommendation:\n%s", md)
 	}
 }
+
+// TestSizeFunctionExits: a function that exits on one of its events
+// ends size at once with the exit, its status and its last words.
+func TestSizeFunctionExits(t *testing.T) {
+	bin, data := fixture(t, "storeapi")
+	var out bytes.Buffer
+	err := sizeCommand(t.Context(), []string{"-bootstrap", bin, "-events", filepath.Join(data, "event-fatal.json"), "-target", "fake",
+		"-step", "300ms", "-out", ""}, &out, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "at N=1: the function exited (exit status 1)") || !strings.Contains(err.Error(), "get item bulk#legacy") {
+		t.Errorf("err %v, want the exit at N=1 with its last words\n%s", err, out.String())
+	}
+}

@@ -100,6 +100,12 @@ type instance struct {
 	api     *rapitest.Server
 	gc      *measure.GCCounter // nil when GCs cannot be counted
 	stop    func() error
+	// exited is closed when the function's process (fake) or the
+	// emulator (rie) has ended, nil when that cannot be seen (lambda);
+	// exitState then says how, "" when unknown.
+	exited    <-chan struct{}
+	exitState func() string
+	rie       bool // in the emulator, whose own lines share the output
 }
 
 // cpu is the CPU time of the runtime's processes.
@@ -199,7 +205,15 @@ func startFake(ctx context.Context, cfg *config, rt runtimeSpec, n, pinCPU int) 
 		<-exited
 		return errors.Join(err, api.Close())
 	})
-	in := &instance{inv: fakeInvoker{api}, pid: pid, procs: func() []int { return []int{pid} }, api: api, gc: gc, stop: stop}
+	in := &instance{inv: fakeInvoker{api}, pid: pid, procs: func() []int { return []int{pid} }, api: api, gc: gc, stop: stop,
+		exited: exited, exitState: func() string {
+			select {
+			case <-exited: // Wait has set ProcessState
+				return cmd.ProcessState.String()
+			default:
+				return ""
+			}
+		}}
 	if rt.Name == rtFunction {
 		in.procs = func() []int { return measure.GroupMembers(pid) }
 	}
@@ -247,7 +261,7 @@ func startRIE(ctx context.Context, cfg *config, rt runtimeSpec, n int) (*instanc
 	if err != nil {
 		return nil, err
 	}
-	in := &instance{ready: time.Since(t0), gc: gc, stop: e.Stop}
+	in := &instance{ready: time.Since(t0), gc: gc, stop: e.Stop, exited: e.Done(), rie: true}
 	for _, p := range e.Processes() {
 		if p.UID == rieRuntimeUID {
 			if in.pid == 0 {
