@@ -760,6 +760,9 @@ func runLines(rep *report) (glance, details [][]string) {
 		if r.CPUs != "" {
 			add(&details, "runtime's CPUs", r.CPUs)
 		}
+		if r.Output != nil {
+			add(&details, "the function's output", r.Output.words())
+		}
 	}
 	add(&details, "exec to N polls outstanding", get(mReady, fmtMS))
 	add(&details, "GCs in the measured window", get(mGCs, fmtCount)+" ("+get(mGCPer1k, fmtOne)+" per 1000)")

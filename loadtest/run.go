@@ -71,7 +71,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if cfg.Bootstrap != "" && !cfg.given["runtime"] {
 		bin, cleanup, err := userBootstrap(cfg.Bootstrap)
 		if err != nil {
-			return err
+			return inputError("-bootstrap", cfg.Bootstrap, err)
 		}
 		defer cleanup()
 		rt = runtimeSpec{Name: rtFunction, Binary: bin, SurvivesPanic: true}
@@ -115,9 +115,24 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		defer cleanup()
 	}
+	if rt.Name == rtFunction && cfg.Target != targetLambda {
+		if cfg.fnOut, err = createOutput(cfg.Out, "run-function.log"); err != nil {
+			return err
+		}
+		defer func() { _ = cfg.fnOut.close() }() // closed below; again, should the run end early
+	}
 	stop := answers(cfg, sc.Warmup+sc.Count)
 	rep, err := execute(ctx, cfg, "run", []scenario{sc}, rts)
 	stop()
+	if cfg.fnOut != nil && rep != nil {
+		err = errors.Join(err, cfg.fnOut.close())
+		c := cfg.fnOut.summary()
+		for _, sr := range rep.Scenarios {
+			for i := range sr.Runs {
+				sr.Runs[i].Output = &c
+			}
+		}
+	}
 	if rep != nil && len(rep.Scenarios) == 1 {
 		rep.Notes = runNotes(cfg, sc)
 		if cfg.Target != targetLambda {

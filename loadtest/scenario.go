@@ -228,6 +228,8 @@ type runResult struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Exited says how the function ended when it exited during the load.
 	Exited string `json:"exited,omitempty"`
+	// Output sums up the output of a user's function.
+	Output *outputCounts `json:"output,omitempty"`
 
 	hist *hdrhistogram.Histogram // measured window
 }

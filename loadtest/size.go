@@ -73,6 +73,8 @@ type sizeProfile struct {
 	Steps     []sizeStep `json:"steps"`
 	Check     *sizeCheck `json:"check,omitempty"`
 	Elapsed   dur        `json:"elapsed"`
+	// Output sums up the function's output over every step.
+	Output *outputCounts `json:"output,omitempty"`
 
 	rec recommendation
 }
@@ -147,7 +149,7 @@ func sizeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	bin, cleanup, err := userBootstrap(cfg.Bootstrap)
 	if err != nil {
-		return err
+		return inputError("-bootstrap", cfg.Bootstrap, err)
 	}
 	defer cleanup()
 	if err := cfg.useEvents(); err != nil {
@@ -155,7 +157,13 @@ func sizeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	p := &sizeProfile{VCPUs: *vcpus, MachineCPUs: runtime.NumCPU(), Target: cfg.Target, Bootstrap: cfg.Bootstrap, Events: cfg.eventsDesc}
 	rt := runtimeSpec{Name: rtFunction, Binary: bin, SurvivesPanic: true}
+	if cfg.fnOut, err = createOutput(cfg.Out, "size-function.log"); err != nil {
+		return err
+	}
 	err = profileFunction(ctx, cfg, rt, p, *step, *budget, *top, *check)
+	err = errors.Join(err, cfg.fnOut.close())
+	c := cfg.fnOut.summary()
+	p.Output = &c
 	if p.Steps == nil {
 		return err
 	}
@@ -407,6 +415,9 @@ func disagreement(p *sizeProfile) string {
 // for window after a warm-up.
 func measureStep(ctx context.Context, cfg *config, rt runtimeSpec, n int, window time.Duration) (sizeStep, error) {
 	s := sizeStep{N: n}
+	if cfg.fnOut != nil {
+		cfg.fnOut.note("N=%d, a fresh process", n)
+	}
 	in, err := start(ctx, cfg, rt, n, -1)
 	if err != nil {
 		return s, err
@@ -464,6 +475,9 @@ func measureStep(ctx context.Context, cfg *config, rt runtimeSpec, n int, window
 // seconds: the recommendation holds when no throttle says the runtime fell
 // behind and p99 is within the one predicted.
 func checkStep(ctx context.Context, cfg *config, rt runtimeSpec, n int, rate, predicted float64, window time.Duration) (*sizeCheck, error) {
+	if cfg.fnOut != nil {
+		cfg.fnOut.note("the check at N=%d, a fresh process", n)
+	}
 	in, err := start(ctx, cfg, rt, n, -1)
 	if err != nil {
 		return nil, err
@@ -566,7 +580,7 @@ func sizeLines(p *sizeProfile) (head []string, table [][]string, tail []string) 
 		if why == "" {
 			why = "no recommendation"
 		}
-		return []string{sized, strings.ToUpper(why[:1]) + why[1:] + "."}, table, p.Notes
+		return []string{sized, strings.ToUpper(why[:1]) + why[1:] + "."}, table, append(slices.Clip(p.Notes), outputLine(p)...)
 	}
 	head = []string{
 		sized,
@@ -581,6 +595,7 @@ func sizeLines(p *sizeProfile) (head []string, table [][]string, tail []string) 
 	}
 	tail = append(tail, fmt.Sprintf("Memory holds, with %.0f%% to spare, %s (for %d vCPUs).", 100*memoryRoom, strings.Join(bounds, ", "), p.VCPUs))
 	tail = append(tail, p.Notes...)
+	tail = append(tail, outputLine(p)...)
 	if c := p.Check; c != nil {
 		verdict := "holds"
 		if !c.Holds {
@@ -597,6 +612,14 @@ func sizeLines(p *sizeProfile) (head []string, table [][]string, tail []string) 
 	}
 	tail = append(tail, "SAM parameters (deploy/template.yaml; CodeBucket and CodeKey name your zip in S3): "+p.SAM)
 	return head, table, tail
+}
+
+// outputLine sums up the function's output, when there is a summary.
+func outputLine(p *sizeProfile) []string {
+	if p.Output == nil {
+		return nil
+	}
+	return []string{"The function's output, over every step: " + p.Output.words() + "."}
 }
 
 // stepTable is the table of the sweep's steps.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -168,6 +169,16 @@ func start(ctx context.Context, cfg *config, rt runtimeSpec, n, pinCPU int) (*in
 	return startFake(ctx, cfg, rt, n, pinCPU)
 }
 
+// output is where a runtime's stdout and stderr go: to gc, and for the
+// user's function to cfg.fnOut as well.
+func output(cfg *config, rt runtimeSpec, gc *measure.GCCounter) io.Writer {
+	if cfg.fnOut == nil || rt.Name != rtFunction {
+		return gc
+	}
+	cfg.fnOut.rie = cfg.Target == targetRIE
+	return io.MultiWriter(gc, cfg.fnOut)
+}
+
 // startFake execs rt.Binary against a new fake Runtime API and waits until
 // it has N polls outstanding.
 func startFake(ctx context.Context, cfg *config, rt runtimeSpec, n, pinCPU int) (*instance, error) {
@@ -186,7 +197,8 @@ func startFake(ctx context.Context, cfg *config, rt runtimeSpec, n, pinCPU int) 
 	gc := &measure.GCCounter{}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(bootstrapEnv(cfg, n), "AWS_LAMBDA_RUNTIME_API="+api.Addr())
-	cmd.Stdout, cmd.Stderr = gc, gc
+	cmd.Stdout = output(cfg, rt, gc)
+	cmd.Stderr = cmd.Stdout // one pipe: lines of both stay whole
 	cmd.SysProcAttr = groupAttr()
 	cmd.WaitDelay = time.Second
 	t0 := time.Now()
@@ -249,14 +261,15 @@ const rieRuntimeUID = 993
 // outside through the runtime's process in the emulator's PID namespace.
 func startRIE(ctx context.Context, cfg *config, rt runtimeSpec, n int) (*instance, error) {
 	gc := &measure.GCCounter{}
+	out := output(cfg, rt, gc)
 	t0 := time.Now()
 	e, err := rie.Start(ctx, rie.Options{
 		Bootstrap:      rt.Binary,
 		MaxConcurrency: n,
 		Env:            bootstrapEnv(cfg, n),
 		Timeout:        cfg.Timeout,
-		Stdout:         gc,
-		Stderr:         gc,
+		Stdout:         out,
+		Stderr:         out,
 	})
 	if err != nil {
 		return nil, err

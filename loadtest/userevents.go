@@ -133,7 +133,7 @@ func (c *config) useEvents() error {
 	if c.Events != "" {
 		var err error
 		if evs, err = readEvents(c.Events); err != nil {
-			return err
+			return inputError("-events", c.Events, err)
 		}
 		order := "in the file's order"
 		if c.Shuffle {
