@@ -344,8 +344,9 @@ func (d *docChecker) spec(bin, sub string) (flagSpec, error) {
 }
 
 // args checks a program's arguments: the subcommand, when the program has
-// them, and every flag, then lets the program itself parse them up to -h
-// (which ends it before it does anything). "..." stands for more.
+// them, every flag, and at most positional arguments after them (any
+// number when it is below 0), then lets the program itself parse them up
+// to -h (which ends it before it does anything). "..." stands for more.
 func (d *docChecker) args(bin string, subcommands bool, positional int, args []string) error {
 	sub := ""
 	if subcommands {
@@ -368,7 +369,7 @@ func (d *docChecker) args(bin string, subcommands bool, positional int, args []s
 			break
 		}
 		if !strings.HasPrefix(a, "-") || a == "-" {
-			if rest := len(args) - i; rest > positional && args[len(args)-1] != "..." {
+			if rest := len(args) - i; positional >= 0 && rest > positional && args[len(args)-1] != "..." {
 				return fmt.Errorf("%d argument(s) %q after the flags, the program takes %d", rest, args[i:], positional)
 			}
 			break
@@ -501,8 +502,11 @@ func (d *docChecker) check(c docCommand) (kind string, err error) {
 		if err != nil {
 			return "go", err
 		}
-		if rel == "loadtest" {
+		switch rel {
+		case "loadtest":
 			return "go", d.args(bin, true, 0, args)
+		case "cmd/lmigo-pack":
+			return "go", d.args(bin, false, -1, args) // packages, any number
 		}
 		return "go", d.args(bin, false, 1, args)
 	case "tool":
@@ -518,7 +522,7 @@ func (d *docChecker) check(c docCommand) (kind string, err error) {
 		if err != nil {
 			return "go", err
 		}
-		return "go", d.args(bin, false, 1, args[1:])
+		return "go", d.args(bin, false, -1, args[1:])
 	case "test", "build", "vet":
 		// -n prints what would run and runs nothing: flags and packages
 		// are checked.
@@ -590,6 +594,8 @@ func TestDocCheckerRejects(t *testing.T) {
 		{"GOARCH=arm64 go build ./cmd/bootstrap", true},
 		{"go tool lmigo-pack -o dist -arch arm64 ./cmd/x", true},
 		{"go tool lmigo-pack -bogus ./cmd/x", false},
+		{"go tool lmigo-pack -o dist ./cmd/x ./cmd/y", true},
+		{"go run ./cmd/lmigo-pack -o dist ./cmd/x ./cmd/y", true},
 		{"go tool pack", true},
 		{"go tool no-such-tool", false},
 		{"go mod edit -replace=github.com/lmigo/lmigo/concurrent/oteltrace=../lmigo/concurrent/oteltrace", true},
