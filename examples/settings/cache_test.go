@@ -68,10 +68,11 @@ var variants = []struct {
 	{"refresh outside the lock", newOutside},
 }
 
-// serve starts the runtime at N=n over g.
-func serve(tb testing.TB, g getter) *lambdatest.Function {
+// serve starts the runtime at N=n over g, each invocation's timeout
+// timeout.
+func serve(tb testing.TB, g getter, timeout time.Duration) *lambdatest.Function {
 	h := func(ctx context.Context) (answer, error) { return answer{Value: g.get(ctx)}, nil }
-	return lambdatest.Start(tb, h, lambdatest.WithConcurrency(n))
+	return lambdatest.Start(tb, h, lambdatest.WithConcurrency(n), lambdatest.WithTimeout(timeout))
 }
 
 // TestRefreshStalls: n invocations arrive at N=n as the value expires,
@@ -98,27 +99,39 @@ func TestRefreshStalls(t *testing.T) {
 					return "", ctx.Err()
 				}
 			}
-			g, waiting := v.build(fetch)
-			f := serve(t, g)
-			answers := make(chan string, n)
-			for range n {
-				go func() { answers <- value(t, f.Invoke([]byte(`{}`))) }()
+			// The test's deadline bounds the wait, not a guess: the
+			// invocations' own timeout is past it, and the test gives up
+			// before go test's -timeout would, to say what it saw.
+			timeout, giveUp := time.Hour, (<-chan time.Time)(nil)
+			if d, ok := t.Deadline(); ok {
+				timeout, giveUp = time.Until(d), time.After(time.Until(d)*9/10)
 			}
-			<-started // the refresh is under way, and held
+			g, waiting := v.build(fetch)
+			f := serve(t, g, timeout)
+			answers := make(chan lambdatest.Result, n) // read by the test alone
+			for range n {
+				go func() { answers <- f.Invoke([]byte(`{}`)) }()
+			}
+			select {
+			case <-started: // the refresh is under way, and held
+			case <-giveUp:
+				t.Fatal("no invocation refreshed the expired value")
+			}
 			var got []string
 			for len(got)+waiting() < n-1 {
 				select {
-				case a := <-answers:
-					got = append(got, a)
+				case r := <-answers:
+					got = append(got, value(t, r))
 				case <-time.After(time.Millisecond): // look at waiting again
-				case <-t.Context().Done():
-					t.Fatalf("%d answered and %d waiting on the lock, of %d", len(got), waiting(), n-1)
+				case <-giveUp:
+					close(release)
+					t.Fatalf("%d answered and %d waiting on the lock, of the %d that do not refresh", len(got), waiting(), n-1)
 				}
 			}
 			stalled := n - len(got)
 			close(release)
 			for len(got) < n {
-				got = append(got, <-answers)
+				got = append(got, value(t, <-answers))
 			}
 			t.Logf("%d of %d invocations stalled by one refresh, %d call(s) downstream", stalled, n, calls.Load())
 			if stalled != want[v.name] || calls.Load() != 1 {
@@ -164,7 +177,7 @@ func BenchmarkRefresh(b *testing.B) {
 				}
 			}
 			g, _ := v.build(fetch)
-			f := serve(b, g)
+			f := serve(b, g, time.Minute)
 			var stalled int
 			var took []time.Duration
 			for b.Loop() {
