@@ -54,7 +54,16 @@ type loadStats struct {
 	HTTPErrors map[int]int64
 	MaxLag     time.Duration // open: worst delay of a send behind its intended time (the schedule's own)
 	Hist       *hdrhistogram.Histogram
+	// Groups holds the latencies of the items of each group (item.group),
+	// at most maxGroups of them; the others share otherGroup.
+	Groups map[string]*hdrhistogram.Histogram
 }
+
+// Bounds of the latencies kept per group.
+const (
+	maxGroups  = 64
+	otherGroup = "(other files)"
+)
 
 func (s *loadStats) answered() int64 { return s.OK + s.FuncErrors + s.Wrong }
 
@@ -87,6 +96,7 @@ type recorder struct {
 
 	mu         sync.Mutex
 	hist       *hdrhistogram.Histogram
+	groups     map[string]*hdrhistogram.Histogram
 	firstErr   string
 	httpErrors map[int]int64
 
@@ -144,12 +154,33 @@ func (r *recorder) do(ctx context.Context, inv invoker, it *item, pause time.Dur
 		}
 		r.mu.Lock()
 		_ = r.hist.RecordValue(max(int64(lat), 1)) // above 5 min: dropped, cannot happen within the bounds
+		if it.group != "" {
+			_ = r.group(it.group).RecordValue(max(int64(lat), 1))
+		}
 		r.mu.Unlock()
 		if r.progress != nil {
 			r.progress.Add(1)
 		}
 		return
 	}
+}
+
+// group is the histogram of group g; r.mu is held.
+func (r *recorder) group(g string) *hdrhistogram.Histogram {
+	if r.groups == nil {
+		r.groups = map[string]*hdrhistogram.Histogram{}
+	}
+	h := r.groups[g]
+	if h == nil {
+		if len(r.groups) >= maxGroups-1 {
+			g = otherGroup
+		}
+		if h = r.groups[g]; h == nil {
+			h = newHist()
+			r.groups[g] = h
+		}
+	}
+	return h
 }
 
 // firstError keeps msg if it is the first error.
@@ -167,7 +198,7 @@ func (r *recorder) stats(elapsed time.Duration) loadStats {
 	return loadStats{
 		Elapsed: elapsed, OK: r.ok.Load(), FuncErrors: r.funcErrors.Load(), Wrong: r.wrong.Load(),
 		Failures: r.failures.Load(), Throttles: r.throttles.Load(), Abandoned: r.abandoned.Load(),
-		FirstErr: r.firstErr, HTTPErrors: maps.Clone(r.httpErrors), Hist: r.hist,
+		FirstErr: r.firstErr, HTTPErrors: maps.Clone(r.httpErrors), Hist: r.hist, Groups: r.groups,
 	}
 }
 

@@ -45,7 +45,7 @@ type sizeProfile struct {
 	Bootstrap    string `json:"bootstrap"`
 	Events       string `json:"events"`
 
-	WallMS       float64 `json:"wallMsPerInvocation"` // at N=1, p50
+	WallMS       float64 `json:"wallMsPerInvocation"` // at N=1, the mean
 	CPUMS        float64 `json:"cpuMsPerInvocation"`
 	WaitShare    float64 `json:"waitingShare"` // of the wall time, not on a CPU
 	BaseMiB      float64 `json:"baseRssMiB"`
@@ -64,6 +64,9 @@ type sizeProfile struct {
 	// MemoryBoundN is, per memory ratio, the largest N its environment
 	// holds with memoryRoom to spare.
 	MemoryBoundN map[string]int `json:"memoryBoundN"`
+	// EventCosts are the wall times at N=1 per events file, where the
+	// events come from several.
+	EventCosts []eventCost `json:"eventCosts,omitempty"`
 
 	// NoRecommendation says why there is none; the figures stand.
 	NoRecommendation string `json:"noRecommendation,omitempty"`
@@ -295,8 +298,10 @@ func (p *sizeProfile) summarize(check func(n int, rate float64) (*sizeCheck, err
 		return errors.New("the function did not answer at N=1")
 	}
 	one := p.Steps[0]
-	// The median, not the mean: one stall of a busy machine moves a mean.
-	p.WallMS = one.P50MS
+	// The mean, not the median: Little's law holds for the mean, and a
+	// batch consumer's few large batches are most of its time.
+	p.WallMS = one.MeanMS
+	p.EventCosts = one.costs
 	p.KneeN = knee(p.Steps)
 	// CPU per invocation over every linear step: more invocations, finer
 	// than the clock's 10 ms ticks.
@@ -458,7 +463,10 @@ func measureStep(ctx context.Context, cfg *config, rt runtimeSpec, n int, window
 	s.Throughput = float64(answered) / st.Elapsed.Seconds()
 	s.MeanMS = st.Hist.Mean() / 1e6
 	s.P50MS = float64(st.Hist.ValueAtPercentile(50)) / 1e6
+	s.P90MS = float64(st.Hist.ValueAtPercentile(90)) / 1e6
 	s.P99MS = float64(st.Hist.ValueAtPercentile(99)) / 1e6
+	s.MaxMS = float64(st.Hist.Max()) / 1e6
+	s.costs = eventCosts(st.Groups)
 	s.CPUMS = float64(cpu1-cpu0) / 1e6 / float64(answered)
 	s.DriverCPUMS = float64(drv1-drv0) / 1e6 / float64(answered)
 	if mach0 > 0 && mach1 > mach0 {
@@ -569,101 +577,4 @@ func meminfo(key string) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no %s in /proc/meminfo", key)
-}
-
-// sizeLines are the report's lines, for the terminal and Markdown alike.
-func sizeLines(p *sizeProfile) (head []string, table [][]string, tail []string) {
-	sized := fmt.Sprintf("Sized %s with %s, target %s, on %d CPUs, for %d vCPUs, in %s.", p.Bootstrap, p.Events, p.Target, p.MachineCPUs, p.VCPUs, time.Duration(p.Elapsed))
-	table = stepTable(p)
-	if p.rec.N == 0 {
-		why := p.NoRecommendation
-		if why == "" {
-			why = "no recommendation"
-		}
-		return []string{sized, strings.ToUpper(why[:1]) + why[1:] + "."}, table, append(slices.Clip(p.Notes), outputLine(p)...)
-	}
-	head = []string{
-		sized,
-		fmt.Sprintf("PerExecutionEnvironmentMaxConcurrency %d, ConcurrencyPerVCpu %s, ExecutionEnvironmentMemoryGiBPerVCpu %d (limited by %s).",
-			p.PerExecutionEnvironmentMaxConcurrency, strconv.FormatFloat(p.ConcurrencyPerVCpu, 'f', -1, 64), p.ExecutionEnvironmentMemoryGiBPerVCpu, p.LimitedBy),
-		p.Sentences[0],
-		p.Sentences[1],
-	}
-	var bounds []string
-	for _, ratio := range memoryRatios {
-		bounds = append(bounds, fmt.Sprintf("N=%d at %d GiB per vCPU", p.MemoryBoundN[strconv.Itoa(ratio)], ratio))
-	}
-	tail = append(tail, fmt.Sprintf("Memory holds, with %.0f%% to spare, %s (for %d vCPUs).", 100*memoryRoom, strings.Join(bounds, ", "), p.VCPUs))
-	tail = append(tail, p.Notes...)
-	tail = append(tail, outputLine(p)...)
-	if c := p.Check; c != nil {
-		verdict := "holds"
-		if !c.Holds {
-			verdict = "DOES NOT HOLD"
-		}
-		line := fmt.Sprintf("Check at N=%d, %.0f/s open loop (%.0f%% of the rate measured there, or of the most this machine served) for %.1f s: %d answered, %d throttled, p99 %s (predicted at most %s): %s.",
-			c.N, c.Rate, 100*checkLoad, c.Seconds, c.Answered, c.Throttles, fmtMSf(c.P99MS), fmtMSf(p.PredictedP99), verdict)
-		if c.BehindMsg != "" {
-			line += " Throttles: " + c.BehindMsg + "."
-		}
-		tail = append(tail, line)
-	} else {
-		tail = append(tail, fmt.Sprintf("No check at the recommended N: the environment sized (%d vCPUs) is not this machine (%d CPUs), -check=false, or its memory does not fit here.", p.VCPUs, p.MachineCPUs))
-	}
-	tail = append(tail, "SAM parameters (deploy/template.yaml; CodeBucket and CodeKey name your zip in S3): "+p.SAM)
-	return head, table, tail
-}
-
-// outputLine sums up the function's output, when there is a summary.
-func outputLine(p *sizeProfile) []string {
-	if p.Output == nil {
-		return nil
-	}
-	return []string{"The function's output, over every step: " + p.Output.words() + "."}
-}
-
-// stepTable is the table of the sweep's steps.
-func stepTable(p *sizeProfile) [][]string {
-	table := [][]string{{"N", "", "inv/s", "p50", "p99", "CPU/inv", "driver CPU/inv", "peak RSS", "others' CPUs"}}
-	for _, s := range p.Steps {
-		mark := ""
-		if s.N == p.KneeN {
-			mark = "knee"
-		} else if !s.Linear {
-			mark = "past"
-		}
-		table = append(table, []string{strconv.Itoa(s.N), mark, fmtCount(s.Throughput), fmtMSf(s.P50MS), fmtMSf(s.P99MS), fmtMSf(s.CPUMS), fmtMSf(s.DriverCPUMS), fmtMiB(s.PeakRSSMiB), fmtOne(s.OtherCPUs)})
-	}
-	return table
-}
-
-func printSize(w io.Writer, p *sizeProfile) {
-	head, table, tail := sizeLines(p)
-	fmt.Fprintln(w)
-	for _, l := range head {
-		fmt.Fprintln(w, l)
-	}
-	fmt.Fprintln(w)
-	writeAligned(w, table)
-	fmt.Fprintln(w)
-	for _, l := range tail {
-		fmt.Fprintln(w, "- "+l)
-	}
-}
-
-func sizeMarkdown(p *sizeProfile) []byte {
-	var b bytes.Buffer
-	head, table, tail := sizeLines(p)
-	b.WriteString("# lmigo load test: size\n\n")
-	for _, l := range head {
-		b.WriteString(l + "\n\n")
-	}
-	mdTable(&b, table)
-	for _, l := range tail {
-		b.WriteString("- " + l + "\n")
-	}
-	if p.SAM != "" {
-		fmt.Fprintf(&b, "\n```\nsam deploy --guided --template-file deploy/template.yaml --parameter-overrides %s\n```\n", p.SAM)
-	}
-	return b.Bytes()
 }

@@ -155,7 +155,7 @@ func running(bin string) []string {
 // alone, never past Little's law for it.
 func TestSizeSummarize(t *testing.T) {
 	step := func(n int, x, p50, cpu, drv, others float64, lin bool) sizeStep {
-		return sizeStep{N: n, Invocations: int64(x * 3), Throughput: x, P50MS: p50, P99MS: 2 * p50, CPUMS: cpu, DriverCPUMS: drv,
+		return sizeStep{N: n, Invocations: int64(x * 3), Throughput: x, MeanMS: p50, P50MS: p50, P99MS: 2 * p50, CPUMS: cpu, DriverCPUMS: drv,
 			OtherCPUs: others, BaseRSSMiB: 10, PeakRSSMiB: 10 + 0.1*float64(n), Linear: lin}
 	}
 	tests := []struct {

@@ -14,7 +14,9 @@ type sizeStep struct {
 	Throughput  float64 `json:"throughput"` // answered per second
 	MeanMS      float64 `json:"meanMs"`     // wall time per invocation
 	P50MS       float64 `json:"p50Ms"`
+	P90MS       float64 `json:"p90Ms"`
 	P99MS       float64 `json:"p99Ms"`
+	MaxMS       float64 `json:"maxMs"`
 	CPUMS       float64 `json:"cpuMs"`      // the process's CPU per invocation
 	BaseRSSMiB  float64 `json:"baseRssMiB"` // after init, before the first invocation
 	PeakRSSMiB  float64 `json:"peakRssMiB"` // VmHWM at the end of the load
@@ -28,6 +30,8 @@ type sizeStep struct {
 	// Linear: the step still gains what N promises over N=1 (throughput
 	// and latency within linearLoss of it).
 	Linear bool `json:"linear"`
+
+	costs []eventCost // per events file, where there are several
 }
 
 // linearLoss is how far a step may fall short of N times N=1's throughput

@@ -25,9 +25,16 @@ func eventItems(evs []event, shuffle bool, seed uint64, expect *regexp.Regexp) [
 		}
 		return o.FunctionError == "" && !httpError(o.Body)
 	}
+	files := map[string]bool{}
+	for _, ev := range evs {
+		files[ev.file] = true
+	}
 	items := make([]item, len(evs))
 	for i, ev := range evs {
 		items[i] = item{name: ev.name(), payload: ev.payload, check: check}
+		if len(files) > 1 {
+			items[i].group = ev.file // the costs of each file apart
+		}
 	}
 	if shuffle {
 		r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
@@ -135,7 +142,7 @@ func (c *config) useEvents() error {
 		if evs, err = readEvents(c.Events); err != nil {
 			return inputError("-events", c.Events, err)
 		}
-		order := "in the file's order"
+		order := "in order"
 		if c.Shuffle {
 			order = "shuffled"
 		}
@@ -144,7 +151,7 @@ func (c *config) useEvents() error {
 	if expect != nil {
 		desc += ", answers matching " + c.Expect
 	} else {
-		desc += ", any answer not an error right"
+		desc += ", any answer right but an error or an HTTP error"
 	}
 	c.Workload, c.eventsDesc = eventsWorkload, desc
 	c.userItems = eventItems(evs, c.Shuffle, 1, expect)
