@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"maps"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +38,9 @@ type loadSpec struct {
 	// answered, when set, counts every answer as it comes: the progress
 	// of a run on a terminal.
 	answered *atomic.Int64
+	// poisson, when not 0, seeds the open model's arrivals at random (a
+	// Poisson process at rate): the same seed sends at the same times.
+	poisson uint64
 }
 
 // loadStats is what a load observed. Answered = OK + FuncErrors + Wrong.
@@ -251,8 +255,9 @@ func openLoop(ctx context.Context, inv invoker, spec loadSpec) loadStats {
 	start := time.Now()
 	sendBy := start.Add(spec.window)
 	var maxLag time.Duration
+	next := schedule(spec)
 	for i := 0; i < spec.count; i++ {
-		t := start.Add(time.Duration(float64(i) * float64(time.Second) / spec.rate))
+		t := start.Add(next())
 		if t.After(sendBy) || !sleepUntil(ctx, t) {
 			break
 		}
@@ -264,6 +269,31 @@ func openLoop(ctx context.Context, inv invoker, spec loadSpec) loadStats {
 	st := rec.stats(time.Since(start))
 	st.MaxLag = maxLag
 	return st
+}
+
+// schedule returns, call by call, when each invocation of an open load
+// is due after its start: i/rate, or with spec.poisson at random, each
+// gap drawn from the exponential distribution of mean 1/rate.
+func schedule(spec loadSpec) func() time.Duration {
+	gap := float64(time.Second) / spec.rate
+	if spec.poisson == 0 {
+		i := 0
+		return func() time.Duration {
+			d := time.Duration(float64(i) * gap)
+			i++
+			return d
+		}
+	}
+	r := rand.New(rand.NewPCG(spec.poisson, spec.poisson^0x9e3779b97f4a7c15))
+	var at float64
+	first := true
+	return func() time.Duration {
+		if !first {
+			at += r.ExpFloat64() * gap
+		}
+		first = false
+		return time.Duration(at)
+	}
 }
 
 // retryWait waits before a throttled invocation is retried: d when d > 0;

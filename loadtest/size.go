@@ -9,7 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -37,13 +36,17 @@ type sizeProfile struct {
 	ExecutionEnvironmentMemoryGiBPerVCpu  int     `json:"ExecutionEnvironmentMemoryGiBPerVCpu"`
 
 	MemorySizeMB int    `json:"memorySizeMB"`
-	LimitedBy    string `json:"limitedBy"` // cpu or memory
-	SAM          string `json:"samParameters"`
-	VCPUs        int    `json:"vcpus"`       // the environment sized for
-	MachineCPUs  int    `json:"machineCpus"` // the CPUs measured on
-	Target       string `json:"target"`
-	Bootstrap    string `json:"bootstrap"`
-	Events       string `json:"events"`
+	LimitedBy    string `json:"limitedBy"` // cpu, loss, latency or memory
+	// Confirmed: the N recommended held its check here. Unconfirmed says
+	// plainly what to use when checks ran and none held.
+	Confirmed   bool   `json:"confirmed"`
+	Unconfirmed string `json:"unconfirmed,omitempty"`
+	SAM         string `json:"samParameters"`
+	VCPUs       int    `json:"vcpus"`       // the environment sized for
+	MachineCPUs int    `json:"machineCpus"` // the CPUs measured on
+	Target      string `json:"target"`
+	Bootstrap   string `json:"bootstrap"`
+	Events      string `json:"events"`
 
 	WallMS       float64 `json:"wallMsPerInvocation"` // at N=1, the mean
 	CPUMS        float64 `json:"cpuMsPerInvocation"`
@@ -59,7 +62,16 @@ type sizeProfile struct {
 	LittleHere   float64 `json:"littleKneeHereN"`          // on HadCPUs, with the load test's CPU beside the function
 	KneeAgrees   bool    `json:"kneeAgreesWithLittle"`     // the measured knee and LittleHere
 	FunctionKnee float64 `json:"functionKneeN"`            // the knee with the load test's share removed
-	PredictedP99 float64 `json:"predictedP99Ms"`
+
+	// The model (sizemodel.go), for the vCPUs sized for.
+	ScaleAt    float64 `json:"scaleAtCpu"`     // the CPU share the capacity provider scales at
+	LossTarget float64 `json:"lossTarget"`     // the share N may turn away there
+	CPUN       int     `json:"cpuN"`           // the N the CPUs allow
+	Offered    float64 `json:"offeredErlangs"` // in flight on average at that load
+	LossN      int     `json:"lossN"`          // the fewest slots within the loss target
+	LatencyN   int     `json:"latencyN"`       // the latency bound
+	MemoryN    int     `json:"memoryN"`        // the most the largest memory ratio holds
+	Loss       float64 `json:"lossAtN"`        // the share turned away at the N recommended
 
 	// MemoryBoundN is, per memory ratio, the largest N its environment
 	// holds with memoryRoom to spare.
@@ -71,11 +83,12 @@ type sizeProfile struct {
 	// NoRecommendation says why there is none; the figures stand.
 	NoRecommendation string `json:"noRecommendation,omitempty"`
 
-	Sentences [2]string  `json:"explanation"`
-	Notes     []string   `json:"notes,omitempty"`
-	Steps     []sizeStep `json:"steps"`
-	Check     *sizeCheck `json:"check,omitempty"`
-	Elapsed   dur        `json:"elapsed"`
+	Sentences [2]string   `json:"explanation"`
+	Notes     []string    `json:"notes,omitempty"`
+	Steps     []sizeStep  `json:"steps"`
+	Check     *sizeCheck  `json:"check,omitempty"` // the last of Checks
+	Checks    []sizeCheck `json:"checks,omitempty"`
+	Elapsed   dur         `json:"elapsed"`
 	// Output sums up the function's output over every step.
 	Output *outputCounts `json:"output,omitempty"`
 
@@ -83,19 +96,6 @@ type sizeProfile struct {
 }
 
 func (p *sizeProfile) fit() memFit { return memFit{BaseMiB: p.BaseMiB, PerInvMiB: p.MemPerInvMiB} }
-
-// sizeCheck is the function run at the recommended N, below its knee.
-type sizeCheck struct {
-	N          int     `json:"n"`
-	Rate       float64 `json:"rate"`
-	Seconds    float64 `json:"seconds"`
-	Answered   int64   `json:"answered"`
-	Throttles  int64   `json:"throttles"`
-	P99MS      float64 `json:"p99Ms"`
-	BehindMsg  string  `json:"throttleMeaning,omitempty"`
-	FellBehind bool    `json:"fellBehind"`
-	Holds      bool    `json:"holds"`
-}
 
 // sizeMain is `loadtest size`: it measures the user's function as N grows
 // and recommends N and memory.
@@ -120,6 +120,7 @@ func sizeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	budget := fs.Duration("max-time", maxProfile, "the whole profile at most (3m at most)")
 	top := fs.Int("max-n", maxN, "the largest N to measure")
 	check := fs.Bool("check", true, "run the function at the recommended N to check it (when -vcpus is this machine's)")
+	scaleAt := fs.Float64("scale-at", 100*scaleAtDefault, "the CPU % the capacity provider scales at (its AverageCPUUtilization; deploy/template.yaml sets 60)")
 	fs.Var((*stringList)(&cfg.Env), "env", "KEY=VALUE for the function's environment (repeatable)")
 	fs.StringVar(&cfg.Out, "out", cfg.Out, "directory for size.md (\"\": none)")
 	fs.Usage = func() {
@@ -136,6 +137,8 @@ func sizeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("-target %s: size runs the function here, in rie or fake", cfg.Target)
 	case *vcpus < 1 || *step <= 0 || *budget <= 0 || *top < 1:
 		return errors.New("-vcpus, -step, -max-time and -max-n must be positive")
+	case *scaleAt <= 0 || *scaleAt > 100:
+		return errors.New("-scale-at is a CPU share in percent, above 0 and at most 100")
 	}
 	if !cfg.given["target"] {
 		cfg.Target = userTarget(cfg.stderr)
@@ -158,7 +161,8 @@ func sizeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := cfg.useEvents(); err != nil {
 		return err
 	}
-	p := &sizeProfile{VCPUs: *vcpus, MachineCPUs: runtime.NumCPU(), Target: cfg.Target, Bootstrap: cfg.Bootstrap, Events: cfg.eventsDesc}
+	p := &sizeProfile{VCPUs: *vcpus, MachineCPUs: runtime.NumCPU(), Target: cfg.Target, Bootstrap: cfg.Bootstrap, Events: cfg.eventsDesc,
+		ScaleAt: *scaleAt / 100, LossTarget: lossTarget}
 	rt := runtimeSpec{Name: rtFunction, Binary: bin, SurvivesPanic: true}
 	if cfg.fnOut, err = createOutput(cfg.Out, "size-function.log"); err != nil {
 		return err
@@ -232,7 +236,7 @@ func profileFunction(ctx context.Context, cfg *config, rt runtimeSpec, p *sizePr
 		// after the sweep takes about a step's start and stop and more.
 		need := max(step+stepStartup, 2*last)
 		if check {
-			need += checkFor + last
+			need += 2 * (checkFor + last) // a check, and one more
 		}
 		if time.Until(deadline) < need {
 			p.KneeBound = fmt.Sprintf("the %s budget ran out", budget)
@@ -278,6 +282,7 @@ func profileFunction(ctx context.Context, cfg *config, rt runtimeSpec, p *sizePr
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	window := min(checkFor, 2*step)
 	return p.summarize(func(n int, rate float64) (*sizeCheck, error) {
 		if !check || p.VCPUs != p.MachineCPUs {
 			return nil, nil
@@ -286,8 +291,12 @@ func profileFunction(ctx context.Context, cfg *config, rt runtimeSpec, p *sizePr
 			p.Notes = append(p.Notes, fmt.Sprintf("Not checked: N=%d would take %.0f MiB, more than half of what this machine has free.", n, p.fit().at(n)))
 			return nil, nil
 		}
-		fmt.Fprintf(cfg.stderr, "size: checking N=%d at %.0f/s for %s\n", n, rate, min(checkFor, 2*step))
-		return checkStep(ctx, cfg, rt, n, rate, p.PredictedP99, min(checkFor, 2*step))
+		if time.Until(deadline) < window+last {
+			p.Notes = append(p.Notes, fmt.Sprintf("Not checked at N=%d: the %s budget (-max-time) ran out.", n, budget))
+			return nil, nil
+		}
+		fmt.Fprintf(cfg.stderr, "size: checking N=%d, arrivals at random at %.0f/s, for %s\n", n, rate, window)
+		return checkStep(ctx, cfg, rt, n, rate, window)
 	})
 }
 
@@ -296,6 +305,9 @@ func profileFunction(ctx context.Context, cfg *config, rt runtimeSpec, p *sizePr
 func (p *sizeProfile) summarize(check func(n int, rate float64) (*sizeCheck, error)) error {
 	if len(p.Steps) == 0 || !p.Steps[0].Linear {
 		return errors.New("the function did not answer at N=1")
+	}
+	if p.ScaleAt <= 0 {
+		p.ScaleAt, p.LossTarget = scaleAtDefault, lossTarget
 	}
 	one := p.Steps[0]
 	// The mean, not the median: Little's law holds for the mean, and a
@@ -366,47 +378,34 @@ func (p *sizeProfile) summarize(check func(n int, rate float64) (*sizeCheck, err
 	if p.KneeBound != "" {
 		p.Notes = append(p.Notes, fmt.Sprintf("The sweep stopped before it saw the knee (%s): N=%d is a lower bound; Little's law puts the knee near N=%.0f.", p.KneeBound, p.KneeN, p.LittleKnee))
 	}
-	r, err := recommend(p.FunctionKnee, p.MachineCPUs, p.VCPUs, fit)
+	// The knee for the vCPUs sized for: the function alone's on this
+	// machine's CPUs, per CPU.
+	r, err := recommend(p.FunctionKnee*float64(p.VCPUs)/float64(p.MachineCPUs), p.VCPUs, p.ScaleAt, fit)
 	if err != nil {
 		return err
 	}
 	p.rec = r
-	p.PerExecutionEnvironmentMaxConcurrency, p.ConcurrencyPerVCpu, p.ExecutionEnvironmentMemoryGiBPerVCpu = r.N, r.PerVCPU, r.Ratio
-	p.MemorySizeMB, p.LimitedBy, p.SAM = r.MemorySizeMB, r.LimitedBy, samParams(r)
-	// The p99 predicted is that of the step at the N per CPU recommended,
-	// on this machine's CPUs (the nearest measured at or below it).
-	at := float64(r.N) / float64(p.VCPUs) * float64(p.MachineCPUs)
-	var ref *sizeStep
-	for i := range p.Steps {
-		s := &p.Steps[i]
-		if float64(s.N) <= at+0.5 && (ref == nil || s.N > ref.N) {
-			ref = s
-		}
-	}
-	if ref == nil {
-		ref = &p.Steps[0]
-	}
-	p.PredictedP99 = ref.P99MS
 	p.MemoryBoundN = map[string]int{}
 	for _, ratio := range memoryRatios {
 		p.MemoryBoundN[strconv.Itoa(ratio)] = memoryBound(fit, ratio, p.VCPUs)
 	}
-	p.Sentences = sizeSentences(p)
-	// The check: the recommended N in the open model at 60% of what the
-	// step there served, the CPU the template's capacity provider scales
-	// at (AverageCPUUtilization), and never more than this machine served
-	// at any N: the load test's own CPU stays beside the function.
-	most := 0.0
-	for _, s := range p.Steps {
-		most = max(most, s.Throughput)
-	}
-	c, err := check(r.N, math.Max(1, checkLoad*min(ref.Throughput*float64(r.N)/float64(ref.N), most)))
-	p.Check = c
+	err = p.confirm(check)
+	p.settle()
 	return err
 }
 
-// checkLoad is the share of the knee's throughput the check offers.
-const checkLoad = 0.6
+// settle sets the settings, the model's figures and the sentences from
+// p.rec, once its N is final.
+func (p *sizeProfile) settle() {
+	r := p.rec
+	p.PerExecutionEnvironmentMaxConcurrency, p.ConcurrencyPerVCpu, p.ExecutionEnvironmentMemoryGiBPerVCpu = r.N, r.PerVCPU, r.Ratio
+	p.MemorySizeMB, p.LimitedBy, p.SAM = r.MemorySizeMB, r.LimitedBy, samParams(r)
+	p.CPUN, p.Offered, p.LossN, p.LatencyN, p.MemoryN, p.Loss = r.CPUN, r.Offered, r.LossN, r.LatencyN, r.MemoryN, r.Loss
+	if n := len(p.Checks); n > 0 {
+		p.Check = &p.Checks[n-1]
+	}
+	p.Sentences = [2]string{cpuSentence(p), memorySentence(p)}
+}
 
 // disagreement says why a measured knee may part from Little's law.
 func disagreement(p *sizeProfile) string {
@@ -477,46 +476,6 @@ func measureStep(ctx context.Context, cfg *config, rt runtimeSpec, n int, window
 		s.PeakRSSMiB = mib(ps.Peak)
 	}
 	return s, ctx.Err()
-}
-
-// checkStep runs the function at N=n in the open model at rate for a few
-// seconds: the recommendation holds when no throttle says the runtime fell
-// behind and p99 is within the one predicted.
-func checkStep(ctx context.Context, cfg *config, rt runtimeSpec, n int, rate, predicted float64, window time.Duration) (*sizeCheck, error) {
-	if cfg.fnOut != nil {
-		cfg.fnOut.note("the check at N=%d, a fresh process", n)
-	}
-	in, err := start(ctx, cfg, rt, n, -1)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = in.stop() }()
-	count := max(int(rate*window.Seconds()), 1)
-	lctx, cancel := context.WithTimeout(ctx, window+openGrace+cfg.Timeout)
-	defer cancel()
-	lctx, watch := watchExit(lctx, in)
-	// A warm-up, so that a cold start's burst is not read as falling behind.
-	warm := loadSpec{model: modelClosed, callers: n, count: 2 * n, window: 2 * time.Second, items: cfg.userItems, pause: cfg.Pause}
-	runLoad(lctx, in.inv, warm)
-	st := runLoad(lctx, in.inv, loadSpec{model: modelOpen, rate: rate, count: count, window: window + openGrace,
-		items: cfg.userItems, pause: cfg.Pause, next: true})
-	if watch.exited() {
-		return nil, errors.New(in.exitProblem())
-	}
-	c := &sizeCheck{N: n, Rate: rate, Seconds: window.Seconds(), Answered: st.answered(), Throttles: st.Throttles}
-	m := map[string]float64{}
-	if st.answered() > 0 {
-		latencyMetrics(st.Hist, m)
-		m[mThroughput] = float64(st.answered()) / st.Elapsed.Seconds()
-		c.P99MS = m[mP99] / 1e3
-	}
-	if c.Throttles > 0 {
-		sc := scenario{Model: modelOpen, Rate: rate, N: n}
-		c.BehindMsg = throttleMeaning(sc, c.Throttles, 0, m)
-		c.FellBehind = strings.HasPrefix(c.BehindMsg, "overload")
-	}
-	c.Holds = !c.FellBehind && c.P99MS <= predicted && st.Failures+st.Wrong == 0 && c.Answered > 0
-	return c, ctx.Err()
 }
 
 // driverCPU is the CPU time of this process and of the runtime's helpers.

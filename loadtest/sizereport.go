@@ -35,14 +35,22 @@ func sizeLines(p *sizeProfile) sizeText {
 		t.tail = append(append(t.tail, p.Notes...), outputLine(p)...)
 		return t
 	}
-	head := []string{
-		sized,
-		fmt.Sprintf("PerExecutionEnvironmentMaxConcurrency %d, ConcurrencyPerVCpu %s, ExecutionEnvironmentMemoryGiBPerVCpu %d (limited by %s).",
-			p.PerExecutionEnvironmentMaxConcurrency, strconv.FormatFloat(p.ConcurrencyPerVCpu, 'f', -1, 64), p.ExecutionEnvironmentMemoryGiBPerVCpu, p.LimitedBy),
-		p.Sentences[0],
-		p.Sentences[1],
+	held := "not checked here"
+	switch {
+	case p.Confirmed:
+		held = fmt.Sprintf("it held its check here at N=%d", p.PerExecutionEnvironmentMaxConcurrency)
+	case p.Unconfirmed != "":
+		held = "NOT confirmed: see the next sentence"
 	}
-	t.head = head
+	t.head = []string{
+		sized,
+		fmt.Sprintf("PerExecutionEnvironmentMaxConcurrency %d, ConcurrencyPerVCpu %s, ExecutionEnvironmentMemoryGiBPerVCpu %d (limited by %s; %s).",
+			p.PerExecutionEnvironmentMaxConcurrency, strconv.FormatFloat(p.ConcurrencyPerVCpu, 'f', -1, 64), p.ExecutionEnvironmentMemoryGiBPerVCpu, p.LimitedBy, held),
+	}
+	if p.Unconfirmed != "" {
+		t.head = append(t.head, p.Unconfirmed)
+	}
+	t.head = append(t.head, p.Sentences[0], p.Sentences[1])
 	tail := t.tail
 	var bounds []string
 	for _, ratio := range memoryRatios {
@@ -51,19 +59,11 @@ func sizeLines(p *sizeProfile) sizeText {
 	tail = append(tail, fmt.Sprintf("Memory holds, with %.0f%% to spare, %s (for %d vCPUs).", 100*memoryRoom, strings.Join(bounds, ", "), p.VCPUs))
 	tail = append(tail, p.Notes...)
 	tail = append(tail, outputLine(p)...)
-	if c := p.Check; c != nil {
-		verdict := "holds"
-		if !c.Holds {
-			verdict = "DOES NOT HOLD"
-		}
-		line := fmt.Sprintf("Check at N=%d, %.0f/s open loop (%.0f%% of the rate measured there, or of the most this machine served) for %.1f s: %d answered, %d throttled, p99 %s (predicted at most %s): %s.",
-			c.N, c.Rate, 100*checkLoad, c.Seconds, c.Answered, c.Throttles, fmtMSf(c.P99MS), fmtMSf(p.PredictedP99), verdict)
-		if c.BehindMsg != "" {
-			line += " Throttles: " + c.BehindMsg + "."
-		}
-		tail = append(tail, line)
-	} else {
-		tail = append(tail, fmt.Sprintf("No check at the recommended N: the environment sized (%d vCPUs) is not this machine (%d CPUs), -check=false, or its memory does not fit here.", p.VCPUs, p.MachineCPUs))
+	for _, c := range p.Checks {
+		tail = append(tail, checkLine(c, p.ScaleAt))
+	}
+	if len(p.Checks) == 0 {
+		tail = append(tail, fmt.Sprintf("No check at the recommended N: the environment sized (%d vCPUs) is not this machine (%d CPUs), -check=false, its memory does not fit here, or the time ran out.", p.VCPUs, p.MachineCPUs))
 	}
 	tail = append(tail, "SAM parameters (deploy/template.yaml; CodeBucket and CodeKey name your zip in S3): "+p.SAM)
 	t.tail = tail

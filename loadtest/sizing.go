@@ -1,11 +1,5 @@
 package main
 
-import (
-	"fmt"
-	"math"
-	"strings"
-)
-
 // sizeStep is the function measured at one N: N closed-loop callers for
 // a window, against a runtime started with AWS_LAMBDA_MAX_CONCURRENCY=N.
 type sizeStep struct {
@@ -151,52 +145,6 @@ const (
 	maxN = 1600
 )
 
-// recommendation is what size recommends, and why.
-type recommendation struct {
-	N            int     // PerExecutionEnvironmentMaxConcurrency
-	PerVCPU      float64 // ConcurrencyPerVCpu
-	Ratio        int     // ExecutionEnvironmentMemoryGiBPerVCpu
-	MemorySizeMB int     // the function's MemorySize: Ratio GiB x vCPUs
-	CPUPerVCPU   int     // the N per vCPU the CPU allows
-	LimitedBy    string  // "cpu" or "memory"
-	NeedMiB      float64 // the memory the fit predicts at N
-}
-
-// recommend turns the function's knee on cpus CPUs and a memory fit into
-// a recommendation for vcpus vCPUs: N per vCPU from the knee, then the
-// smallest memory ratio that holds that N with memoryRoom to spare, or,
-// when even the largest does not, the N it holds.
-func recommend(kneeN float64, cpus, vcpus int, mem memFit) (recommendation, error) {
-	if kneeN < 1 || cpus < 1 || vcpus < 1 {
-		return recommendation{}, fmt.Errorf("no knee measured (N=%.1f on %d CPUs, for %d vCPUs)", kneeN, cpus, vcpus)
-	}
-	// A hair over a whole number per CPU counts as it (20.98 is 21).
-	per := max(int(kneeN/float64(cpus)+0.05), 1)
-	r := recommendation{CPUPerVCPU: per, LimitedBy: "cpu", N: min(max(per*vcpus, minN), maxN)}
-	holds := func(ratio, n int) bool {
-		return mem.at(n) <= (1-memoryRoom)*float64(ratio*vcpus*1024)
-	}
-	r.Ratio = 0
-	for _, ratio := range memoryRatios {
-		if holds(ratio, r.N) {
-			r.Ratio = ratio
-			break
-		}
-	}
-	if r.Ratio == 0 {
-		r.Ratio, r.LimitedBy = memoryRatios[len(memoryRatios)-1], "memory"
-		if memoryBound(mem, r.Ratio, vcpus) < 1 {
-			return recommendation{}, fmt.Errorf("one invocation needs %.0f MiB beside a base of %.0f MiB: more than %d GiB per vCPU holds on %d vCPUs with %.0f%% to spare",
-				mem.PerInvMiB, mem.BaseMiB, r.Ratio, vcpus, 100*memoryRoom)
-		}
-		r.N = min(memoryBound(mem, r.Ratio, vcpus), r.N)
-	}
-	r.PerVCPU = math.Round(10*float64(r.N)/float64(vcpus)) / 10
-	r.MemorySizeMB = r.Ratio * vcpus * 1024
-	r.NeedMiB = mem.at(r.N)
-	return r, nil
-}
-
 // memoryBound is the largest N an environment of ratio GiB per vCPU and
 // vcpus vCPUs holds with memoryRoom to spare (maxN when memory does not
 // grow with N).
@@ -229,59 +177,4 @@ func kneeAgrees(measured int, little float64) bool {
 	return r >= 1/1.5 && r <= 1.5
 }
 
-// sizeSentences explain a recommendation in two sentences a user can
-// check: the CPU's, then the memory's.
-func sizeSentences(p *sizeProfile) [2]string {
-	r := p.rec
-	cpu := fmt.Sprintf("Each invocation took %s of wall time, %s of it CPU (%.0f%% waiting), so %d CPUs keep about %.0f in flight (Little's law: %d × %s / %s); measured, throughput stopped growing or latency started to above N=%d",
-		fmtMSf(p.WallMS), fmtMSf(p.CPUMS), 100*p.WaitShare, p.MachineCPUs, p.LittleKnee, p.MachineCPUs, fmtMSf(p.WallMS), fmtMSf(p.CPUMS), p.KneeN)
-	if p.KneeBound != "" {
-		cpu += " (the highest N measured: " + p.KneeBound + ")"
-	}
-	if p.FunctionKnee > float64(p.KneeN) {
-		beside := fmt.Sprintf("the load test's %s of CPU per invocation beside the function", fmtMSf(p.DriverCPUMS))
-		if p.OtherCPUs > noisyCPUs {
-			beside += fmt.Sprintf(" and other work taking %.1f of the %d CPUs", p.OtherCPUs, p.MachineCPUs)
-		}
-		cpu += fmt.Sprintf(" with %s (N≈%.0f expected), so N=%.0f for the function alone", beside, p.LittleHere, p.FunctionKnee)
-	}
-	cpu += fmt.Sprintf(": %d per CPU, so %d vCPUs take N=%d.", r.CPUPerVCPU, p.VCPUs, r.CPUPerVCPU*p.VCPUs)
-	var mem string
-	env := func(ratio int) string {
-		return fmt.Sprintf("%d GiB per vCPU (%d GiB for %d vCPUs)", ratio, ratio*p.VCPUs, p.VCPUs)
-	}
-	if r.LimitedBy == "memory" {
-		mem = fmt.Sprintf("The process took %.0f MiB plus %.1f MiB per invocation in flight, so N=%d would need %.0f MiB; even %s holds only N=%d with %.0f%% to spare (%.0f MiB), so memory sets N=%d, %.1f per vCPU.",
-			p.BaseMiB, p.MemPerInvMiB, r.CPUPerVCPU*p.VCPUs, p.fit().at(r.CPUPerVCPU*p.VCPUs), env(r.Ratio), r.N, 100*memoryRoom, r.NeedMiB, r.N, r.PerVCPU)
-	} else {
-		mem = fmt.Sprintf("The process took %.0f MiB plus %.1f MiB per invocation in flight, so N=%d needs %.0f MiB, which %s holds with %.0f%% to spare%s.",
-			p.BaseMiB, p.MemPerInvMiB, r.N, r.NeedMiB, env(r.Ratio), 100*memoryRoom, smallerRatio(p))
-	}
-	return [2]string{cpu, mem}
-}
-
-// smallerRatio says why a smaller ratio than the one chosen would not do.
-func smallerRatio(p *sizeProfile) string {
-	r := p.rec
-	if r.Ratio == memoryRatios[0] {
-		return ""
-	}
-	less := memoryRatios[0]
-	for _, ratio := range memoryRatios {
-		if ratio < r.Ratio {
-			less = ratio
-		}
-	}
-	return fmt.Sprintf(" and %d GiB per vCPU does not", less)
-}
-
 func fmtMSf(v float64) string { return fmtLatency(v * 1e3) }
-
-// samParams are the parameters of deploy/template.yaml for r, to paste.
-func samParams(r recommendation) string {
-	return strings.Join([]string{
-		fmt.Sprintf("MaxConcurrency=%d", r.N),
-		fmt.Sprintf("MemoryGiBPerVCpu=%d", r.Ratio),
-		fmt.Sprintf("MemorySize=%d", r.MemorySizeMB),
-	}, " ")
-}
