@@ -82,6 +82,8 @@ type sizeProfile struct {
 
 	// NoRecommendation says why there is none; the figures stand.
 	NoRecommendation string `json:"noRecommendation,omitempty"`
+	// RestsOn says what the figures rest on (sizemodel.go).
+	RestsOn string `json:"restsOn,omitempty"`
 
 	Sentences [2]string   `json:"explanation"`
 	Notes     []string    `json:"notes,omitempty"`
@@ -405,6 +407,7 @@ func (p *sizeProfile) settle() {
 		p.Check = &p.Checks[n-1]
 	}
 	p.Sentences = [2]string{cpuSentence(p), memorySentence(p)}
+	p.RestsOn = restsOn(p)
 }
 
 // disagreement says why a measured knee may part from Little's law.

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -109,17 +110,22 @@ func cpuSentence(p *sizeProfile) string {
 		}
 		s += fmt.Sprintf(" with %s (N≈%.0f expected), so N=%.1f for the function alone", beside, p.LittleHere, p.FunctionKnee)
 	}
-	s += fmt.Sprintf(": %d vCPUs keep about %.1f busy, so the CPUs allow N=%d", p.VCPUs, r.Knee, r.CPUN)
-	s += fmt.Sprintf(". At the load the capacity provider scales at (%.0f%% CPU), %.1f invocations are in flight on average (%.0f%% of %.1f), arriving at random: Erlang's loss formula turns away %s of them at N=%d and at most %.0f%% from N=%d",
-		100*p.ScaleAt, r.Offered, 100*p.ScaleAt, r.Knee, fmtShare(erlangB(r.CPUN, r.Offered)), r.CPUN, 100*lossTarget, r.LossN)
+	s += fmt.Sprintf(": %d vCPUs keep about %s busy, so the CPUs allow N=%d", p.VCPUs, fmtTenth(r.Knee), r.CPUN)
+	s += fmt.Sprintf(". At the load the capacity provider scales at (%.0f%% CPU), %s invocations are in flight on average (%.0f%% of %s), arriving at random: Erlang's loss formula turns away ",
+		100*p.ScaleAt, fmtTenth(r.Offered), 100*p.ScaleAt, fmtTenth(r.Knee))
+	if r.LossN <= r.CPUN {
+		s += fmt.Sprintf("at most %.0f%% of them from N=%d, fewer slots than the CPUs allow", 100*lossTarget, r.LossN)
+	} else {
+		s += fmt.Sprintf("%s of them at N=%d and at most %.0f%% from N=%d", fmtShare(erlangB(r.CPUN, r.Offered)), r.CPUN, 100*lossTarget, r.LossN)
+	}
 	switch r.LimitedBy {
 	case "cpu":
 		s += fmt.Sprintf(", so the CPUs' N=%d", r.N)
 	case "loss":
 		s += fmt.Sprintf(", so N=%d", r.N)
 	case "latency":
-		s += fmt.Sprintf("; but with all N busy at once the CPUs shared stretch an invocation to at most %d× its time alone only up to N=%d (%d × %.1f), so N=%d turns away %s",
-			latencyStretch, r.LatencyN, latencyStretch, r.Knee, r.N, fmtShare(r.Loss))
+		s += fmt.Sprintf("; but with all N busy at once the CPUs shared stretch an invocation to at most %d× its time alone only up to N=%d (%d × %s), so N=%d turns away %s",
+			latencyStretch, r.LatencyN, latencyStretch, fmtTenth(r.Knee), r.N, fmtShare(r.Loss))
 	case "memory":
 		s += fmt.Sprintf("; memory holds only N=%d (below), which turns away %s", r.N, fmtShare(r.Loss))
 	}
@@ -140,6 +146,29 @@ func memorySentence(p *sizeProfile) string {
 	return fmt.Sprintf("The process took %.0f MiB plus %.1f MiB per invocation in flight, so N=%d needs %.0f MiB, which %s holds with %.0f%% to spare%s.",
 		p.BaseMiB, p.MemPerInvMiB, r.N, r.NeedMiB, env(r.Ratio), 100*memoryRoom, smallerRatio(r))
 }
+
+// Per-vCPU figures the report relates its own to.
+const (
+	docsPerVCPU = 32 // docs/tuning.md's start for handlers that wait on I/O
+	awsPerVCPU  = 64 // AWS's most for invocations that use little CPU
+)
+
+// restsOn says what the figures rest on: the CPU and the waiting of the
+// function as it ran here, its downstream calls stubbed or local. N per
+// vCPU follows wall ÷ CPU, so a stub's few microseconds of CPU give far
+// more than docs/tuning.md's 32 per vCPU without contradicting it.
+func restsOn(p *sizeProfile) string {
+	little := p.WallMS / p.CPUMS // Little's law per vCPU
+	s := fmt.Sprintf("These figures rest on the function as it ran here: each invocation took %s of CPU in %s, with its downstream calls as this machine answered them (stubbed, a local stand-in, or none): that is the stub's CPU and waiting, not production's. N per vCPU follows wall ÷ CPU (Little's law), %.0f per vCPU here, and the recommendation is %s per vCPU; docs/tuning.md's %d per vCPU is the start for a handler that spends about 1/%d of its wall time on CPU (%s of %s here), and AWS suggests up to %d per vCPU for invocations that use little CPU.",
+		fmtMSf(p.CPUMS), fmtMSf(p.WallMS), little, fmtTenth(p.ConcurrencyPerVCpu), docsPerVCPU, docsPerVCPU, fmtMSf(p.WallMS/docsPerVCPU), fmtMSf(p.WallMS), awsPerVCPU)
+	if p.ConcurrencyPerVCpu > awsPerVCPU {
+		s += fmt.Sprintf(" Above %d per vCPU, size again with the real downstream, or a stand-in that waits and costs CPU as it does (TLS, signing, decoding), before you trust it.", awsPerVCPU)
+	}
+	return s
+}
+
+// fmtTenth writes v to a tenth, without a trailing ".0".
+func fmtTenth(v float64) string { return strconv.FormatFloat(math.Round(10*v)/10, 'f', -1, 64) }
 
 // fmtShare writes a share as a percentage, finer below 1%.
 func fmtShare(v float64) string {

@@ -199,3 +199,26 @@ func TestCheckJudge(t *testing.T) {
 		t.Errorf("a wrong answer holds: %+v", c)
 	}
 }
+
+// TestSizeRestsOn: the report says what its figures rest on, and relates
+// its N per vCPU to docs/tuning.md's 32 so that 211 per vCPU for a 10 ms
+// stub does not read as a contradiction.
+func TestSizeRestsOn(t *testing.T) {
+	step := func(n int, x float64, lin bool) sizeStep {
+		return sizeStep{N: n, Invocations: int64(3 * x), Throughput: x, MeanMS: 10, P50MS: 10, P99MS: 11, CPUMS: 0.0474,
+			BaseRSSMiB: 10, PeakRSSMiB: 10 + 0.01*float64(n), Linear: lin}
+	}
+	p := &sizeProfile{VCPUs: 2, MachineCPUs: 2, Steps: []sizeStep{step(1, 100, true), step(256, 25000, true), step(512, 30000, false), step(384, 30000, false)}}
+	if err := p.summarize(func(int, float64) (*sizeCheck, error) { return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(sizeLines(p).tail, "\n")
+	for _, w := range []string{"rest on", "stub", "211 per vCPU", "docs/tuning.md", "32 per vCPU", "64 per vCPU"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("the report lacks %q:\n%s", w, text)
+		}
+	}
+	if p.RestsOn == "" {
+		t.Error("no restsOn in the JSON")
+	}
+}

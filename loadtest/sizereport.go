@@ -51,6 +51,7 @@ func sizeLines(p *sizeProfile) sizeText {
 		t.head = append(t.head, p.Unconfirmed)
 	}
 	t.head = append(t.head, p.Sentences[0], p.Sentences[1])
+	t.tail = append(t.tail, p.RestsOn)
 	tail := t.tail
 	var bounds []string
 	for _, ratio := range memoryRatios {
@@ -63,7 +64,7 @@ func sizeLines(p *sizeProfile) sizeText {
 		tail = append(tail, checkLine(c, p.ScaleAt))
 	}
 	if len(p.Checks) == 0 {
-		tail = append(tail, fmt.Sprintf("No check at the recommended N: the environment sized (%d vCPUs) is not this machine (%d CPUs), -check=false, its memory does not fit here, or the time ran out.", p.VCPUs, p.MachineCPUs))
+		tail = append(tail, fmt.Sprintf("No check at the recommended N: it runs when -vcpus is this machine's (%d CPUs; sized for %d vCPUs), -check is not false, its memory fits here and the time allows.", p.MachineCPUs, p.VCPUs))
 	}
 	tail = append(tail, "SAM parameters (deploy/template.yaml; CodeBucket and CodeKey name your zip in S3): "+p.SAM)
 	t.tail = tail
