@@ -78,7 +78,10 @@ func (in *instance) lastWords() string {
 	lines := strings.Split(strings.TrimRight(in.gc.Tail(), "\n"), "\n")
 	var own []string
 	for _, l := range lines {
-		if !measure.IsGCLine([]byte(l)) && !(in.rie && emulatorLine(l)) {
+		if in.rie {
+			l = functionPart(l)
+		}
+		if l != "" && !measure.IsGCLine([]byte(l)) {
 			own = append(own, l)
 		}
 	}
@@ -93,10 +96,16 @@ func (in *instance) lastWords() string {
 // lastLines is how many lines of the function's output lastWords keeps.
 const lastLines = 10
 
-// emulatorLine reports whether a line of the emulator's output is its
-// own: a logfmt line of its logger, or its START, END and REPORT lines.
-func emulatorLine(l string) bool {
-	return strings.HasPrefix(l, "time=") && strings.Contains(l, " level=") ||
-		strings.HasPrefix(l, "START RequestId: ") || strings.HasPrefix(l, "END RequestId: ") ||
-		strings.HasPrefix(l, "REPORT RequestId: ")
+// emulatorLine finds the emulator's own lines in its output: its
+// logger's logfmt lines and its START, END and REPORT lines. It relays
+// the runtime's output in pieces, so one may start within a line.
+var emulatorLine = regexp.MustCompile(`time=\d{4}-\d\d-\d\dT\S+ level=\w+ msg=|(START|END|REPORT) RequestId: `)
+
+// functionPart is what of a line of the emulator's output is the
+// function's: the line up to where the emulator's own begins.
+func functionPart(l string) string {
+	if loc := emulatorLine.FindStringIndex(l); loc != nil {
+		return strings.TrimSpace(l[:loc[0]])
+	}
+	return l
 }

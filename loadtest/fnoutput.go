@@ -106,7 +106,10 @@ func (o *fnOutput) note(format string, args ...any) {
 }
 
 func (o *fnOutput) count(line []byte) {
-	if measure.IsGCLine(line) || o.rie && emulatorLine(string(line)) {
+	if o.rie {
+		line = []byte(functionPart(string(line)))
+	}
+	if measure.IsGCLine(line) {
 		return
 	}
 	switch lineLevel(line) {

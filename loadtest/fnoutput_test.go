@@ -141,3 +141,26 @@ func FuzzOutput(f *testing.F) {
 		}
 	})
 }
+
+// TestFunctionPart: in the emulator's output, its own lines are left out
+// of the function's, also where one begins within a line of it.
+func TestFunctionPart(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`time=2026-12-06T14:31:31.121Z level=WARN msg="InvokeRouter: no ready runtimes" RequestId=x`, ""},
+		{`%: 0.82+3.2+0.003 ms clock, time=2026-12-06T14:31:31.121Z level=WARN msg="no ready runtimes"`, "%: 0.82+3.2+0.003 ms clock,"},
+		{"START RequestId: 9ddaa3a1 Version: $LATEST", ""},
+		{"REPORT RequestId: 9ddaa3a1\tDuration: 0.76 ms", ""},
+		{`{"level":"WARN","message":"the function's own"}`, `{"level":"WARN","message":"the function's own"}`},
+		{`2026/12/06 13:57:29 get item bulk#legacy: invalid key`, `2026/12/06 13:57:29 get item bulk#legacy: invalid key`},
+	}
+	for _, tt := range tests {
+		if got := functionPart(tt.in); got != tt.want {
+			t.Errorf("functionPart(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	o := &fnOutput{rie: true}
+	_, _ = o.Write([]byte("28 @time=2026-12-06T14:31:45.463Z level=WARN msg=\"InvokeRouter: no ready runtimes\"\n{\"level\":\"ERROR\",\"message\":\"own\"}\n"))
+	if c := o.summary(); c.Warn != 0 || c.Error != 1 {
+		t.Errorf("counted %+v: the emulator's WARN is not the function's", c)
+	}
+}
