@@ -30,10 +30,12 @@ type sizeCheck struct {
 	Throttles int64   `json:"throttles"`
 	Wrong     int64   `json:"wrong"` // wrong answers and invocations without one
 	P99MS     float64 `json:"p99Ms"`
+	MeanMS    float64 `json:"meanMs"`    // the wall time seen, CPUs shared
 	OtherCPUs float64 `json:"otherCpus"` // what other work took of the machine meanwhile
 
-	Offered          float64 `json:"offeredErlangs"`   // rate × mean wall time
+	Offered          float64 `json:"offeredErlangs"`   // rate × mean wall time alone
 	PredictedLoss    float64 `json:"predictedLoss"`    // Erlang B at N and that load
+	LossAtSeen       float64 `json:"lossAtSeenWall"`   // Erlang B at the wall time seen
 	AllowedThrottles int64   `json:"allowedThrottles"` // the loss allowed, with chance
 	PredictedP99MS   float64 `json:"predictedP99Ms"`   // 0: not predicted
 	Holds            bool    `json:"holds"`
@@ -47,6 +49,7 @@ type sizeCheck struct {
 func (c *sizeCheck) judge(wallMS float64) {
 	c.Offered = c.Rate * wallMS / 1e3
 	c.PredictedLoss = erlangB(c.N, c.Offered)
+	c.LossAtSeen = erlangB(c.N, c.Rate*c.MeanMS/1e3)
 	attempts := float64(c.Answered + c.Throttles)
 	mean := math.Max(lossTarget, c.PredictedLoss) * attempts
 	c.AllowedThrottles = int64(math.Ceil(mean + 3*math.Sqrt(mean) + 1))
@@ -188,6 +191,7 @@ func checkStep(ctx context.Context, cfg *config, rt runtimeSpec, n int, rate flo
 	}
 	if st.answered() > 0 {
 		c.P99MS = float64(st.Hist.ValueAtPercentile(99)) / 1e6
+		c.MeanMS = st.Hist.Mean() / 1e6
 	}
 	return c, ctx.Err()
 }
@@ -210,6 +214,7 @@ func checkLine(c sizeCheck, scaleAt float64) string {
 	if attempts > 0 {
 		share = float64(c.Throttles) / float64(attempts)
 	}
-	return fmt.Sprintf("Check at N=%d, arrivals at random at %.0f/s (%.0f%% of the most this machine served; %.1f Erlangs) for %.1f s, other work taking %.2f CPUs: %d answered, %d throttled (%s; Erlang B: %s), p99 %s: %s.",
-		c.N, c.Rate, 100*scaleAt, c.Offered, c.Seconds, c.OtherCPUs, c.Answered, c.Throttles, fmtShare(share), fmtShare(c.PredictedLoss), p99, verdict)
+	return fmt.Sprintf("Check at N=%d, arrivals at random at %.0f/s (%.0f%% of the most this machine served; %.1f Erlangs) for %.1f s, other work taking %.2f CPUs: %d answered, %d throttled (%s; Erlang B: %s at the wall time alone, %s at the %s seen here, the CPUs shared), p99 %s: %s.",
+		c.N, c.Rate, 100*scaleAt, c.Offered, c.Seconds, c.OtherCPUs, c.Answered, c.Throttles, fmtShare(share), fmtShare(c.PredictedLoss),
+		fmtShare(c.LossAtSeen), fmtMSf(c.MeanMS), p99, verdict)
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"archive/zip"
 	"bytes"
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -88,7 +90,8 @@ func TestUserBootstrap(t *testing.T) {
 }
 
 // TestRunBadInputs: each bad events file and each bad bootstrap ends run
-// with an error that says what is wrong, and leaves nothing running.
+// and size with an error that says what is wrong, and leaves nothing
+// running.
 func TestRunBadInputs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a bootstrap")
@@ -133,24 +136,32 @@ func TestRunBadInputs(t *testing.T) {
 	for _, b := range badBoots {
 		cases = append(cases, tc{"bootstrap " + b.name, b.path, events, b.want})
 	}
-	for _, target := range []string{targetFake, targetRIE} {
-		for _, c := range cases {
-			t.Run(target+"/"+c.name, func(t *testing.T) {
-				if target == targetRIE && (rie.Supported() != nil || os.Geteuid() != 0) {
-					t.Skip("the emulator needs root")
-				}
-				var out, errOut bytes.Buffer
-				t0 := time.Now()
-				err := runCommand(t.Context(), []string{"-bootstrap", c.boot, "-events", c.events, "-target", target,
-					"-n", "2", "-count", "10", "-warmup", "2", "-out", ""}, &out, &errOut)
-				t.Logf("ended in %s: %v", time.Since(t0).Round(time.Millisecond), err)
-				if err == nil || !regexp.MustCompile(c.want).MatchString(err.Error()+out.String()) {
-					t.Errorf("err %v, want an error saying %q\n%s\n%s", err, c.want, out.String(), errOut.String())
-				}
-				if left := running(c.boot); len(left) > 0 {
-					t.Errorf("processes of %s left running: %v", c.boot, left)
-				}
-			})
+	commands := map[string]func(context.Context, []string, io.Writer, io.Writer) error{"run": runCommand, "size": sizeCommand}
+	for _, cmd := range []string{"run", "size"} {
+		for _, target := range []string{targetFake, targetRIE} {
+			for _, c := range cases {
+				t.Run(cmd+"/"+target+"/"+c.name, func(t *testing.T) {
+					if target == targetRIE && (rie.Supported() != nil || os.Geteuid() != 0) {
+						t.Skip("the emulator needs root")
+					}
+					args := []string{"-bootstrap", c.boot, "-events", c.events, "-target", target, "-out", ""}
+					if cmd == "run" {
+						args = append(args, "-n", "2", "-count", "10", "-warmup", "2")
+					} else {
+						args = append(args, "-step", "300ms", "-max-n", "2")
+					}
+					var out, errOut bytes.Buffer
+					t0 := time.Now()
+					err := commands[cmd](t.Context(), args, &out, &errOut)
+					t.Logf("ended in %s: %v", time.Since(t0).Round(time.Millisecond), err)
+					if err == nil || !regexp.MustCompile(c.want).MatchString(err.Error()+out.String()) {
+						t.Errorf("err %v, want an error saying %q\n%s\n%s", err, c.want, out.String(), errOut.String())
+					}
+					if left := running(c.boot); len(left) > 0 {
+						t.Errorf("processes of %s left running: %v", c.boot, left)
+					}
+				})
+			}
 		}
 	}
 }
