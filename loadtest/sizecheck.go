@@ -143,14 +143,16 @@ func (p *sizeProfile) confirm(check func(n int, rate float64) (*sizeCheck, error
 func unconfirmed(p *sizeProfile, last sizeCheck) string {
 	s := fmt.Sprintf("No N held its check on this machine: at N=%d, %s. Use N=%d (the settings above and the SAM parameters follow it), and watch the function's throttles once deployed", last.N, last.Why, last.N)
 	switch {
+	case last.Wrong > 0:
+		s += ": its answers went wrong at that N, which the steps below it did not show"
+	case p.DriverCPUMS > 2*p.CPUMS:
+		s += fmt.Sprintf("; the load test and the emulator took %s of CPU per invocation beside the function's %s, so at this rate they, not the function, set the throttles and the tail: this machine cannot confirm an N for a function this light", fmtMSf(p.DriverCPUMS), fmtMSf(p.CPUMS))
 	case last.OtherCPUs > noisyCPUs:
 		s += fmt.Sprintf("; other work took %.1f of the %d CPUs during the check, so its figures are this machine's more than the function's: size again on a quiet machine", last.OtherCPUs, p.MachineCPUs)
 	case last.lossHigh && last.N >= min(p.rec.LatencyN, p.rec.MemoryN):
 		s += fmt.Sprintf(": N=%d is as far as the latency and memory bounds go; more vCPUs per environment (-vcpus) serve the same load with room to spare", last.N)
 	case last.lossHigh:
 		s += fmt.Sprintf(": the time left (-max-time) did not allow a check above N=%d", last.N)
-	case last.Wrong > 0:
-		s += ": its answers went wrong at that N, which the steps below it did not show"
 	default:
 		s += fmt.Sprintf("; other work took %.1f of the %d CPUs while sizing: size again on a quiet machine", p.OtherCPUs, p.MachineCPUs)
 	}

@@ -222,3 +222,20 @@ func TestSizeRestsOn(t *testing.T) {
 		t.Error("no restsOn in the JSON")
 	}
 }
+
+// TestUnconfirmedSays: when no N held, the report says why in the terms
+// of what went wrong: the harness, a busy machine, the bounds.
+func TestUnconfirmedSays(t *testing.T) {
+	p := &sizeProfile{MachineCPUs: 2, CPUMS: 0.1, DriverCPUMS: 0.6, rec: recommendation{LatencyN: 8, MemoryN: 1600}}
+	light := unconfirmed(p, sizeCheck{N: 8, Why: "x", lossHigh: true})
+	p.DriverCPUMS = 0.1
+	busy := unconfirmed(p, sizeCheck{N: 8, Why: "x", lossHigh: true, OtherCPUs: 1})
+	bound := unconfirmed(p, sizeCheck{N: 8, Why: "x", lossHigh: true})
+	wrong := unconfirmed(p, sizeCheck{N: 4, Why: "x", Wrong: 2})
+	for got, want := range map[string]string{light: "they, not the function, set the throttles", busy: "size again on a quiet machine",
+		bound: "as far as the latency and memory bounds go", wrong: "its answers went wrong"} {
+		if !strings.Contains(got, want) || !strings.HasPrefix(got, "No N held its check on this machine: at N=") {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+}
