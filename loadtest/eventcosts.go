@@ -14,16 +14,6 @@ import (
 // few costly events raise far above the median; the report shows how the
 // costs spread, per events file where they come from several.
 
-// eventCost is what the events of one file cost at N=1, one at a time.
-type eventCost struct {
-	File        string  `json:"file"`
-	Invocations int64   `json:"invocations"`
-	MeanMS      float64 `json:"meanMs"`
-	P50MS       float64 `json:"p50Ms"`
-	P99MS       float64 `json:"p99Ms"`
-	MaxMS       float64 `json:"maxMs"`
-}
-
 // eventCosts are the costs of each group of a load, by file name.
 func eventCosts(groups map[string]*hdrhistogram.Histogram) []eventCost {
 	var out []eventCost

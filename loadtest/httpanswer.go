@@ -69,17 +69,17 @@ func httpErrorCounts(byStatus map[int]int64) string {
 }
 
 // httpWords says how many of a load's wrong answers were HTTP errors,
-// and how to accept them: "" when none was.
-func httpWords(st loadStats) string {
-	n := total(st.HTTPErrors)
+// counted by status, and how to accept them: "" when none was.
+func httpWords(byStatus map[int]int64) string {
+	n := sumCounts(byStatus)
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (%d of them HTTP errors, %s: -expect REGEXP accepts answers it matches)", n, httpErrorCounts(st.HTTPErrors))
+	return fmt.Sprintf(" (%d of them HTTP errors, %s: -expect REGEXP accepts answers it matches)", n, httpErrorCounts(byStatus))
 }
 
-// total is the sum of counts.
-func total(counts map[int]int64) int64 {
+// sumCounts is the sum of counts.
+func sumCounts(counts map[int]int64) int64 {
 	var n int64
 	for _, v := range counts {
 		n += v

@@ -80,6 +80,9 @@ func fmtMiBDelta(v float64) string {
 func fmtMS(v float64) string    { return fmt.Sprintf("%.1fms", v) }
 func fmtCount(v float64) string { return fmt.Sprintf("%.0f", v) }
 
+// fmtMSf writes milliseconds as fmtLatency does microseconds.
+func fmtMSf(v float64) string { return fmtLatency(v * 1e3) }
+
 func fmtOne(v float64) string {
 	if v != 0 && v < 0.1 {
 		return fmt.Sprintf("%.2f", v)

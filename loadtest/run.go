@@ -281,9 +281,9 @@ func runVerdict(rep *report) string {
 		if len(sr.Runs) > 0 && sr.Runs[0].Exited != "" {
 			why = fmt.Sprintf("the function exited (%s) during the load (PROBLEM above)", sr.Runs[0].Exited)
 		} else if len(sr.Runs) > 0 {
-			if l := sr.Runs[0].Load; total(l.HTTPErrors) > 0 {
+			if l := sr.Runs[0].Load; sumCounts(l.HTTPErrors) > 0 {
 				why = fmt.Sprintf("%d of %d answers were HTTP errors (%s), which count as wrong unless -expect accepts them; %s",
-					total(l.HTTPErrors), l.answered(), httpErrorCounts(l.HTTPErrors), why)
+					sumCounts(l.HTTPErrors), l.answered(), httpErrorCounts(l.HTTPErrors), why)
 			}
 		}
 		return fmt.Sprintf("verdict: NOT shown: %s, so it proves nothing of %s at N=%d", why, rt, sc.N)

@@ -445,7 +445,7 @@ func (l *liveRun) finish(ctx context.Context) runResult {
 		l.res.problem("%d invocations left without an answer when the function exited, %d wrong answers", t.Failures, t.Wrong)
 	} else if t.Failures > 0 || t.Wrong > 0 {
 		http := ""
-		if n := total(t.HTTPErrors); n > 0 {
+		if n := sumCounts(t.HTTPErrors); n > 0 {
 			http = fmt.Sprintf(", %d of them HTTP errors (%s), wrong unless -expect accepts them", n, httpErrorCounts(t.HTTPErrors))
 		}
 		l.res.problem("%d invocations without an answer, %d wrong answers%s; first: %s", t.Failures, t.Wrong, http, t.FirstErr)

@@ -20,29 +20,6 @@ import (
 // maxChecks bounds the checks of one profile.
 const maxChecks = 3
 
-// sizeCheck is the function run at one N, and what the model predicted.
-type sizeCheck struct {
-	N         int     `json:"n"`
-	Rate      float64 `json:"rate"`
-	Arrivals  string  `json:"arrivals"`
-	Seconds   float64 `json:"seconds"`
-	Answered  int64   `json:"answered"`
-	Throttles int64   `json:"throttles"`
-	Wrong     int64   `json:"wrong"` // wrong answers and invocations without one
-	P99MS     float64 `json:"p99Ms"`
-	MeanMS    float64 `json:"meanMs"`    // the wall time seen, CPUs shared
-	OtherCPUs float64 `json:"otherCpus"` // what other work took of the machine meanwhile
-
-	Offered          float64 `json:"offeredErlangs"`   // rate × mean wall time alone
-	PredictedLoss    float64 `json:"predictedLoss"`    // Erlang B at N and that load
-	LossAtSeen       float64 `json:"lossAtSeenWall"`   // Erlang B at the wall time seen
-	AllowedThrottles int64   `json:"allowedThrottles"` // the loss allowed, with chance
-	PredictedP99MS   float64 `json:"predictedP99Ms"`   // 0: not predicted
-	Holds            bool    `json:"holds"`
-	Why              string  `json:"why,omitempty"` // why it does not hold
-	lossHigh         bool
-}
-
 // judge says whether c holds: no wrong answer, no more throttles than
 // the loss allowed (the larger of lossTarget and Erlang B at c's load, and
 // three standard deviations of chance), and p99 within the one predicted.

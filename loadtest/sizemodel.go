@@ -28,24 +28,6 @@ const (
 	latencyStretch = 2
 )
 
-// recommendation is what size recommends, and why.
-type recommendation struct {
-	N            int     // PerExecutionEnvironmentMaxConcurrency
-	PerVCPU      float64 // ConcurrencyPerVCpu
-	Ratio        int     // ExecutionEnvironmentMemoryGiBPerVCpu
-	MemorySizeMB int     // the function's MemorySize: Ratio GiB x vCPUs
-	LimitedBy    string  // cpu, loss, latency or memory
-	NeedMiB      float64 // the memory the fit predicts at N
-
-	Knee     float64 // the N at which the function alone keeps the vCPUs busy
-	CPUN     int     // Knee, rounded: the N the CPUs allow
-	Offered  float64 // Erlangs offered at the load the capacity provider scales at
-	LossN    int     // the fewest slots that turn away at most lossTarget of them
-	LatencyN int     // latencyStretch x Knee
-	MemoryN  int     // the most the largest memory ratio holds
-	Loss     float64 // the share turned away at N, at the load offered
-}
-
 // recommend sizes an environment of vcpus vCPUs for a function whose
 // knee there is knee (the N at which it keeps them busy), whose capacity
 // provider scales at the CPU share scaleAt, with the memory fit mem.

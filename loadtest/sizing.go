@@ -1,5 +1,131 @@
 package main
 
+// The figures of size, from the steps of a sweep to the recommendation
+// and its checks: the types every file of size reads, and the
+// arithmetic of the sweep (the knee, the next N, the memory fit).
+
+// sizeProfile is what size measured and recommends; its JSON is -json.
+// The three names of the platform are at the top level.
+type sizeProfile struct {
+	PerExecutionEnvironmentMaxConcurrency int     `json:"PerExecutionEnvironmentMaxConcurrency"`
+	ConcurrencyPerVCpu                    float64 `json:"ConcurrencyPerVCpu"`
+	ExecutionEnvironmentMemoryGiBPerVCpu  int     `json:"ExecutionEnvironmentMemoryGiBPerVCpu"`
+
+	MemorySizeMB int    `json:"memorySizeMB"`
+	LimitedBy    string `json:"limitedBy"` // cpu, loss, latency or memory
+	// Confirmed: the N recommended held its check here. Unconfirmed says
+	// plainly what to use when checks ran and none held.
+	Confirmed   bool   `json:"confirmed"`
+	Unconfirmed string `json:"unconfirmed,omitempty"`
+	SAM         string `json:"samParameters"`
+	VCPUs       int    `json:"vcpus"`       // the environment sized for
+	MachineCPUs int    `json:"machineCpus"` // the CPUs measured on
+	Target      string `json:"target"`
+	Bootstrap   string `json:"bootstrap"`
+	Events      string `json:"events"`
+
+	WallMS       float64 `json:"wallMsPerInvocation"` // at N=1, the mean
+	CPUMS        float64 `json:"cpuMsPerInvocation"`
+	WaitShare    float64 `json:"waitingShare"` // of the wall time, not on a CPU
+	BaseMiB      float64 `json:"baseRssMiB"`
+	MemPerInvMiB float64 `json:"memoryPerInvocationMiB"`
+	KneeN        int     `json:"kneeN"`
+	KneeBound    string  `json:"kneeBound,omitempty"`      // why the sweep stopped before it saw the knee
+	DriverCPUMS  float64 `json:"driverCpuMsPerInvocation"` // the load test's, beside the function
+	LittleKnee   float64 `json:"littleKneeN"`              // the function alone: CPUs x wall / CPU
+	OtherCPUs    float64 `json:"otherCpus"`                // what other work took of the machine's, on average
+	HadCPUs      float64 `json:"hadCpus"`                  // what was left to the function and the load test
+	LittleHere   float64 `json:"littleKneeHereN"`          // on HadCPUs, with the load test's CPU beside the function
+	KneeAgrees   bool    `json:"kneeAgreesWithLittle"`     // the measured knee and LittleHere
+	FunctionKnee float64 `json:"functionKneeN"`            // the knee with the load test's share removed
+
+	// The model (sizemodel.go), for the vCPUs sized for.
+	ScaleAt    float64 `json:"scaleAtCpu"`     // the CPU share the capacity provider scales at
+	LossTarget float64 `json:"lossTarget"`     // the share N may turn away there
+	CPUN       int     `json:"cpuN"`           // the N the CPUs allow
+	Offered    float64 `json:"offeredErlangs"` // in flight on average at that load
+	LossN      int     `json:"lossN"`          // the fewest slots within the loss target
+	LatencyN   int     `json:"latencyN"`       // the latency bound
+	MemoryN    int     `json:"memoryN"`        // the most the largest memory ratio holds
+	Loss       float64 `json:"lossAtN"`        // the share turned away at the N recommended
+
+	// MemoryBoundN is, per memory ratio, the largest N its environment
+	// holds with memoryRoom to spare.
+	MemoryBoundN map[string]int `json:"memoryBoundN"`
+	// EventCosts are the wall times at N=1 per events file, where the
+	// events come from several.
+	EventCosts []eventCost `json:"eventCosts,omitempty"`
+
+	// NoRecommendation says why there is none; the figures stand.
+	NoRecommendation string `json:"noRecommendation,omitempty"`
+	// RestsOn says what the figures rest on (sizemodel.go).
+	RestsOn string `json:"restsOn,omitempty"`
+
+	Sentences [2]string   `json:"explanation"`
+	Notes     []string    `json:"notes,omitempty"`
+	Steps     []sizeStep  `json:"steps"`
+	Check     *sizeCheck  `json:"check,omitempty"` // the last of Checks
+	Checks    []sizeCheck `json:"checks,omitempty"`
+	Elapsed   dur         `json:"elapsed"`
+	// Output sums up the function's output over every step.
+	Output *outputCounts `json:"output,omitempty"`
+
+	rec recommendation
+}
+
+func (p *sizeProfile) fit() memFit { return memFit{BaseMiB: p.BaseMiB, PerInvMiB: p.MemPerInvMiB} }
+
+// sizeCheck is the function run at one N, and what the model predicted.
+type sizeCheck struct {
+	N         int     `json:"n"`
+	Rate      float64 `json:"rate"`
+	Arrivals  string  `json:"arrivals"`
+	Seconds   float64 `json:"seconds"`
+	Answered  int64   `json:"answered"`
+	Throttles int64   `json:"throttles"`
+	Wrong     int64   `json:"wrong"` // wrong answers and invocations without one
+	P99MS     float64 `json:"p99Ms"`
+	MeanMS    float64 `json:"meanMs"`    // the wall time seen, CPUs shared
+	OtherCPUs float64 `json:"otherCpus"` // what other work took of the machine meanwhile
+
+	Offered          float64 `json:"offeredErlangs"`   // rate × mean wall time alone
+	PredictedLoss    float64 `json:"predictedLoss"`    // Erlang B at N and that load
+	LossAtSeen       float64 `json:"lossAtSeenWall"`   // Erlang B at the wall time seen
+	AllowedThrottles int64   `json:"allowedThrottles"` // the loss allowed, with chance
+	PredictedP99MS   float64 `json:"predictedP99Ms"`   // 0: not predicted
+	Holds            bool    `json:"holds"`
+	Why              string  `json:"why,omitempty"` // why it does not hold
+	lossHigh         bool
+}
+
+// recommendation is what size recommends, and why.
+type recommendation struct {
+	N            int     // PerExecutionEnvironmentMaxConcurrency
+	PerVCPU      float64 // ConcurrencyPerVCpu
+	Ratio        int     // ExecutionEnvironmentMemoryGiBPerVCpu
+	MemorySizeMB int     // the function's MemorySize: Ratio GiB x vCPUs
+	LimitedBy    string  // cpu, loss, latency or memory
+	NeedMiB      float64 // the memory the fit predicts at N
+
+	Knee     float64 // the N at which the function alone keeps the vCPUs busy
+	CPUN     int     // Knee, rounded: the N the CPUs allow
+	Offered  float64 // Erlangs offered at the load the capacity provider scales at
+	LossN    int     // the fewest slots that turn away at most lossTarget of them
+	LatencyN int     // latencyStretch x Knee
+	MemoryN  int     // the most the largest memory ratio holds
+	Loss     float64 // the share turned away at N, at the load offered
+}
+
+// eventCost is what the events of one file cost at N=1, one at a time.
+type eventCost struct {
+	File        string  `json:"file"`
+	Invocations int64   `json:"invocations"`
+	MeanMS      float64 `json:"meanMs"`
+	P50MS       float64 `json:"p50Ms"`
+	P99MS       float64 `json:"p99Ms"`
+	MaxMS       float64 `json:"maxMs"`
+}
+
 // sizeStep is the function measured at one N: N closed-loop callers for
 // a window, against a runtime started with AWS_LAMBDA_MAX_CONCURRENCY=N.
 type sizeStep struct {
@@ -176,5 +302,3 @@ func kneeAgrees(measured int, little float64) bool {
 	r := float64(measured) / little
 	return r >= 1/1.5 && r <= 1.5
 }
-
-func fmtMSf(v float64) string { return fmtLatency(v * 1e3) }
