@@ -139,7 +139,7 @@ func decodeError(b []byte, start int, err error) error {
 		at = max(start, int(se.Offset)-1)
 	}
 	line, col := position(b, at)
-	return fmt.Errorf("events: line %d, column %d: not JSON: %v (%s)", line, col, err, eventsWant)
+	return fmt.Errorf("events: line %d, column %d: not JSON: %w (%s)", line, col, err, eventsWant)
 }
 
 // position is the line and column (from 1, in bytes) of offset i of b.
