@@ -85,7 +85,11 @@ type Conn struct {
 	dormant     atomic.Bool // the current call's context cannot be done: the registration waits
 	closed      atomic.Bool
 	answerSince time.Time // under mu: first byte of the /next answer being read, else zero
-	awaiting    bool      // under mu: the reply to a post is being read (CutReply)
+	// replyPost is when the post whose reply is being read went out,
+	// zero when none is: until the reply's head is read (CutReply).
+	// replyCut: CutReply cut that wait.
+	replyPost time.Time
+	replyCut  bool
 }
 
 func newConn(c *Client) *Conn {
@@ -180,19 +184,25 @@ func (c *Conn) nextFailed(ctx context.Context, err error, final bool) error {
 	return nil
 }
 
-// CutReply interrupts the wait for the first byte of the reply to a post,
-// if one is waited for. The blocked read returns, and the post fails with
-// ErrTransport. A post left to Next is sent again once, as after any
-// transport error. It reports whether it cut. Posts are never cut by time
-// here: the caller knows how long a reply may take. concurrent cuts one
-// still missing past the invocation's deadline and its grace. Any goroutine
-// may call it.
-func (c *Conn) CutReply() bool {
+// CutReply interrupts the wait for the reply to a post that went out
+// before postedBefore, until the reply's head is read in full. The blocked
+// read returns, and the call waiting fails with an error wrapping
+// ErrTransport and ErrNoReply, even if the head came just then. A post left
+// to Next is sent again once, alone, as after any transport error, and its
+// reply is under CutReply alike. Next then returns an *AnswerError, even
+// when the post sent again was accepted. A later post is never cut: a
+// caller that looked at its clock, then cuts, cuts no answer made
+// meanwhile. It reports whether it cut. Posts are never cut by time here:
+// the caller knows how long a reply may take. concurrent cuts one still
+// missing past the invocation's deadline and its grace, and StallTimeout
+// after its post. Any goroutine may call it.
+func (c *Conn) CutReply(postedBefore time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.awaiting || c.nc == nil {
+	if c.replyPost.IsZero() || !c.replyPost.Before(postedBefore) || c.replyCut || c.nc == nil {
 		return false
 	}
+	c.replyCut = true
 	c.interrupted.Store(true) // as a context would: the Conn drops nc
 	_ = c.nc.SetDeadline(aLongTimeAgo)
 	return true
@@ -314,10 +324,10 @@ func (c *Conn) Queued() bool { return c.pipe.queued }
 // arrived more than Options.StallTimeout ago. The blocked read returns, and
 // Next fails with ErrTransport (and inv.RequestID, if it had been read). It
 // reports whether it cut. The wait for the first byte, the long poll itself,
-// is never cut. Nor are posts. The Runtime API answers a post only once the
-// caller has the body, which a slow caller may legitimately delay. The one
-// exception is the body of a post's answer past the discard cap, read through
-// to keep the poll queued behind it (Conn.discarded).
+// is never cut. Nor is the wait for a post's reply: the Runtime API answers
+// a post only once the caller has the body, which a slow caller may
+// legitimately delay (CutReply). The body of a post's reply is cut alike,
+// from its head, when it was not in whole with it.
 //
 // Call it periodically (every StallTimeout/4, say) from any goroutine. A
 // runtime with one Conn per slot calls it for each. It costs a lock.

@@ -17,24 +17,43 @@ import (
 // headers' sink follows readHead, which calls it for each header. The body
 // of each, read within bounds, comes last.
 
-// answer reads the Runtime API's answer to a request written in full
-// (sink, if any, sees its headers). A 2xx means the request succeeded,
-// whatever happens to the rest of the body.
-func (c *Conn) answer(ctx context.Context, op string, sink headerSink) error {
-	// Nothing of the answer yet: the server has not answered the post. So it
-	// has not read a poll queued behind it either. Only this wait may be cut
-	// (CutReply): an answer begun is read through.
-	c.awaitReply(true)
+// answer reads the Runtime API's answer to a request written in full at
+// posted (sink, if any, sees its headers). A 2xx means the request
+// succeeded, whatever happens to the rest of the body.
+func (c *Conn) answer(ctx context.Context, op string, sink headerSink, posted time.Time) error {
+	c.awaitReply(posted)
 	_, err := c.br.Peek(1)
-	c.awaitReply(false)
-	if err != nil {
-		return c.fail(ctx, op, err)
+	return c.readReply(ctx, op, sink, err)
+}
+
+// readReply reads the answer whose wait awaitReply marked, once its first
+// byte has come, or failed to (peekErr). Until its head is read in full the
+// wait may be cut (CutReply); a cut that came as the head did counts all the
+// same, as the reply was due. Before the first byte the server has not
+// answered the post, so it has not read a poll queued behind it either.
+// The body, if it is not in already, is under CutIfStalled's watch, as any
+// answer begun.
+func (c *Conn) readReply(ctx context.Context, op string, sink headerSink, peekErr error) error {
+	var h head
+	err := peekErr
+	if err == nil {
+		h, err = readHead(c.br, &c.spill, &defaultLimits, sink)
 	}
-	h, err := readHead(c.br, &c.spill, &defaultLimits, sink)
-	if err != nil {
+	if c.endReply() {
+		err = ErrNoReply
+	}
+	switch {
+	case err == nil:
+	case peekErr != nil:
+		return c.fail(ctx, op, err)
+	default:
 		return c.lose(ctx, op, err)
 	}
 	c.body.init(c.br, &c.spill, h, &defaultLimits)
+	if !c.body.buffered() {
+		c.watchAnswer(time.Now())
+		defer c.endAnswer()
+	}
 	if h.code/100 != 2 {
 		return c.status(op, h)
 	}
@@ -759,6 +778,12 @@ func (b *body) init(br *bufio.Reader, spill *[]byte, h head, lim *limits) {
 	default:
 		b.mode = bodyToEOF
 	}
+}
+
+// buffered reports whether the whole body is in the reader's buffer, so
+// that reading it cannot block.
+func (b *body) buffered() bool {
+	return b.done || b.mode == bodyLength && b.left <= int64(b.br.Buffered())
 }
 
 // read reads at most len(p) > 0 bytes of the body; io.EOF at its end.

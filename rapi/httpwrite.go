@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // The HTTP/1.1 requests a Conn writes, built by hand into its scratch around
@@ -225,11 +226,12 @@ func (c *Conn) post(ctx context.Context, op string, r *request, queue bool) erro
 	}
 	// Whatever ends the connection from here (error, Connection: close,
 	// interruption) goes through drop, which forgets the poll.
+	posted := time.Now()
 	c.pipe.queued = queue
-	if queue && len(r.body) <= lazyMaxBody && c.leaveAnswer(op) {
+	if queue && len(r.body) <= lazyMaxBody && c.leaveAnswer(op, posted) {
 		return nil
 	}
-	return c.answer(ctx, op, nil)
+	return c.answer(ctx, op, nil, posted)
 }
 
 // write sends r, followed by GET /next when next is set, with one write

@@ -56,11 +56,12 @@ type pipeline struct {
 	// lost is what Next reports, once, about a queued poll that a drop
 	// took with it after the server may have registered it (lose).
 	lost error
-	// pending names the post whose answer Next must read first. The
-	// Conn's req holds that post meanwhile (trim leaves it), to be sent
-	// again. polled is when the last /next answer began: an answer is
-	// left only within fresh (lazyFresh) of it.
+	// pending names the post whose answer Next must read first, which
+	// went out at posted. The Conn's req holds that post meanwhile (trim
+	// leaves it), to be sent again. polled is when the last /next answer
+	// began: an answer is left only within fresh (lazyFresh) of it.
 	pending string
+	posted  time.Time
 	polled  time.Time
 	fresh   time.Duration
 	// lowat is the learned size of an accepted answer plus one; lowatOn:
@@ -78,13 +79,14 @@ func newPipeline() pipeline {
 	return pipeline{lazy: true, fresh: lazyFresh}
 }
 
-// leaveAnswer reports whether the answer to the post just written (with a
-// poll queued behind it) is left to Next, and prepares for it.
-func (c *Conn) leaveAnswer(op string) bool {
-	if !c.pipe.lazy || time.Since(c.pipe.polled) > c.pipe.fresh {
+// leaveAnswer reports whether the answer to the post just written at
+// posted (with a poll queued behind it) is left to Next, and prepares for
+// it.
+func (c *Conn) leaveAnswer(op string, posted time.Time) bool {
+	if !c.pipe.lazy || posted.Sub(c.pipe.polled) > c.pipe.fresh {
 		return false
 	}
-	c.pipe.pending = op
+	c.pipe.pending, c.pipe.posted = op, posted
 	c.setLowat(c.pipe.lowat)
 	return true
 }
@@ -114,33 +116,43 @@ func (c *Conn) readPending(ctx context.Context, reused bool) (bool, error) {
 
 // readLeft reads the answer that a post left to this Next (or ReadAnswer). A
 // context that fires before its first byte broke nothing: the answer stays
-// pending, and the poll queued. A connection that ends before it (reset, EOF)
-// may have ended before the server took the post. So the post, kept in req,
-// is sent once more on a new connection, its answer read at once. If the
-// first one was taken, the second is refused (400, or 410).
+// pending, and the poll queued. A connection that ends before it (reset, EOF,
+// CutReply) may have ended before the server took the post. So the post,
+// kept in req, is sent once more on a new connection, its answer read at
+// once. If the first one was taken, the second is refused (400, or 410). A
+// cut is reported whatever became of the second (see AnswerError).
 func (c *Conn) readLeft(ctx context.Context) error {
 	op := c.pipe.pending
 	c.pipe.pending = ""
-	c.awaitReply(true)
+	c.awaitReply(c.pipe.posted)
 	_, err := c.peekWithin(lazyWake)
-	c.awaitReply(false)
 	c.setLowat(0)
 	if err != nil {
-		if c.interrupted.Load() && !c.closed.Load() && ctx.Err() != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		cut := c.endReply()
+		if !cut && c.interrupted.Load() && !c.closed.Load() && ctx.Err() != nil && errors.Is(err, os.ErrDeadlineExceeded) {
 			c.pipe.pending = op
 			return fmt.Errorf("rapi: %s: %w", op, ctx.Err())
+		}
+		if cut {
+			err = ErrNoReply
 		}
 		err = c.fail(ctx, op, err)
 		if !errors.Is(err, ErrTransport) {
 			return &AnswerError{Op: op, Err: err}
 		}
-		if err := c.post(ctx, op, &c.req, false); err != nil {
-			return &AnswerError{Op: op, Err: err, Resent: true}
+		again := c.post(ctx, op, &c.req, false)
+		switch {
+		case cut && again != nil:
+			return &AnswerError{Op: op, Err: fmt.Errorf("%w; sent again: %w", err, again), Resent: true}
+		case cut:
+			return &AnswerError{Op: op, Err: fmt.Errorf("%w; sent again: accepted", err), Resent: true}
+		case again != nil:
+			return &AnswerError{Op: op, Err: again, Resent: true}
 		}
 		return nil
 	}
 	n := c.br.Buffered()
-	if err := c.answer(ctx, op, nil); err != nil {
+	if err := c.readReply(ctx, op, nil, nil); err != nil {
 		if c.pipe.lost != nil { // reported here, with the answer's error
 			c.pipe.lost = nil
 			err = fmt.Errorf("%w; %w", err, errLostPoll)
@@ -199,9 +211,20 @@ func (c *Conn) lose(ctx context.Context, op string, err error) error {
 	return err
 }
 
-// awaitReply marks the wait for a post's reply, for CutReply.
-func (c *Conn) awaitReply(on bool) {
+// awaitReply marks the wait for the reply to the post that went out at
+// posted, for CutReply; a zero posted is never cut.
+func (c *Conn) awaitReply(posted time.Time) {
 	c.mu.Lock()
-	c.awaiting = on
+	c.replyPost = posted
 	c.mu.Unlock()
+}
+
+// endReply ends the wait awaitReply marked, and reports whether CutReply
+// cut it.
+func (c *Conn) endReply() (cut bool) {
+	c.mu.Lock()
+	cut = c.replyCut
+	c.replyPost, c.replyCut = time.Time{}, false
+	c.mu.Unlock()
+	return cut
 }

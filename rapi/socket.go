@@ -174,6 +174,8 @@ func (c *Conn) drop() {
 func (c *Conn) fail(ctx context.Context, op string, err error) error {
 	c.drop()
 	switch {
+	case errors.Is(err, ErrNoReply): // whatever else ended the wait
+		return fmt.Errorf("rapi: %s: %w: %w", op, ErrTransport, err)
 	case c.closed.Load():
 		return fmt.Errorf("rapi: %s: %w", op, errClosed)
 	case ctx.Err() != nil:

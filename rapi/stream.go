@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"time"
 )
 
 // Header and trailer names and values of a streamed response.
@@ -80,7 +81,7 @@ func (c *Conn) endStream(ctx context.Context, headPending bool, sent int64, rerr
 		return c.salvage(ctx, opResponse, err)
 	}
 	c.pipe.queued = queue
-	return c.answer(ctx, opResponse, nil)
+	return c.answer(ctx, opResponse, nil, time.Now())
 }
 
 // chunk frames the n bytes read into sbuf as one chunk and returns it.
