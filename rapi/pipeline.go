@@ -1,11 +1,7 @@
 package rapi
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"net"
-	"os"
 	"syscall"
 	"time"
 )
@@ -13,7 +9,7 @@ import (
 // Pipelining: a post whose caller says queue writes the Conn's next GET
 // /next right behind it. It leaves its answer to the Next that reads that
 // poll. The package doc says what it is for, and what happens to a queued
-// poll when a post fails.
+// poll when a post fails. Its steps are in conn.go, beside the calls.
 
 const (
 	// lazyFresh: an answer is left for the next Next only when the poll it
@@ -77,154 +73,4 @@ type pipeline struct {
 
 func newPipeline() pipeline {
 	return pipeline{lazy: true, fresh: lazyFresh}
-}
-
-// leaveAnswer reports whether the answer to the post just written at
-// posted (with a poll queued behind it) is left to Next, and prepares for
-// it.
-func (c *Conn) leaveAnswer(op string, posted time.Time) bool {
-	if !c.pipe.lazy || posted.Sub(c.pipe.polled) > c.pipe.fresh {
-		return false
-	}
-	c.pipe.pending, c.pipe.posted = op, posted
-	c.setLowat(c.pipe.lowat)
-	return true
-}
-
-// readPending reads the answer that the last post left to this poll, on the
-// connection begin readied. reused is begin's. It is false when that answer
-// ended the connection, taking the queued poll with it. The poll then goes
-// out afresh on a new one.
-//
-//go:noinline
-func (c *Conn) readPending(ctx context.Context, reused bool) (bool, error) {
-	if c.pipe.pending == "" {
-		return reused, nil
-	}
-	if err := c.readLeft(ctx); err != nil {
-		return false, err
-	}
-	if err := c.pipe.lost; err != nil { // a success whose body broke
-		c.pipe.lost = nil
-		return false, err
-	}
-	if c.nc == nil {
-		return false, c.begin(ctx, opNext)
-	}
-	return reused, nil
-}
-
-// readLeft reads the answer that a post left to this Next (or ReadAnswer). A
-// context that fires before its first byte broke nothing: the answer stays
-// pending, and the poll queued. A connection that ends before it (reset, EOF,
-// CutReply) may have ended before the server took the post. So the post,
-// kept in req, is sent once more on a new connection, its answer read at
-// once. If the first one was taken, the second is refused (400, or 410). A
-// cut is reported whatever became of the second (see AnswerError).
-func (c *Conn) readLeft(ctx context.Context) error {
-	op := c.pipe.pending
-	c.pipe.pending = ""
-	c.awaitReply(c.pipe.posted)
-	_, err := c.peekWithin(lazyWake)
-	c.setLowat(0)
-	if err != nil {
-		cut := c.endReply()
-		if !cut && c.interrupted.Load() && !c.closed.Load() && ctx.Err() != nil && errors.Is(err, os.ErrDeadlineExceeded) {
-			c.pipe.pending = op
-			return fmt.Errorf("rapi: %s: %w", op, ctx.Err())
-		}
-		if cut {
-			err = ErrNoReply
-		}
-		err = c.fail(ctx, op, err)
-		if !errors.Is(err, ErrTransport) {
-			return &AnswerError{Op: op, Err: err}
-		}
-		again := c.post(ctx, op, &c.req, false)
-		switch {
-		case cut && again != nil:
-			return &AnswerError{Op: op, Err: fmt.Errorf("%w; sent again: %w", err, again), Resent: true}
-		case cut:
-			return &AnswerError{Op: op, Err: fmt.Errorf("%w; sent again: accepted", err), Resent: true}
-		case again != nil:
-			return &AnswerError{Op: op, Err: again, Resent: true}
-		}
-		return nil
-	}
-	n := c.br.Buffered()
-	if err := c.readReply(ctx, op, nil, nil); err != nil {
-		if c.pipe.lost != nil { // reported here, with the answer's error
-			c.pipe.lost = nil
-			err = fmt.Errorf("%w; %w", err, errLostPoll)
-		}
-		return &AnswerError{Op: op, Err: err}
-	}
-	if c.nc != nil {
-		c.pipe.lowat = min(n-c.br.Buffered()+1, maxLowat)
-	}
-	return nil
-}
-
-// peekWithin waits for the first byte of the answer, and once d has passed
-// without it, lowers the low-water mark and waits on.
-func (c *Conn) peekWithin(d time.Duration) ([]byte, error) {
-	if c.br.Buffered() > 0 || !c.pipe.lowatOn {
-		return c.br.Peek(1)
-	}
-	c.mu.Lock()
-	if !c.interrupted.Load() {
-		_ = c.nc.SetReadDeadline(time.Now().Add(d))
-	}
-	c.mu.Unlock()
-	b, err := c.br.Peek(1)
-	if err == nil || c.interrupted.Load() || !errors.Is(err, os.ErrDeadlineExceeded) {
-		c.clearDeadline()
-		return b, err
-	}
-	c.setLowat(0)
-	c.clearDeadline()
-	return c.br.Peek(1)
-}
-
-// clearDeadline removes peekWithin's deadline, unless an interruption has
-// set its own since.
-func (c *Conn) clearDeadline() {
-	c.mu.Lock()
-	if !c.interrupted.Load() {
-		_ = c.nc.SetReadDeadline(time.Time{})
-	}
-	c.mu.Unlock()
-}
-
-// lose is fail for an answer to a post that broke once begun. The server
-// reads the poll queued behind a post as soon as it has answered the post.
-// It keeps a poll whose connection ends registered; the emulator hands it
-// the next invocation, which then fails. With the framing lost, that poll's
-// answer cannot be read anymore. The next Next reports it, so that the
-// caller can log it, then polls afresh.
-func (c *Conn) lose(ctx context.Context, op string, err error) error {
-	queued := c.pipe.queued
-	err = c.fail(ctx, op, err)
-	if queued && !c.closed.Load() {
-		c.pipe.lost = fmt.Errorf("rapi: %s: the answer to the last %s broke: %w; %w", opNext, op, err, errLostPoll)
-	}
-	return err
-}
-
-// awaitReply marks the wait for the reply to the post that went out at
-// posted, for CutReply; a zero posted is never cut.
-func (c *Conn) awaitReply(posted time.Time) {
-	c.mu.Lock()
-	c.replyPost = posted
-	c.mu.Unlock()
-}
-
-// endReply ends the wait awaitReply marked, and reports whether CutReply
-// cut it.
-func (c *Conn) endReply() (cut bool) {
-	c.mu.Lock()
-	cut = c.replyCut
-	c.replyPost, c.replyCut = time.Time{}, false
-	c.mu.Unlock()
-	return cut
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"syscall"
 	"time"
 )
@@ -53,6 +54,13 @@ func (c *Conn) begin(ctx context.Context, op string) error {
 		return c.fail(ctx, op, context.Canceled)
 	}
 	return nil
+}
+
+// dial opens one connection, bounded by DialTimeout and ctx.
+func (c *Client) dial(ctx context.Context) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.DialTimeout)
+	defer cancel()
+	return c.opts.Dial(ctx, "tcp", c.addr)
 }
 
 // watch arranges for ctx to interrupt blocked I/O. The registration is kept
