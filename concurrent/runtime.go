@@ -69,6 +69,7 @@ type Runtime struct {
 	idle     idleTracker     // for the idle free (startIdleFree)
 	outage   outage          // rate-limits the warnings while /next fails
 	mem      memGuard        // memory-aware admission (admission.go)
+	left     leftovers       // goroutines that outlived their invocation (leftover.go)
 	// setMemoryLimit is debug.SetMemoryLimit (memlimit.go); tests replace
 	// it, so that they see the limit the runtime would set without
 	// changing their own.
@@ -121,6 +122,7 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	rt.stallTimeout = rt.client.StallTimeout()
 	rt.mem.init()
 	rt.idle.init()
+	rt.left.every = leftoverEvery
 	if rt.log == nil {
 		rt.log = newLogger(cfg.LogFormat, cfg.LogLevel, o.stderr)
 		rt.handlerLog = rt.log
@@ -173,6 +175,7 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	rt.connect(pollCtx)
 	rt.startSlots()
 	stopWatch := rt.watchOverruns()
+	stopLeftovers := rt.watchLeftovers()
 
 	var err error
 	select {
@@ -192,6 +195,7 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	rt.stopping.Store(true)
 	stopPolling()
 	stopWatch() // no slot is replaced from here on
+	stopLeftovers()
 	drainBy := deadline
 	if len(rt.opts.hooks) > 0 {
 		drainBy = deadline.Add(-rt.cfg.ShutdownTimeout / hookShare)
@@ -200,7 +204,8 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	if rt.workers != nil {
 		_ = rt.workers.Release(max(time.Until(drainBy), time.Millisecond))
 	}
-	stopMetrics() // the last document, after the last invocation
+	rt.findLeftovers() // the answered invocations are all in by now
+	stopMetrics()      // the last document, after the last invocation
 	for _, s := range rt.slots {
 		_ = s.conn.Close()
 	}

@@ -48,6 +48,13 @@ type Result struct {
 	// Metrics are the EMF documents this invocation wrote (package
 	// concurrent/metrics), one line each.
 	Metrics []string
+	// Leftover counts the goroutines its handler started that still ran
+	// once the answer came: they outlived the invocation (leftover.go).
+	// Work started with concurrent.Go is waited for, and counts 0.
+	Leftover int
+	// Detached counts the goroutines concurrent.GoDetached started for
+	// it that still ran then, which are meant to outlive it.
+	Detached int
 }
 
 // Error is a function error as the caller of an invocation reads it.
@@ -244,6 +251,9 @@ func (f *Function) Invoke(payload []byte) Result {
 		res.Payload, res.Err = nil, callerError(r.Err)
 	}
 	res.Logs, res.Metrics = f.out.take(r.RequestID)
+	if res.Leftover, res.Detached, err = leftovers(r.RequestID); err != nil {
+		f.tb.Errorf("lambdatest: cannot count the goroutines left running: %v", err)
+	}
 	return res
 }
 
