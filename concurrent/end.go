@@ -129,6 +129,7 @@ func (s *slot) end() {
 	if s.rt.cfg.Report {
 		s.report()
 	}
+	s.live.Store(nil)
 	if s.endWatch() {
 		s.countOut()
 	}

@@ -161,6 +161,7 @@ func (rt *Runtime) Run(ctx context.Context) error {
 		zap.Int("workerCount", rt.cfg.Slots),
 		zap.Int("executionEnvironmentMaxConcurrency", rt.cfg.MaxConcurrency))
 	rt.applyMemoryLimit()
+	defer rt.watchExhaustion()()
 	rt.logStart()
 	stopMetrics := rt.startMetrics()
 	defer rt.startIdleFree()()

@@ -51,6 +51,9 @@ type slot struct {
 	ended, finished, labeled bool
 	// result is what its answer was, for its report line (end.go).
 	result outcome
+	// live is its context from hand-out until it ends, for the line
+	// that names the invocations in flight (memory nearly exhausted).
+	live atomic.Pointer[invocationContext]
 	// answered is the request ID of the slot's last answer, whose reply
 	// the next poll may read (lateReply).
 	answered string
@@ -399,6 +402,7 @@ func (s *slot) serve() {
 		TenantID:           inv.TenantID,
 	}, inv.TraceID, rt.handlerLog)
 	live = ctx
+	s.live.Store(ctx)
 	// Decoded into the context's own LambdaContext: one allocation for both.
 	lc := &ctx.lc
 	if inv.ClientContext != "" {
