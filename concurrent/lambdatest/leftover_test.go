@@ -70,3 +70,25 @@ func TestResultLeftover(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestReportLinesAside: with LMIGO_REPORT=on, the lines the runtime writes
+// about an invocation once it ended (its report, the warning of the
+// goroutines it left) are neither its Logs nor lines CheckIsolation
+// calls late.
+func TestReportLinesAside(t *testing.T) {
+	t.Setenv("LMIGO_REPORT", "on")
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	h := func(ctx context.Context, w work) (int, error) {
+		for range w.Leak {
+			go func() { <-release }()
+		}
+		return w.Leak, nil
+	}
+	events := [][]byte{[]byte(`{"leak":1}`), []byte(`{"leak":2}`), []byte(`{}`)}
+	lambdatest.CheckIsolation(t, h, events)
+	f := lambdatest.Start(t, h)
+	if res := f.Invoke(events[0]); len(res.Logs) != 0 || res.Leftover != 1 {
+		t.Errorf("Logs %q, Leftover %d; want none and 1", res.Logs, res.Leftover)
+	}
+}
