@@ -157,6 +157,9 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	if !rt.running.CompareAndSwap(false, true) {
 		return errors.New("concurrent: Run called twice")
 	}
+	// The event Lambda's own runtimes log, in their spelling, as their
+	// pool starts on LMI: tools that look for it find ours. Our pool's
+	// workers are the slots.
 	rt.log.Debug("runtime_worker_pool_initializing",
 		zap.Int("workerCount", rt.cfg.Slots),
 		zap.Int("executionEnvironmentMaxConcurrency", rt.cfg.MaxConcurrency))
