@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lmigo/lmigo/limits"
+	"github.com/lmigo/lmigo/rapi"
 	"github.com/lmigo/lmigo/rapi/rapitest"
 	"go.uber.org/zap/zapcore"
 )
@@ -23,8 +25,9 @@ import (
 // invocation at a time through the whole runtime against the peer of
 // BenchmarkInvocation: with everything off, with the profiler labels
 // (LMIGO_LABELS, on by default), with the report line (LMIGO_REPORT), and
-// both. The runtime logs as in production, to stderr (here /dev/null, so
-// the write is paid). cpu-ns/op is the process's user and system CPU per
+// both. The runtime logs as on LMI, JSON to stderr (here /dev/null, so
+// the write is paid). BenchmarkLabels and BenchmarkReport measure each
+// alone. cpu-ns/op is the process's user and system CPU per
 // invocation (getrusage), the peer's included: the same for every row, so
 // the rows differ by the runtime's own.
 func BenchmarkInvocationSeen(b *testing.B) {
@@ -42,6 +45,7 @@ func BenchmarkInvocationSeen(b *testing.B) {
 		{"report", env{"LMIGO_LABELS": "off", "LMIGO_REPORT": "on"}},
 		{"labels+report", env{"LMIGO_LABELS": "on", "LMIGO_REPORT": "on"}},
 	} {
+		bc.vars["AWS_LAMBDA_LOG_FORMAT"] = "JSON" // as on LMI
 		b.Run(bc.name, func(b *testing.B) {
 			p := newPeer(b, []byte(`{}`))
 			runPeer(b, p, 2, tinyRaw, bc.vars, func(o *options) {
@@ -303,5 +307,27 @@ func waitLine(t *testing.T, ctx context.Context, log *reporting, id, msg string)
 			t.Fatalf("no %q logged for %s:\n%s", msg, id, log.String())
 		case <-time.After(5 * time.Millisecond):
 		}
+	}
+}
+
+// BenchmarkReport: what the report line adds to an invocation's end,
+// alone: the line encoded in Lambda's JSON shape and written to
+// /dev/null, one write, as the runtime writes it to stderr.
+func BenchmarkReport(b *testing.B) {
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer null.Close()
+	rt := &Runtime{log: newLogger(limits.FormatJSON, limits.LevelInfo, null)}
+	rt.cfg.Report, rt.cfg.OverrunGrace = true, time.Second
+	now := time.Now()
+	s := &slot{rt: rt, deadline: mono(now.Add(time.Hour))}
+	s.inv = rapi.Invocation{RequestID: "8476a536-e9f4-11e8-9739-000000000001", Deadline: now.Add(time.Hour),
+		TraceID: "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"}
+	s.result = outcome{began: mono(now), bytes: 42}
+	b.ReportAllocs()
+	for b.Loop() {
+		s.report()
 	}
 }

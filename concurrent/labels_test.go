@@ -12,6 +12,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/lmigo/lmigo/rapi"
 	"github.com/lmigo/lmigo/rapi/rapitest"
 )
 
@@ -228,4 +229,23 @@ func packed(t *testing.T, vs []protoValue) []uint64 {
 		}
 	}
 	return out
+}
+
+// BenchmarkLabels: what the labels add to an invocation's way, alone: its
+// label set and context (parentCtx), and the slot's goroutine put under
+// them and back (label, unlabel).
+func BenchmarkLabels(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		b.Run(map[bool]string{false: "off", true: "on"}[on], func(b *testing.B) {
+			rt := &Runtime{baseCtx: context.Background()}
+			rt.cfg.Labels, rt.cfg.FunctionName = on, "orders"
+			s := &slot{rt: rt}
+			inv := &rapi.Invocation{RequestID: "8476a536-e9f4-11e8-9739-000000000001"}
+			b.ReportAllocs()
+			for b.Loop() {
+				s.label(rt.parentCtx(inv))
+				s.unlabel()
+			}
+		})
+	}
 }

@@ -61,7 +61,7 @@ func (c *Count) Ended() bool { return c.Slot == 0 && c.Unsure == 0 }
 
 // Scan takes one goroutine profile and counts, for each request ID in a
 // goroutine's labels, the goroutines that carry it. Goroutines of
-// connection pools (poolFuncs) are not counted.
+// net/http's connection pools are not counted.
 func Scan() (map[string]*Count, error) {
 	p := parser{depth: stackDepth(os.Getenv("GODEBUG")), out: map[string]*Count{}}
 	err := pprof.Lookup("goroutine").WriteTo(&p, 1)
