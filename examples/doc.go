@@ -10,6 +10,9 @@
 //     function URL handler, with events.APIGatewayV2HTTPRequest.
 //   - sqs: an SQS batch handler that reports partial batch failures with
 //     events.SQSEventResponse.
+//   - profiled: a function of CPU work that writes its own CPU profile
+//     when CPU_PROFILE names a file, split by invocation
+//     (docs/observability.md).
 //
 // Each has a test that serves it through the runtime with
 // concurrent/lambdatest, with realistic events from its testdata, and
