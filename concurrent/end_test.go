@@ -258,7 +258,10 @@ func TestReportOverrun(t *testing.T) {
 		wg.Go(func() {
 			req := rapitest.Request{Payload: []byte(`{}`)}
 			if i < hung {
-				req = rapitest.Request{Payload: []byte(`{"Hang":true}`), Timeout: 100 * time.Millisecond}
+				// A deadline already past when the slot reads it is taken
+				// for a clock that disagrees (watchDeadline): 2 s leaves a
+				// loaded machine time to hand it out.
+				req = rapitest.Request{Payload: []byte(`{"Hang":true}`), Timeout: 2 * time.Second}
 			}
 			r, err := api.Invoke(ctx, req)
 			if err != nil {

@@ -8,8 +8,9 @@ import (
 )
 
 // In-flight accounting. An invocation is counted as it begins and as it
-// is answered (begin and end, end.go), in two sets of counters. idleTracker's
-// are read by the idle free below and by admission (admission.go).
+// is answered (begin and end, end.go), in two sets of counters.
+// idleTracker's are read by the idle free below and by admission
+// (admission.go).
 // runtimeMetrics' feed the EMF metrics (metrics.go) when they are on.
 // Both live here, so that an invocation updates its counts in one file.
 

@@ -137,7 +137,7 @@ func TestLeftoverOnOverrun(t *testing.T) {
 	ctx, cancel := testContext(t)
 	defer cancel()
 	leak := invokeKind(t, ctx, api, "leak", 0)
-	hang := invokeKind(t, ctx, api, "hang", 50*time.Millisecond)
+	hang := invokeKind(t, ctx, api, "hang", time.Second) // read before its deadline, however loaded
 	waitLine(t, ctx, log, hang, msgOverrun)
 	warned := leftoverLines(t, log.String())
 	if len(warned[leak]) != 1 || len(warned) != 1 {
