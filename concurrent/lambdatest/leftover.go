@@ -15,7 +15,8 @@ import (
 // goroutine profile begun after the answer came: no wait, no guess of
 // time. A goroutine that ends at about that moment is counted or not as it
 // happens; one that waits for anything is counted. Invocations served at
-// once share a profile.
+// once share a profile, which takes about a millisecond with a hundred
+// goroutines (ten under -race).
 
 // scans hands out goroutine profiles, one at a time: a caller may take
 // one that began after it asked.
