@@ -78,6 +78,7 @@ func (s *slot) respond(body []byte, contentType string) {
 		s.fail(errTypeUnsendable, fmt.Errorf("the response could not be sent: %w", err))
 		return
 	}
+	s.note("", nil, len(body))
 	s.settle(err, again)
 }
 
@@ -89,6 +90,7 @@ func (s *slot) failWith(err error) {
 	errorType := writeErrorDoc(s.resp, err, maxErrorBody)
 	rt.metrics.failed(err)
 	logFailure(rt.log, &s.inv, errorType, err)
+	s.note(errorType, err, 0)
 	s.postError(errorType)
 }
 
@@ -102,12 +104,21 @@ func (s *slot) fail(errorType string, err error) {
 	writeErrorDoc(s.resp, messages.InvokeResponse_Error{Message: err.Error(), Type: errorType}, maxErrorBody)
 	rt.metrics.failed(nil)
 	logFailure(rt.log, &s.inv, errorType, err)
+	s.note(errorType, nil, 0)
 	s.postError(errorType)
+}
+
+// note records what the answer of s is, for its report line (end.go):
+// errorType ("" for a response), the error that caused it, and its size.
+func (s *slot) note(errorType string, err error, bytes int) {
+	_, panicked := err.(*PanicError) //nolint:errorlint // the handler adapter returns it unwrapped
+	s.result.errorType, s.result.panicked, s.result.bytes = errorType, panicked, bytes
 }
 
 // postError posts the error document in s.resp, with its X-Ray cause.
 func (s *slot) postError(errorType string) {
 	errorType = headerErrorType(errorType)
+	s.result.bytes = len(s.resp.B)
 	doc, cause := withXRayCause(s.resp, &s.inv)
 	again, err := s.send(func(ctx context.Context) error {
 		return s.conn.Fail(ctx, &s.inv, errorType, doc, cause, s.mayQueue())
@@ -117,6 +128,7 @@ func (s *slot) postError(errorType string) {
 		errordoc.Encode(s.resp, &messages.InvokeResponse_Error{
 			Message: "the error could not be sent: " + err.Error(), Type: errTypeUnsendable,
 		})
+		s.note(errTypeUnsendable, nil, len(s.resp.B))
 		doc, cause = withXRayCause(s.resp, &s.inv)
 		again, err = s.send(func(ctx context.Context) error {
 			return s.conn.Fail(ctx, &s.inv, errTypeUnsendable, doc, cause, s.mayQueue())

@@ -231,6 +231,7 @@ func (rt *Runtime) decide(i int, o *overrun) bool {
 	s.countOut()
 	rt.metrics.replacedSlot()
 	s.watch.Store(watchReplaced)
+	rt.findLeftovers() // leftover.go
 	return true
 }
 

@@ -70,6 +70,7 @@ type Runtime struct {
 	idle     idleTracker     // for the idle free (startIdleFree)
 	outage   outage          // rate-limits the warnings while /next fails
 	mem      memGuard        // memory-aware admission (admission.go)
+	left     leftovers       // goroutines that outlived their invocation (leftover.go)
 	// setMemoryLimit is debug.SetMemoryLimit (memlimit.go); tests replace
 	// it, so that they see the limit the runtime would set without
 	// changing their own.
@@ -122,6 +123,7 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	rt.stallTimeout = rt.client.StallTimeout()
 	rt.mem.init()
 	rt.idle.init()
+	rt.left.every = leftoverEvery
 	if rt.log == nil {
 		rt.log = newLogger(cfg.LogFormat, cfg.LogLevel, o.stderr)
 		rt.handlerLog = rt.log
@@ -156,10 +158,14 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	if !rt.running.CompareAndSwap(false, true) {
 		return errors.New("concurrent: Run called twice")
 	}
+	// The event Lambda's own runtimes log, in their spelling, as their
+	// pool starts on LMI: tools that look for it find ours. Our pool's
+	// workers are the slots.
 	rt.log.Debug("runtime_worker_pool_initializing",
 		zap.Int("workerCount", rt.cfg.Slots),
 		zap.Int("executionEnvironmentMaxConcurrency", rt.cfg.MaxConcurrency))
 	rt.applyMemoryLimit()
+	defer rt.watchExhaustion()()
 	rt.logStart()
 	stopMetrics := rt.startMetrics()
 	defer rt.startIdleFree()()
@@ -174,6 +180,7 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	rt.connect(pollCtx)
 	rt.startSlots()
 	stopWatch := rt.watchOverruns()
+	stopLeftovers := rt.watchLeftovers()
 
 	var err error
 	select {
@@ -193,6 +200,7 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	rt.stopping.Store(true)
 	stopPolling()
 	stopWatch() // no slot is replaced from here on
+	stopLeftovers()
 	drainBy := deadline
 	if len(rt.opts.hooks) > 0 {
 		drainBy = deadline.Add(-rt.cfg.ShutdownTimeout / hookShare)
@@ -201,7 +209,8 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	if rt.workers != nil {
 		_ = rt.workers.Release(max(time.Until(drainBy), time.Millisecond))
 	}
-	stopMetrics() // the last document, after the last invocation
+	rt.findLeftovers() // the answered invocations are all in by now
+	stopMetrics()      // the last document, after the last invocation
 	for _, s := range rt.slots {
 		_ = s.conn.Close()
 	}

@@ -239,7 +239,7 @@ func TestIgnoredDeadline(t *testing.T) {
 }
 
 // cpuTime is the CPU time (user + system) this process has used.
-func cpuTime(t *testing.T) time.Duration {
+func cpuTime(t testing.TB) time.Duration {
 	t.Helper()
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {

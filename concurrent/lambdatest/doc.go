@@ -47,6 +47,8 @@
 // Result.Logs, its EMF documents to Result.Metrics, not to stderr and
 // stdout; the runtime's lines of no invocation are logged to t if the test
 // fails. A logger given with concurrent.WithLogger writes where it writes.
+// Result.Leftover counts the goroutines an invocation left running after
+// its answer, read in a goroutine profile begun once the answer came.
 //
 // Package lambdatest is for tests: the runtime never imports it.
 package lambdatest

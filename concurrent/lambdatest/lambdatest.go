@@ -29,6 +29,9 @@ type Function struct {
 	done   chan error
 	stopMu sync.Mutex
 	out    output
+	// counts: Invoke counts the goroutines left running (Result.Leftover);
+	// CheckIsolation's invocations do not, which saves a profile each.
+	counts bool
 }
 
 // Result is how one invocation ended, as its caller reads it.
@@ -48,6 +51,14 @@ type Result struct {
 	// Metrics are the EMF documents this invocation wrote (package
 	// concurrent/metrics), one line each.
 	Metrics []string
+	// Leftover counts the goroutines its handler started that still ran
+	// once the answer came: they outlived the invocation (leftover.go).
+	// Work started with concurrent.Go is waited for, and counts 0.
+	// CheckIsolation does not count them: 0 in the Results it compares.
+	Leftover int
+	// Detached counts the goroutines concurrent.GoDetached started for
+	// it that still ran then, which are meant to outlive it.
+	Detached int
 }
 
 // Error is a function error as the caller of an invocation reads it.
@@ -72,6 +83,7 @@ func (e *Error) Error() string { return e.Type + ": " + e.Message }
 func Start(t testing.TB, handler any, opts ...concurrent.Option) *Function {
 	t.Helper()
 	f := start(t, handler, opts)
+	f.counts = true
 	t.Cleanup(f.stop)
 	return f
 }
@@ -244,6 +256,12 @@ func (f *Function) Invoke(payload []byte) Result {
 		res.Payload, res.Err = nil, callerError(r.Err)
 	}
 	res.Logs, res.Metrics = f.out.take(r.RequestID)
+	if !f.counts {
+		return res
+	}
+	if res.Leftover, res.Detached, err = leftovers(r.RequestID); err != nil {
+		f.tb.Errorf("lambdatest: cannot count the goroutines left running: %v", err)
+	}
 	return res
 }
 

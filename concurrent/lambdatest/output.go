@@ -49,11 +49,21 @@ func (o *output) file(p []byte, metric bool) {
 		}
 		var doc struct {
 			RequestID string `json:"requestId"`
+			Message   string `json:"message"`
 		}
 		_ = json.Unmarshal(l, &doc)
+		if afterwards[doc.Message] {
+			continue
+		}
 		o.add(doc.RequestID, string(l), metric)
 	}
 }
+
+// afterwards are the runtime's lines about an invocation once it ended
+// (LMIGO_REPORT's report line, and the warning of goroutines it left):
+// Result says the same of it (Err, Payload, Leftover), and they are
+// neither its lines nor late ones.
+var afterwards = map[string]bool{"invocation report": true, "goroutines outlived their invocation": true}
 
 func (o *output) add(id, line string, metric bool) {
 	o.mu.Lock()
