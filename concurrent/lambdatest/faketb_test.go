@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // fakeTB records the failures of what it is given, so that a test can
@@ -16,6 +17,7 @@ type fakeTB struct {
 	mu         sync.Mutex
 	errs       []string
 	fatal      bool
+	skipped    bool
 	cleanups   []func()
 }
 
@@ -42,6 +44,23 @@ func (f *fakeTB) Failed() bool {
 }
 
 func (f *fakeTB) Logf(format string, args ...any) {}
+
+// Skip ends the body as testing's does: a child process of CheckIsolation
+// skips the test once it has served.
+func (f *fakeTB) Skip(args ...any) {
+	f.mu.Lock()
+	f.skipped = true
+	f.mu.Unlock()
+	runtime.Goexit()
+}
+
+// Deadline is the real test's: CheckIsolation bounds its children by it.
+func (f *fakeTB) Deadline() (time.Time, bool) {
+	if d, ok := f.TB.(interface{ Deadline() (time.Time, bool) }); ok {
+		return d.Deadline()
+	}
+	return time.Time{}, false
+}
 
 func (f *fakeTB) Cleanup(fn func()) {
 	f.mu.Lock()

@@ -2,14 +2,9 @@ package lambdatest
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"math/rand/v2"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/lmigo/lmigo/concurrent"
@@ -51,23 +46,37 @@ const (
 		"buffer kept beyond its invocation (a package variable holding concurrent.Logger(ctx) or a " +
 		"logger With a requestId set once) or shared by invocations. Take concurrent.Logger(ctx) " +
 		"in each invocation."
+	hintRace = "Invocations served at once write and read a variable without synchronisation. State " +
+		"built lazily inside the handler (if client == nil { client = build() }) is the common " +
+		"case: build it before Start, in main or a package variable's initialiser, or with " +
+		"sync.Once; guard what invocations share with a mutex or sync/atomic."
+)
+
+// Bounds on what a failure shows of a child process's output.
+const (
+	maxRaceReport  = 8 << 10
+	maxOutputShown = 4 << 10
 )
 
 // CheckIsolation checks that handler serves each of events the same
 // whether it is served alone or beside the others, as Lambda Managed
-// Instances serve invocations at once in one process. It serves each
-// event alone first, then all of them at once at N = len(events), several
-// rounds (WithRounds) in a new order each, every invocation of a round
-// handed out together. It fails t, naming the event and showing both
-// answers, where an answer served beside others differs from the one
-// served alone (WithNormalize, WithCompare for answers that vary), and
-// where a log line or metric document of one invocation carries another's
-// request ID or what another wrote alone, or carries the request ID of an
-// invocation that had ended. Each round's invocations wait at their start
-// until all have started, so that state shared by invocations shows as
-// answers mixed, without -race, wherever an invocation waits between
-// writing it and reading it (a downstream call, a sleep, any I/O); -race
-// finds what no wait exposes. Events that differ make it show.
+// Instances serve invocations at once in one process. It serves all the
+// events at once at N = len(events), several rounds (WithRounds) in a new
+// order each, every invocation of a round handed out together, the first
+// on a runtime in a fresh process; and each event alone, in a fresh
+// process of its own, so that no other event has touched what it reads
+// (the package doc says how, and what stays out of reach). It fails t,
+// naming the event and showing both answers, where an answer served
+// beside others differs from the one served alone (WithNormalize,
+// WithCompare for answers that vary), and where a log line or metric
+// document of one invocation carries another's request ID or what another
+// wrote alone, or carries the request ID of an invocation that had ended.
+// Each round's invocations wait at their start until all have started, so
+// that state shared by invocations shows as answers mixed, without -race,
+// wherever an invocation waits between writing it and reading it (a
+// downstream call, a sleep, any I/O). Under -race the race detector's
+// reports from those processes fail t too. Events that differ make it
+// show.
 //
 // opts are the runtime's options (as for Start) and WithRounds,
 // WithNormalize, WithCompare and WithTimeout.
@@ -87,45 +96,20 @@ func CheckIsolation(t testing.TB, handler any, events [][]byte, opts ...concurre
 	if err := testhook.Refused(h); err != nil {
 		t.Fatalf("lambdatest: %v", err)
 	}
-	g := &gated{h: h.(concurrent.StreamInvoker)}
-	f := startConfig(t, g, opts, c, lookup)
-	defer f.stop()
-	k := &checker{tb: t, c: c, events: events, alone: make([]Result, len(events))}
-	for i, e := range events {
-		k.alone[i] = f.Invoke(e)
-		k.late(f, fmt.Sprintf("while event %d was served alone", i))
-	}
-	k.learnAlone()
-	for round := 1; round <= c.rounds; round++ {
-		if err := f.api.WaitPolls(f.ctx, f.rt.Config().Slots); err != nil {
-			t.Errorf("lambdatest: the runtime stopped: %v", err)
-			break
+	call := nextCall(t.Name())
+	if tk, ok := childTask(); ok {
+		if tk.Test == t.Name() && tk.Call == call {
+			serveTask(t, h.(concurrent.StreamInvoker), opts, c, lookup, tk)
 		}
-		// Fewer slots than events (LMIGO_SLOTS) serve fewer at once.
-		g.hold(min(len(events), f.rt.Config().Slots))
-		beside := f.invokeAll(events)
-		g.hold(0)
-		k.compare(round, beside)
-		k.late(f, fmt.Sprintf("in round %d", round))
+		return
 	}
+	together, alone, err := children(t, call, events)
+	if err != nil {
+		t.Fatalf("lambdatest: CheckIsolation: %v", err)
+	}
+	k := &checker{tb: t, c: c, events: events}
+	k.judge(together, alone)
 	k.summary()
-}
-
-// invokeAll invokes every event at once, in a random order, and returns
-// their results by event.
-func (f *Function) invokeAll(events [][]byte) []Result {
-	res := make([]Result, len(events))
-	gate := make(chan struct{})
-	var wg sync.WaitGroup
-	for _, i := range rand.Perm(len(events)) {
-		wg.Go(func() {
-			<-gate
-			res[i] = f.Invoke(events[i])
-		})
-	}
-	close(gate)
-	wg.Wait()
-	return res
 }
 
 type checker struct {
@@ -133,6 +117,7 @@ type checker struct {
 	c      config
 	events [][]byte
 	alone  []Result
+	known  []bool // the event's alone answer came
 	// aloneValues are the values of each event's lines served alone;
 	// owner, of those only one event wrote, which.
 	aloneValues []map[string]bool
@@ -151,7 +136,7 @@ func (k *checker) report(hint, format string, args ...any) {
 	if k.hinted == nil {
 		k.hinted = map[string]bool{}
 	}
-	if !k.hinted[hint] {
+	if hint != "" && !k.hinted[hint] {
 		k.hinted[hint] = true
 		msg += "\n" + hint
 	}
@@ -165,9 +150,67 @@ func (k *checker) summary() {
 	}
 }
 
+// judge reports what the child processes found: their own failures and
+// races, then each round's answers and lines against those served alone.
+func (k *checker) judge(together outcome, alone []outcome) {
+	k.tb.Helper()
+	k.alone = make([]Result, len(k.events))
+	k.known = make([]bool, len(k.events))
+	for i, o := range alone {
+		rep := k.child(o, fmt.Sprintf("event %d %s was served alone", i, k.event(i)))
+		if rep == nil || len(rep.Served) == 0 {
+			continue
+		}
+		k.alone[i], k.known[i] = rep.Served[0][0].result(), true
+		k.late(rep.Late)
+	}
+	k.learnAlone()
+	rep := k.child(together, "the events were served at once")
+	if rep == nil {
+		return
+	}
+	for r, served := range rep.Served {
+		beside := make([]Result, len(served))
+		for i, w := range served {
+			beside[i] = w.result()
+		}
+		k.compare(r+1, beside)
+	}
+	k.late(rep.Late)
+}
+
+// child reports a child process's own failures and races, and returns
+// its report, nil when it wrote none.
+func (k *checker) child(o outcome, while string) *report {
+	k.tb.Helper()
+	if first, n := o.races(); n > 0 {
+		k.report(hintRace, "the race detector found %d data races while %s, in a fresh process; the first:\n%s",
+			n, while, last(first, maxRaceReport))
+	}
+	if o.rep == nil {
+		why := "it ran no such CheckIsolation call: a test must make its calls the same way each time it runs"
+		if o.err != nil {
+			why = "it ended: " + o.err.Error()
+		}
+		k.report("", "no answer came back while %s in a child process of the test: %s; its last output:\n%s",
+			while, why, last(o.output, maxOutputShown))
+		return nil
+	}
+	for _, f := range o.rep.Failures {
+		k.report("", "while %s, in a child process: %s", while, strings.TrimPrefix(f, "lambdatest: "))
+	}
+	for _, l := range o.rep.Logs {
+		k.tb.Logf("%s (while %s)", l, while)
+	}
+	return o.rep
+}
+
 func (k *checker) compare(round int, beside []Result) {
 	k.tb.Helper()
 	for i, b := range beside {
+		if !k.known[i] {
+			continue
+		}
 		if err := k.differs(k.alone[i], b); err != nil {
 			k.report(hintAnswer, "event %d %s answered otherwise served beside %d others (round %d)%s:\n  alone:  %s\n  beside: %s",
 				i, k.event(i), len(beside)-1, round, k.whose(i, b, beside), answer(k.alone[i]), answer(b))
@@ -209,7 +252,7 @@ func (k *checker) whose(i int, b Result, beside []Result) string {
 		}
 	}
 	for j := range k.alone {
-		if j != i && k.norm(k.alone[j]) == k.norm(b) && k.norm(k.alone[j]) != k.norm(k.alone[i]) {
+		if j != i && k.known[j] && k.norm(k.alone[j]) == k.norm(b) && k.norm(k.alone[j]) != k.norm(k.alone[i]) {
 			return fmt.Sprintf(", the answer of event %d", j)
 		}
 	}
@@ -229,7 +272,7 @@ func (k *checker) lines(round, i int, b Result, beside []Result) {
 			}
 		}
 		for _, v := range lineValues(l) {
-			if k.aloneValues[i][v] {
+			if !k.known[i] || k.aloneValues[i][v] {
 				continue
 			}
 			if j, ok := k.owner[v]; ok && j != i {
@@ -290,15 +333,15 @@ func lineValues(l string) []string {
 }
 
 // late reports the lines written for invocations that had ended.
-func (k *checker) late(f *Function, when string) {
+func (k *checker) late(lines []lateReport) {
 	k.tb.Helper()
-	for _, l := range f.out.takeLate() {
+	for _, l := range lines {
 		what := "log line"
-		if l.metric {
+		if l.Metric {
 			what = "metric document"
 		}
 		k.report(hintLine, "a %s carrying the request ID of an invocation that had ended was written %s:\n  %s",
-			what, when, l.line)
+			what, l.When, l.Line)
 	}
 }
 
@@ -317,55 +360,4 @@ func answer(r Result) string {
 		return "error " + r.Err.Error()
 	}
 	return string(r.Payload)
-}
-
-// gated serves a handler whose invocations, while a round is held, wait
-// at their start until all of the round's have started: they then run at
-// once, as a burst on a managed instance runs them, whatever the speed of
-// the machine that hands them out.
-type gated struct {
-	h    concurrent.StreamInvoker
-	gate atomic.Pointer[gate]
-}
-
-type gate struct {
-	n, arrived atomic.Int64
-	open       chan struct{}
-}
-
-// hold makes the next n invocations wait for each other; 0 lets them go.
-func (g *gated) hold(n int) {
-	if n == 0 {
-		g.gate.Store(nil)
-		return
-	}
-	gt := &gate{open: make(chan struct{})}
-	gt.n.Store(int64(n))
-	g.gate.Store(gt)
-}
-
-// wait returns when the round's invocations have all started, or ctx (the
-// invocation's, with its deadline) is done.
-func (g *gated) wait(ctx context.Context) {
-	gt := g.gate.Load()
-	if gt == nil {
-		return
-	}
-	if gt.arrived.Add(1) == gt.n.Load() {
-		close(gt.open)
-	}
-	select {
-	case <-gt.open:
-	case <-ctx.Done():
-	}
-}
-
-func (g *gated) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	g.wait(ctx)
-	return g.h.Invoke(ctx, payload)
-}
-
-func (g *gated) InvokeStream(ctx context.Context, payload []byte) (string, []byte, io.Reader, error) {
-	g.wait(ctx)
-	return g.h.InvokeStream(ctx, payload)
 }

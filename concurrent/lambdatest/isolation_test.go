@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log"
 	"os"
 	"os/exec"
 	"regexp"
@@ -22,32 +23,26 @@ import (
 )
 
 // downstream stands for a call to another service slow enough that every
-// invocation of a burst is in it at once: it knows CheckIsolation's order
-// (each of n events alone, then rounds of n at once), lets the calls of
-// the first n invocations through and holds each later call until n are
-// in it, or until its invocation's deadline.
+// invocation of a burst is in it at once. Served alone (a child process
+// of CheckIsolation's), a call returns at once; else it is held until n
+// calls are in it, or until its invocation's deadline.
 type downstream struct {
 	n       int
-	alone   int // calls of the n invocations served alone
 	mu      sync.Mutex
-	calls   int
 	waiting int
 	round   chan struct{}
 }
 
-// newDownstream is a downstream for n events whose invocations call it
-// perInvocation times each.
-func newDownstream(n, perInvocation int) *downstream {
-	return &downstream{n: n, alone: n * perInvocation, round: make(chan struct{})}
+// newDownstream is a downstream for n events served at once.
+func newDownstream(n int) *downstream {
+	return &downstream{n: n, round: make(chan struct{})}
 }
 
 func (d *downstream) call(ctx context.Context) {
-	d.mu.Lock()
-	d.calls++
-	if d.calls <= d.alone {
-		d.mu.Unlock()
+	if lambdatest.ServedAlone() {
 		return
 	}
+	d.mu.Lock()
 	ch := d.round
 	if d.waiting++; d.waiting == d.n {
 		close(ch)
@@ -60,6 +55,10 @@ func (d *downstream) call(ctx context.Context) {
 	}
 }
 
+// events is how many events the isolation tests serve: each costs a child
+// process.
+const events = 16
+
 func orders(n int) [][]byte {
 	events := make([][]byte, n)
 	for i := range events {
@@ -68,26 +67,20 @@ func orders(n int) [][]byte {
 	return events
 }
 
-// sharer is a handler built on a downstream it calls calls times.
-type sharer struct {
-	calls   int
-	handler func(*downstream) any
-}
-
 // sharing are handlers that share request state between invocations, each
 // without a data race, so that CheckIsolation alone is what catches them
 // under -race too (isolationChildren has the racy ones).
-func sharing() map[string]sharer {
-	return map[string]sharer{
-		"package variable": {1, func(d *downstream) any {
+func sharing() map[string]func(*downstream) any {
+	return map[string]func(*downstream) any{
+		"package variable": func(d *downstream) any {
 			var current atomic.Int64 // the order in hand, across the call
 			return func(ctx context.Context, o order) (receipt, error) {
 				current.Store(int64(o.ID))
 				d.call(ctx)
 				return receipt{int(current.Load()), "stored"}, nil
 			}
-		}},
-		"shared bytes.Buffer": {1, func(d *downstream) any {
+		},
+		"shared bytes.Buffer": func(d *downstream) any {
 			var mu sync.Mutex
 			var buf bytes.Buffer
 			return func(ctx context.Context, o order) (string, error) {
@@ -100,8 +93,8 @@ func sharing() map[string]sharer {
 				defer mu.Unlock()
 				return buf.String(), nil
 			}
-		}},
-		"map shared by key": {1, func(d *downstream) any {
+		},
+		"map shared by key": func(d *downstream) any {
 			var mu sync.Mutex
 			pending := map[string]int{} // keyed by the function, not the invocation
 			return func(ctx context.Context, o order) (receipt, error) {
@@ -113,8 +106,8 @@ func sharing() map[string]sharer {
 				defer mu.Unlock()
 				return receipt{pending["order"], "stored"}, nil
 			}
-		}},
-		"logger with a request ID set once": {1, func(d *downstream) any {
+		},
+		"logger with a request ID set once": func(d *downstream) any {
 			var once sync.Once
 			var log *zap.Logger
 			return func(ctx context.Context, o order) (receipt, error) {
@@ -122,8 +115,15 @@ func sharing() map[string]sharer {
 				log.Info("order stored", zap.Int("id", o.ID))
 				return receipt{o.ID, "stored"}, nil
 			}
-		}},
-		"metrics of another invocation": {2, func(d *downstream) any {
+		},
+		"first event's value kept": func(*downstream) any {
+			var first atomic.Int64 // set once, by the first event served
+			return func(ctx context.Context, o order) (receipt, error) {
+				first.CompareAndSwap(0, int64(o.ID))
+				return receipt{int(first.Load()), "stored"}, nil
+			}
+		},
+		"metrics of another invocation": func(d *downstream) any {
 			var last atomic.Pointer[context.Context]
 			return func(ctx context.Context, o order) (receipt, error) {
 				last.Store(&ctx)
@@ -134,11 +134,11 @@ func sharing() map[string]sharer {
 				d.call(ctx) // all have recorded before any ends
 				return receipt{o.ID, "stored"}, nil
 			}
-		}},
+		},
 	}
 }
 
-// TestCheckIsolationCatches runs CheckIsolation at N=64 on handlers that
+// TestCheckIsolationCatches runs CheckIsolation at N=16 on handlers that
 // share state, through a fakeTB, and checks that it fails saying where.
 func TestCheckIsolationCatches(t *testing.T) {
 	t.Setenv("POWERTOOLS_METRICS_NAMESPACE", "lambdatest")
@@ -146,10 +146,11 @@ func TestCheckIsolationCatches(t *testing.T) {
 		name string
 		want string // in the failure
 	}{
-		{"package variable", `event \d+ \(\{"id":\d+\}\) answered otherwise served beside 63 others \(round \d\), the answer of event \d+:\n  alone:  \{"id":\d+,"status":"stored"\}\n  beside: \{"id":\d+`},
-		{"shared bytes.Buffer", `answered otherwise served beside 63 others .*\n  alone:  "order \d+"\n  beside: "order \d+"`},
-		{"map shared by key", `answered otherwise served beside 63 others`},
-		{"logger with a request ID set once", `a log line carrying the request ID of an invocation that had ended was written while event 1 was served alone:\n  \{.*"message":"order stored".*"id":101`},
+		{"package variable", `event \d+ \(\{"id":\d+\}\) answered otherwise served beside 15 others \(round \d\), the answer of event \d+:\n  alone:  \{"id":\d+,"status":"stored"\}\n  beside: \{"id":\d+`},
+		{"shared bytes.Buffer", `answered otherwise served beside 15 others .*\n  alone:  "order \d+"\n  beside: "order \d+"`},
+		{"map shared by key", `answered otherwise served beside 15 others`},
+		{"logger with a request ID set once", `(a log line carrying the request ID of an invocation that had ended was written in round \d|a line of event \d+ \(\{"id":\d+\}\) carries id=\d+, which event \d+ wrote alone \(round \d\)):\n  \{.*"message":"order stored".*"id":1\d\d`},
+		{"first event's value kept", `event \d+ \(\{"id":\d+\}\) answered otherwise served beside 15 others \(round 1\), the answer of event \d+:`},
 		{"metrics of another invocation", `a line of event \d+ \(\{"id":\d+\}\) carries order\d+=\d+, which event \d+ wrote alone \(round \d\):\n  \{"_aws".*"order\d+":\d+`},
 	}
 	handlers := sharing()
@@ -157,7 +158,7 @@ func TestCheckIsolationCatches(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ft := &fakeTB{TB: t}
 			ft.run(func() {
-				lambdatest.CheckIsolation(ft, handlers[tt.name].handler(newDownstream(64, handlers[tt.name].calls)), orders(64))
+				lambdatest.CheckIsolation(ft, handlers[tt.name](newDownstream(events)), orders(events))
 			})
 			got := ft.text()
 			if !regexp.MustCompile(tt.want).MatchString(got) {
@@ -171,7 +172,7 @@ func TestCheckIsolationCatches(t *testing.T) {
 	}
 }
 
-// TestCheckIsolationPasses runs CheckIsolation at N=64 on handlers that
+// TestCheckIsolationPasses runs CheckIsolation at N=16 on handlers that
 // keep each invocation's state its own, with logs, metrics, downstream
 // calls, answers carrying their request ID or a time.
 func TestCheckIsolationPasses(t *testing.T) {
@@ -220,7 +221,7 @@ func TestCheckIsolationPasses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			lambdatest.CheckIsolation(t, tt.handler(newDownstream(64, 1)), orders(64), tt.opts...)
+			lambdatest.CheckIsolation(t, tt.handler(newDownstream(events)), orders(events), tt.opts...)
 		})
 	}
 }
@@ -265,6 +266,15 @@ var isolationChildren = map[string]func(*downstream) any{
 			return receipt{pending["order"], "stored"}, nil
 		}
 	},
+	"first event's value kept": func(*downstream) any {
+		var region int // set once, by the first event served
+		return func(ctx context.Context, o order) (receipt, error) {
+			if region == 0 {
+				region = o.ID
+			}
+			return receipt{region, "stored"}, nil
+		}
+	},
 	"logger with a request ID set once": func(d *downstream) any {
 		var log *zap.Logger
 		return func(ctx context.Context, o order) (receipt, error) {
@@ -285,10 +295,10 @@ func TestIsolationChild(t *testing.T) {
 	if name == "" {
 		t.Skip("the child of TestCheckIsolationRacy")
 	}
-	lambdatest.CheckIsolation(t, isolationChildren[name](newDownstream(64, 1)), orders(64))
+	lambdatest.CheckIsolation(t, isolationChildren[name](newDownstream(events)), orders(events))
 }
 
-// TestCheckIsolationRacy runs CheckIsolation at N=64 on the racy handlers,
+// TestCheckIsolationRacy runs CheckIsolation at N=16 on the racy handlers,
 // each in a child process, and checks that CheckIsolation reports them,
 // with or without -race (the race detector may report them too), unless
 // Go's own check of a map written at once ended the child first.
@@ -323,5 +333,47 @@ func TestCheckIsolationRacy(t *testing.T) {
 			}
 			t.Logf("caught by %s", strings.Join(by, ", "))
 		})
+	}
+}
+
+// TestCheckIsolationChildEnds: a handler that ends its process on one
+// event (log.Fatal on a request path) fails the test, saying which event
+// ended which child and with what output.
+func TestCheckIsolationChildEnds(t *testing.T) {
+	handler := func(ctx context.Context, o order) (receipt, error) {
+		if o.ID == 101 {
+			log.Fatalf("order %d: no such order", o.ID) // only ever in a child
+		}
+		return receipt{o.ID, "stored"}, nil
+	}
+	ft := &fakeTB{TB: t}
+	ft.run(func() { lambdatest.CheckIsolation(ft, handler, orders(3)) })
+	got := ft.text()
+	for _, want := range []string{
+		`no answer came back while event 1 \({"id":101}\) was served alone in a child process of the test: it ended: exit status 1; its last output:\n(.*\n)*.*order 101: no such order`,
+		`no answer came back while the events were served at once in a child process of the test: it ended: exit status 1`,
+	} {
+		if !regexp.MustCompile(want).MatchString(got) {
+			t.Errorf("CheckIsolation failed with:\n%s\nwant a failure matching %q", got, want)
+		}
+	}
+	if strings.Contains(got, "event 0 ") || strings.Contains(got, "event 2 ") {
+		t.Errorf("CheckIsolation blamed an event that did not end its process:\n%s", got)
+	}
+	t.Logf("%.1500s", got)
+}
+
+// TestCheckIsolationCallNotReached: a test that does not reach its
+// CheckIsolation call again in a child process fails, saying so.
+func TestCheckIsolationCallNotReached(t *testing.T) {
+	if lambdatest.IsChild() {
+		return // as a test whose path depends on what varies between runs
+	}
+	ft := &fakeTB{TB: t}
+	ft.run(func() {
+		lambdatest.CheckIsolation(ft, func(o order) (receipt, error) { return receipt{o.ID, "stored"}, nil }, orders(2))
+	})
+	if want := "it ran no such CheckIsolation call: a test must make its calls the same way each time it runs"; !strings.Contains(ft.text(), want) {
+		t.Fatalf("CheckIsolation failed with:\n%s\nwant %q", ft.text(), want)
 	}
 }
