@@ -2,7 +2,6 @@ package lambdatest
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -313,21 +312,21 @@ func (k *checker) learnAlone() {
 	}
 }
 
-// lineValues are the members of a JSON line as key=value, but those that
-// differ between invocations by nature (time stamps, the invocation's
-// IDs); a line that is not JSON is one value.
+// lineValues are the members of a JSON line as key=value, every one of a
+// repeated key, but those that differ between invocations by nature (time
+// stamps, the invocation's IDs); a line that is not JSON is one value.
 func lineValues(l string) []string {
-	var doc map[string]json.RawMessage
-	if json.Unmarshal([]byte(l), &doc) != nil {
+	ms, ok := members([]byte(l))
+	if !ok {
 		return []string{l}
 	}
-	vs := make([]string, 0, len(doc))
-	for key, raw := range doc {
-		switch key {
+	vs := make([]string, 0, len(ms))
+	for _, m := range ms {
+		switch m.key {
 		case "timestamp", "requestId", "traceId", "tenantId", "_aws":
 			continue
 		}
-		vs = append(vs, key+"="+string(raw))
+		vs = append(vs, m.key+"="+string(m.value))
 	}
 	return vs
 }

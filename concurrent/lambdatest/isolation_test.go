@@ -116,6 +116,17 @@ func sharing() map[string]func(*downstream) any {
 				return receipt{o.ID, "stored"}, nil
 			}
 		},
+		"logger piling up fields": func(*downstream) any {
+			var mu sync.Mutex
+			var fields []zap.Field // grows with every invocation
+			return func(ctx context.Context, o order) (receipt, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				fields = append(fields, zap.Int("user", o.ID))
+				concurrent.Logger(ctx).Info("order stored", fields...) // its own user last
+				return receipt{o.ID, "stored"}, nil
+			}
+		},
 		"first event's value kept": func(*downstream) any {
 			var first atomic.Int64 // set once, by the first event served
 			return func(ctx context.Context, o order) (receipt, error) {
@@ -150,6 +161,7 @@ func TestCheckIsolationCatches(t *testing.T) {
 		{"shared bytes.Buffer", `answered otherwise served beside 15 others .*\n  alone:  "order \d+"\n  beside: "order \d+"`},
 		{"map shared by key", `answered otherwise served beside 15 others`},
 		{"logger with a request ID set once", `(a log line carrying the request ID of an invocation that had ended was written in round \d|a line of event \d+ \(\{"id":\d+\}\) carries id=\d+, which event \d+ wrote alone \(round \d\)):\n  \{.*"message":"order stored".*"id":1\d\d`},
+		{"logger piling up fields", `a line of event \d+ \(\{"id":\d+\}\) carries user=\d+, which event \d+ wrote alone \(round \d\):\n  \{.*"message":"order stored".*"user":1\d\d,"user":1\d\d`},
 		{"first event's value kept", `event \d+ \(\{"id":\d+\}\) answered otherwise served beside 15 others \(round 1\), the answer of event \d+:`},
 		{"metrics of another invocation", `a line of event \d+ \(\{"id":\d+\}\) carries order\d+=\d+, which event \d+ wrote alone \(round \d\):\n  \{"_aws".*"order\d+":\d+`},
 	}
