@@ -127,6 +127,15 @@ func sharing() map[string]func(*downstream) any {
 				return receipt{o.ID, "stored"}, nil
 			}
 		},
+		"context kept in a package variable": func(*downstream) any {
+			var kept atomic.Pointer[context.Context] // the first invocation's
+			return func(ctx context.Context, o order) (receipt, error) {
+				kept.CompareAndSwap(nil, &ctx)
+				concurrent.Logger(*kept.Load()).Info("order stored", zap.Int("id", o.ID),
+					zap.String("requestID", fmt.Sprint("downstream-", o.ID)))
+				return receipt{o.ID, "stored"}, nil
+			}
+		},
 		"first event's value kept": func(*downstream) any {
 			var first atomic.Int64 // set once, by the first event served
 			return func(ctx context.Context, o order) (receipt, error) {
@@ -162,6 +171,7 @@ func TestCheckIsolationCatches(t *testing.T) {
 		{"map shared by key", `answered otherwise served beside 15 others`},
 		{"logger with a request ID set once", `(a log line carrying the request ID of an invocation that had ended was written in round \d|a line of event \d+ \(\{"id":\d+\}\) carries id=\d+, which event \d+ wrote alone \(round \d\)):\n  \{.*"message":"order stored".*"id":1\d\d`},
 		{"logger piling up fields", `a line of event \d+ \(\{"id":\d+\}\) carries user=\d+, which event \d+ wrote alone \(round \d\):\n  \{.*"message":"order stored".*"user":1\d\d,"user":1\d\d`},
+		{"context kept in a package variable", `(a log line carrying the request ID of an invocation that had ended was written in round \d|a line of event \d+ \(\{"id":\d+\}\) carries id=\d+, which event \d+ wrote alone \(round \d\)):\n  \{.*"message":"order stored".*"requestID":"downstream-1\d\d"`},
 		{"first event's value kept", `event \d+ \(\{"id":\d+\}\) answered otherwise served beside 15 others \(round 1\), the answer of event \d+:`},
 		{"metrics of another invocation", `a line of event \d+ \(\{"id":\d+\}\) carries order\d+=\d+, which event \d+ wrote alone \(round \d\):\n  \{"_aws".*"order\d+":\d+`},
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/lmigo/lmigo/concurrent"
 	"github.com/lmigo/lmigo/concurrent/lambdatest"
 	"github.com/lmigo/lmigo/concurrent/metrics"
+	"go.uber.org/zap"
 )
 
 type order struct {
@@ -275,5 +276,37 @@ func TestInvokeLogsAndMetrics(t *testing.T) {
 	}
 	if coldStarts != 1 {
 		t.Errorf("%d ColdStart documents, want 1", coldStarts)
+	}
+}
+
+// TestInvokeLogsFiledByRequestID: a line is its invocation's by its first
+// top-level requestId, matched exactly, whatever other request IDs it
+// carries (a downstream's, under any case, nested, or a second requestId).
+func TestInvokeLogsFiledByRequestID(t *testing.T) {
+	handler := func(ctx context.Context, o order) (receipt, error) {
+		log := concurrent.Logger(ctx)
+		ds := fmt.Sprint("downstream-", o.ID)
+		log.Info("requestID", zap.String("requestID", ds))
+		log.Info("RequestId", zap.String("RequestId", ds))
+		log.Info("REQUESTID", zap.String("REQUESTID", ds))
+		log.Info("nested", zap.Any("downstream", map[string]string{"requestId": ds}))
+		log.Info("second", zap.String("requestId", ds))
+		return receipt{o.ID, "stored"}, nil
+	}
+	f := lambdatest.Start(t, handler, lambdatest.WithConcurrency(2))
+	for id := 1; id <= 2; id++ {
+		res := f.Invoke(fmt.Appendf(nil, `{"id":%d}`, id))
+		var msgs []string
+		for _, l := range res.Logs {
+			var line struct{ Message string }
+			_ = json.Unmarshal([]byte(l), &line)
+			msgs = append(msgs, line.Message)
+			if !strings.Contains(l, `"requestId":"`+res.RequestID+`"`) {
+				t.Errorf("invocation %d holds a line of another: %s", id, l)
+			}
+		}
+		if want := []string{"requestID", "RequestId", "REQUESTID", "nested", "second"}; !slices.Equal(msgs, want) {
+			t.Errorf("invocation %d: lines %q, want %q", id, msgs, want)
+		}
 	}
 }

@@ -47,12 +47,23 @@ func (o *output) file(p []byte, metric bool) {
 		if len(l) == 0 {
 			continue
 		}
-		var doc struct {
-			RequestID string `json:"requestId"`
-		}
-		_ = json.Unmarshal(l, &doc)
-		o.add(doc.RequestID, string(l), metric)
+		o.add(requestID(l), string(l), metric)
 	}
+}
+
+// requestID is the value of the line's first top-level requestId, the
+// key matched exactly: the runtime writes it before any field of the
+// handler's, which may carry a downstream's requestID.
+func requestID(line []byte) string {
+	ms, _ := members(line)
+	for _, m := range ms {
+		if m.key == "requestId" {
+			var id string
+			_ = json.Unmarshal(m.value, &id)
+			return id
+		}
+	}
+	return ""
 }
 
 func (o *output) add(id, line string, metric bool) {
