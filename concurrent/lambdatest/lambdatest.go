@@ -3,6 +3,7 @@ package lambdatest
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -68,7 +69,9 @@ func (e *Error) Error() string { return e.Type + ": " + e.Message }
 // stopped and waited for, and the test fails if the runtime broke exactly
 // once (a duplicate, unknown or cross-wired answer, one without its
 // invocation's ID) or polled beyond N. The soft memory limit Run sets
-// from the memory size is put back once the last Function has stopped.
+// from the memory size, and _X_AMZN_TRACE_ID, which a runtime at N=1 sets
+// to each invocation's trace, are put back once the last Function has
+// stopped.
 func Start(t testing.TB, handler any, opts ...concurrent.Option) *Function {
 	t.Helper()
 	f := start(t, handler, opts)
@@ -127,28 +130,40 @@ func start(t testing.TB, handler any, opts []concurrent.Option) *Function {
 	return startConfig(t, handler, opts, c, lookup)
 }
 
-// memoryLimit gives the test process its soft memory limit back once the
-// last running Function has stopped: Run sets one from the memory size.
-var memoryLimit struct {
+// held is what Run changes in the process, given back once the last
+// running Function has stopped: the soft memory limit Run sets from the
+// memory size, and _X_AMZN_TRACE_ID, which a runtime at N=1 sets to each
+// invocation's trace.
+var held struct {
 	sync.Mutex
-	running int
-	before  int64
+	running     int
+	memoryLimit int64
+	trace       string
+	traceSet    bool
 }
 
-func holdMemoryLimit() {
-	memoryLimit.Lock()
-	defer memoryLimit.Unlock()
-	if memoryLimit.running == 0 {
-		memoryLimit.before = debug.SetMemoryLimit(-1)
+const traceEnv = "_X_AMZN_TRACE_ID"
+
+func holdProcess() {
+	held.Lock()
+	defer held.Unlock()
+	if held.running == 0 {
+		held.memoryLimit = debug.SetMemoryLimit(-1)
+		held.trace, held.traceSet = os.LookupEnv(traceEnv)
 	}
-	memoryLimit.running++
+	held.running++
 }
 
-func releaseMemoryLimit() {
-	memoryLimit.Lock()
-	defer memoryLimit.Unlock()
-	if memoryLimit.running--; memoryLimit.running == 0 {
-		debug.SetMemoryLimit(memoryLimit.before)
+func releaseProcess() {
+	held.Lock()
+	defer held.Unlock()
+	if held.running--; held.running == 0 {
+		debug.SetMemoryLimit(held.memoryLimit)
+		if held.traceSet {
+			_ = os.Setenv(traceEnv, held.trace)
+		} else {
+			_ = os.Unsetenv(traceEnv)
+		}
 	}
 }
 
@@ -183,7 +198,7 @@ func startConfig(t testing.TB, handler any, opts []concurrent.Option, c config, 
 		_ = api.Close()
 		t.Fatalf("lambdatest: %v", err)
 	}
-	holdMemoryLimit()
+	holdProcess()
 	var run context.Context
 	run, f.cancel = context.WithCancel(context.Background())
 	// Invoke waits for a slot until the runtime has stopped, no longer.
@@ -213,7 +228,7 @@ func (f *Function) stop() {
 	if err := <-f.done; err != nil {
 		f.tb.Errorf("lambdatest: the runtime stopped: %v", err)
 	}
-	releaseMemoryLimit()
+	releaseProcess()
 	_ = f.api.Close()
 	st := f.api.Stats()
 	if st.Duplicates+st.Unknown+st.CrossWired+st.NoEcho+st.Violations > 0 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -123,6 +124,33 @@ func TestStartRestoresMemoryLimit(t *testing.T) {
 	})
 	if after := debug.SetMemoryLimit(-1); after != before {
 		t.Fatalf("soft memory limit %d after the Functions stopped, want %d as before", after, before)
+	}
+}
+
+// TestStartRestoresTraceEnv: at N=1 the runtime sets _X_AMZN_TRACE_ID to
+// each invocation's trace; the test process gets its own value back, or
+// none, once the Function has stopped.
+func TestStartRestoresTraceEnv(t *testing.T) {
+	for _, before := range []string{"", "Root=1-00000000-000000000000000000000000;Sampled=0"} {
+		t.Run(fmt.Sprintf("before %q", before), func(t *testing.T) {
+			t.Setenv("_X_AMZN_TRACE_ID", before) // restored after the test
+			if before == "" {
+				_ = os.Unsetenv("_X_AMZN_TRACE_ID")
+			}
+			t.Run("N=1", func(t *testing.T) {
+				f := lambdatest.Start(t, func(ctx context.Context) (string, error) {
+					return os.Getenv("_X_AMZN_TRACE_ID"), nil
+				}, lambdatest.WithConcurrency(1))
+				res := f.Invoke([]byte(`{}`))
+				if res.Err != nil || !strings.Contains(string(res.Payload), "Root=") || string(res.Payload) == fmt.Sprintf("%q", before) {
+					t.Fatalf("the handler read _X_AMZN_TRACE_ID %s, %v; want its invocation's trace", res.Payload, res.Err)
+				}
+			})
+			got, set := os.LookupEnv("_X_AMZN_TRACE_ID")
+			if set != (before != "") || got != before {
+				t.Fatalf("_X_AMZN_TRACE_ID is %q (set: %v) after the Function stopped, want %q as before", got, set, before)
+			}
+		})
 	}
 }
 
