@@ -1,8 +1,6 @@
 package concurrent
 
 import (
-	"io"
-
 	"github.com/lmigo/lmigo/concurrent/internal/testhook"
 	"go.uber.org/zap/zapcore"
 )
@@ -10,8 +8,10 @@ import (
 // init sets the hooks of concurrent/lambdatest (internal/testhook) here,
 // so that no exported name exists for them.
 func init() {
-	testhook.Output = func(logs, metrics io.Writer) any {
-		return Option(func(o *options) { o.stderr, o.stdout = zapcore.AddSync(logs), metrics })
+	testhook.Replace = func(p testhook.Process) any {
+		return Option(func(o *options) {
+			o.stderr, o.stdout, o.exit = zapcore.AddSync(p.Logs), p.Metrics, p.Exit
+		})
 	}
 	testhook.Carry = func(v any) any {
 		return Option(func(o *options) { o.carried = append(o.carried, v) })

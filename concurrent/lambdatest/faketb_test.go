@@ -1,6 +1,7 @@
 package lambdatest_test
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"strings"
@@ -18,6 +19,7 @@ type fakeTB struct {
 	errs       []string
 	fatal      bool
 	skipped    bool
+	errored    chan struct{} // closed, and replaced, at each failure
 	cleanups   []func()
 }
 
@@ -27,6 +29,37 @@ func (f *fakeTB) Errorf(format string, args ...any) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.errs = append(f.errs, fmt.Sprintf(format, args...))
+	if f.errored != nil {
+		close(f.errored)
+	}
+	f.errored = make(chan struct{})
+}
+
+// waitError waits until a failure contains want, up to the real test's
+// deadline.
+func (f *fakeTB) waitError(want string) bool {
+	ctx := context.Background()
+	if d, ok := f.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-time.Until(d)/10))
+		defer cancel()
+	}
+	for {
+		f.mu.Lock()
+		if f.errored == nil {
+			f.errored = make(chan struct{})
+		}
+		ch, text := f.errored, strings.Join(f.errs, "\n")
+		f.mu.Unlock()
+		if strings.Contains(text, want) {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 func (f *fakeTB) Fatalf(format string, args ...any) {

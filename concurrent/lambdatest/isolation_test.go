@@ -399,3 +399,22 @@ func TestCheckIsolationCallNotReached(t *testing.T) {
 		t.Fatalf("CheckIsolation failed with:\n%s\nwant %q", ft.text(), want)
 	}
 }
+
+// TestCheckIsolationWedged: a runtime that wedges in a child process (every
+// slot held by a handler that ignores its context) fails the test, naming
+// the hung invocations, and the child's work ends.
+func TestCheckIsolationWedged(t *testing.T) {
+	t.Setenv("LMIGO_OVERRUN_GRACE", "1ms")
+	t.Setenv("LMIGO_MAX_OVERRUNS", "0")
+	t.Setenv("LMIGO_WEDGED_EXIT", "1ms")
+	handler := func(context.Context, order) (receipt, error) {
+		<-make(chan struct{}) // ignores its context; only ever in a child
+		return receipt{}, nil
+	}
+	ft := &fakeTB{TB: t}
+	ft.run(func() { lambdatest.CheckIsolation(ft, handler, orders(2), lambdatest.WithTimeout(20*time.Millisecond)) })
+	want := `while the events were served at once, in a child process: the runtime is wedged: every slot is held by a handler that overran its deadline and ignores its context \(request IDs [0-9a-f-]{36}, [0-9a-f-]{36}\); on Lambda it would exit 1 now`
+	if !regexp.MustCompile(want).MatchString(ft.text()) {
+		t.Fatalf("CheckIsolation failed with:\n%s\nwant a failure matching %q", ft.text(), want)
+	}
+}

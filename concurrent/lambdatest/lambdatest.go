@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,8 +26,9 @@ type Function struct {
 	api    *rapitest.Server
 	rt     *concurrent.Runtime
 	n      int
-	ctx    context.Context // done once the runtime has stopped
-	cancel context.CancelFunc
+	ctx    context.Context    // done once the runtime has stopped
+	cancel context.CancelFunc // nil once stop has run
+	halt   context.CancelFunc // the same, kept: exit stops the runtime
 	done   chan error
 	stopMu sync.Mutex
 	out    output
@@ -68,10 +70,12 @@ func (e *Error) Error() string { return e.Type + ": " + e.Message }
 // top. Start returns once every slot polls. At t.Cleanup the runtime is
 // stopped and waited for, and the test fails if the runtime broke exactly
 // once (a duplicate, unknown or cross-wired answer, one without its
-// invocation's ID) or polled beyond N. The soft memory limit Run sets
-// from the memory size, and _X_AMZN_TRACE_ID, which a runtime at N=1 sets
-// to each invocation's trace, are put back once the last Function has
-// stopped.
+// invocation's ID) or polled beyond N. A runtime that would exit (every
+// slot held by a handler that overran its deadline, past
+// LMIGO_WEDGED_EXIT) fails the test instead, naming the hung invocations,
+// and stops serving. The soft memory limit Run sets from the memory size,
+// and _X_AMZN_TRACE_ID, which a runtime at N=1 sets to each invocation's
+// trace, are put back once the last Function has stopped.
 func Start(t testing.TB, handler any, opts ...concurrent.Option) *Function {
 	t.Helper()
 	f := start(t, handler, opts)
@@ -192,7 +196,7 @@ func startConfig(t testing.TB, handler any, opts []concurrent.Option, c config, 
 		return v, ok
 	}
 	all := append(append([]concurrent.Option(nil), opts...), concurrent.WithLookupEnv(env),
-		testhook.Output(logWriter{&f.out}, metricWriter{&f.out}).(concurrent.Option))
+		testhook.Replace(testhook.Process{Logs: logWriter{&f.out}, Metrics: metricWriter{&f.out}, Exit: f.exit}).(concurrent.Option))
 	f.rt, err = concurrent.New(handler, all...)
 	if err != nil {
 		_ = api.Close()
@@ -201,6 +205,7 @@ func startConfig(t testing.TB, handler any, opts []concurrent.Option, c config, 
 	holdProcess()
 	var run context.Context
 	run, f.cancel = context.WithCancel(context.Background())
+	f.halt = f.cancel
 	// Invoke waits for a slot until the runtime has stopped, no longer.
 	var stopped context.CancelFunc
 	f.ctx, stopped = context.WithCancel(context.Background())
@@ -214,6 +219,20 @@ func startConfig(t testing.TB, handler any, opts []concurrent.Option, c config, 
 		t.Fatalf("lambdatest: the runtime stopped before it polled: %v", err)
 	}
 	return f
+}
+
+// exit is where the runtime would end the process, on Lambda so that it
+// replaces a wedged environment. Here it fails the test that owns the
+// runtime and stops the runtime, so that later invocations fail at once;
+// the test process lives on.
+func (f *Function) exit(code int) {
+	defer f.halt()
+	ids := f.out.wedged()
+	if len(ids) == 0 {
+		ids = []string{"none listed"}
+	}
+	f.tb.Errorf("lambdatest: the runtime is wedged: every slot is held by a handler that overran its deadline "+
+		"and ignores its context (request IDs %s); on Lambda it would exit %d now", strings.Join(ids, ", "), code)
 }
 
 // stop ends the runtime and the fake, once, and checks the accounting.

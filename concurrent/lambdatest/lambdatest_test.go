@@ -106,6 +106,41 @@ func TestInvokeTimeout(t *testing.T) {
 	}
 }
 
+// TestWedgedFailsTheTest: a runtime whose every slot is held by a handler
+// that ignores its context, past LMIGO_WEDGED_EXIT, would exit on Lambda.
+// Under lambdatest it fails the test that owns it, naming the request
+// IDs, and the test process lives on.
+func TestWedgedFailsTheTest(t *testing.T) {
+	t.Setenv("LMIGO_OVERRUN_GRACE", "1ms")
+	t.Setenv("LMIGO_MAX_OVERRUNS", "0")
+	t.Setenv("LMIGO_WEDGED_EXIT", "1ms")
+	release := make(chan struct{})
+	ft := &fakeTB{TB: t}
+	var res lambdatest.Result
+	var wedged bool
+	ft.run(func() {
+		defer close(release) // before the runtime stops
+		f := lambdatest.Start(ft, func(context.Context) error {
+			<-release // ignores its context
+			return nil
+		}, lambdatest.WithConcurrency(1), lambdatest.WithTimeout(20*time.Millisecond))
+		res = f.Invoke([]byte(`{}`))
+		wedged = ft.waitError("lambdatest: the runtime is wedged")
+		// The runtime is stopped, as the process would have exited.
+		if after := f.Invoke([]byte(`{}`)); after.Err == nil {
+			t.Errorf("an invocation after the wedged exit was answered: %s", after.Payload)
+		}
+	})
+	var e *lambdatest.Error
+	if !errors.As(res.Err, &e) || e.Type != "Sandbox.Timedout" {
+		t.Fatalf("Err %v, want Sandbox.Timedout", res.Err)
+	}
+	if want := "the runtime is wedged: every slot is held by a handler that overran its deadline and ignores its context (request IDs " +
+		res.RequestID + "); on Lambda it would exit 1 now"; !wedged || !strings.Contains(ft.text(), want) {
+		t.Fatalf("the test failed with:\n%s\nwant %q", ft.text(), want)
+	}
+}
+
 // TestStartRestoresMemoryLimit: Run sets the soft memory limit from the
 // function's memory size; the test process gets its own back at Cleanup,
 // also when two Functions overlap.

@@ -119,3 +119,34 @@ func (o *output) unattributed() []string {
 	defer o.mu.Unlock()
 	return append([]string(nil), o.other...)
 }
+
+// wedged returns the request IDs the runtime's last FATAL line names as
+// hung, the line it writes before its wedged exit.
+func (o *output) wedged() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for i := len(o.other) - 1; i >= 0; i-- {
+		ms, _ := members([]byte(o.other[i]))
+		fatal := false
+		var hung []struct {
+			RequestID string `json:"requestId"`
+		}
+		for _, m := range ms {
+			switch m.key {
+			case "level":
+				fatal = string(m.value) == `"FATAL"`
+			case "hung":
+				_ = json.Unmarshal(m.value, &hung)
+			}
+		}
+		if !fatal {
+			continue
+		}
+		ids := make([]string, len(hung))
+		for j, h := range hung {
+			ids[j] = h.RequestID
+		}
+		return ids
+	}
+	return nil
+}

@@ -1,6 +1,6 @@
 // Package testhook is how concurrent/lambdatest reaches what package
-// concurrent keeps unexported: where a runtime's output goes, and values
-// carried in a concurrent.Option. Being internal, it adds nothing to the
+// concurrent keeps unexported: where a runtime's output goes, how it
+// exits, and values carried in a concurrent.Option. Being internal, it adds nothing to the
 // runtime's public API. Package concurrent sets the functions when it is
 // initialised; each returns or takes concurrent.Option values as any,
 // since this package cannot import concurrent.
@@ -9,10 +9,9 @@ package testhook
 import "io"
 
 var (
-	// Output returns a concurrent.Option that sends the runtime's log
-	// lines to logs and its EMF documents to metrics, in place of stderr
-	// and stdout.
-	Output func(logs, metrics io.Writer) any
+	// Replace returns a concurrent.Option that puts p in place of the
+	// process's side effects.
+	Replace func(p Process) any
 	// Carry returns a concurrent.Option that changes nothing in the
 	// runtime and carries v, for Read to return.
 	Carry func(v any) any
@@ -24,3 +23,14 @@ var (
 	// be built (New refuses it with that error), or nil.
 	Refused func(h any) error
 )
+
+// Process is what a runtime under test does in place of touching the
+// process.
+type Process struct {
+	// Logs and Metrics take the runtime's log lines and its EMF
+	// documents, in place of stderr and stdout.
+	Logs, Metrics io.Writer
+	// Exit is called where the runtime would end the process (the wedged
+	// exit), and returns.
+	Exit func(code int)
+}
