@@ -60,6 +60,7 @@ type report struct {
 // wireResult is a Result as a child reports it.
 type wireResult struct {
 	RequestID string   `json:"requestId"`
+	TraceID   string   `json:"traceId"`
 	Payload   []byte   `json:"payload"`
 	Err       *Error   `json:"err"`
 	Logs      []string `json:"logs"`
@@ -67,7 +68,7 @@ type wireResult struct {
 }
 
 func toWire(r Result) wireResult {
-	w := wireResult{RequestID: r.RequestID, Payload: r.Payload, Logs: r.Logs, Metrics: r.Metrics}
+	w := wireResult{RequestID: r.RequestID, TraceID: r.TraceID, Payload: r.Payload, Logs: r.Logs, Metrics: r.Metrics}
 	if r.Err != nil {
 		var e *Error
 		if !errors.As(r.Err, &e) {
@@ -79,7 +80,7 @@ func toWire(r Result) wireResult {
 }
 
 func (w wireResult) result() Result {
-	r := Result{RequestID: w.RequestID, Payload: w.Payload, Logs: w.Logs, Metrics: w.Metrics}
+	r := Result{RequestID: w.RequestID, TraceID: w.TraceID, Payload: w.Payload, Logs: w.Logs, Metrics: w.Metrics}
 	if w.Err != nil {
 		r.Err = w.Err
 	}

@@ -230,16 +230,31 @@ func (k *checker) differs(alone, beside Result) error {
 	return nil
 }
 
-// norm is an answer as compared: its own request ID replaced, normalised.
+// norm is an answer as compared: its own request ID and trace replaced,
+// normalised.
 func (k *checker) norm(r Result) string {
 	b := []byte(answer(r))
 	if r.RequestID != "" {
 		b = bytes.ReplaceAll(b, []byte(r.RequestID), []byte("<requestId>"))
 	}
+	if r.TraceID != "" {
+		// The whole header, then its root alone: "1-67a0b1c2-...".
+		b = bytes.ReplaceAll(b, []byte(r.TraceID), []byte("<traceId>"))
+		if root, ok := traceRoot(r.TraceID); ok {
+			b = bytes.ReplaceAll(b, []byte(root), []byte("<traceId>"))
+		}
+	}
 	if k.c.normalize != nil {
 		b = k.c.normalize(b)
 	}
 	return string(b)
+}
+
+// traceRoot is the Root of a trace header.
+func traceRoot(h string) (string, bool) {
+	root, ok := strings.CutPrefix(h, "Root=")
+	root, _, _ = strings.Cut(root, ";")
+	return root, ok && root != ""
 }
 
 // whose says which other invocation an answer belongs to, where it shows.
@@ -248,6 +263,9 @@ func (k *checker) whose(i int, b Result, beside []Result) string {
 	for j, o := range beside {
 		if j != i && o.RequestID != "" && strings.Contains(a, o.RequestID) {
 			return fmt.Sprintf(", with the request ID of event %d", j)
+		}
+		if root, ok := traceRoot(o.TraceID); j != i && ok && strings.Contains(a, root) {
+			return fmt.Sprintf(", with the trace of event %d", j)
 		}
 	}
 	for j := range k.alone {
@@ -265,8 +283,14 @@ func (k *checker) lines(round, i int, b Result, beside []Result) {
 	k.tb.Helper()
 	for _, l := range append(append([]string(nil), b.Logs...), b.Metrics...) {
 		for j, o := range beside {
-			if j != i && o.RequestID != "" && strings.Contains(l, o.RequestID) {
+			if j == i {
+				continue
+			}
+			if o.RequestID != "" && strings.Contains(l, o.RequestID) {
 				k.report(hintLine, "a line of event %d %s carries the request ID of event %d (round %d):\n  %s",
+					i, k.event(i), j, round, l)
+			} else if root, ok := traceRoot(o.TraceID); ok && strings.Contains(l, root) {
+				k.report(hintLine, "a line of event %d %s carries the trace of event %d (round %d):\n  %s",
 					i, k.event(i), j, round, l)
 			}
 		}

@@ -136,6 +136,14 @@ func sharing() map[string]func(*downstream) any {
 				return receipt{o.ID, "stored"}, nil
 			}
 		},
+		"trace kept in a package variable": func(d *downstream) any {
+			var last atomic.Value // the trace of the last invocation to start
+			return func(ctx context.Context, o order) (string, error) {
+				last.Store(concurrent.TraceID(ctx))
+				d.call(ctx)
+				return fmt.Sprintf("%d traced %s", o.ID, last.Load()), nil
+			}
+		},
 		"first event's value kept": func(*downstream) any {
 			var first atomic.Int64 // set once, by the first event served
 			return func(ctx context.Context, o order) (receipt, error) {
@@ -172,6 +180,7 @@ func TestCheckIsolationCatches(t *testing.T) {
 		{"logger with a request ID set once", `(a log line carrying the request ID of an invocation that had ended was written in round \d|a line of event \d+ \(\{"id":\d+\}\) carries id=\d+, which event \d+ wrote alone \(round \d\)):\n  \{.*"message":"order stored".*"id":1\d\d`},
 		{"logger piling up fields", `a line of event \d+ \(\{"id":\d+\}\) carries user=\d+, which event \d+ wrote alone \(round \d\):\n  \{.*"message":"order stored".*"user":1\d\d,"user":1\d\d`},
 		{"context kept in a package variable", `(a log line carrying the request ID of an invocation that had ended was written in round \d|a line of event \d+ \(\{"id":\d+\}\) carries id=\d+, which event \d+ wrote alone \(round \d\)):\n  \{.*"message":"order stored".*"requestID":"downstream-1\d\d"`},
+		{"trace kept in a package variable", `answered otherwise served beside 15 others \(round \d\), with the trace of event \d+:`},
 		{"first event's value kept", `event \d+ \(\{"id":\d+\}\) answered otherwise served beside 15 others \(round 1\), the answer of event \d+:`},
 		{"metrics of another invocation", `a line of event \d+ \(\{"id":\d+\}\) carries order\d+=\d+, which event \d+ wrote alone \(round \d\):\n  \{"_aws".*"order\d+":\d+`},
 	}
@@ -220,6 +229,14 @@ func TestCheckIsolationPasses(t *testing.T) {
 			return func(ctx context.Context, o order) (string, error) {
 				d.call(ctx)
 				return fmt.Sprintf("%d for %s", o.ID, concurrent.RequestID(ctx)), nil
+			}
+		}, nil},
+		{"its trace in the answer", func(d *downstream) any {
+			return func(ctx context.Context, o order) (string, error) {
+				d.call(ctx)
+				h := concurrent.TraceID(ctx)
+				root, _, _ := strings.Cut(strings.TrimPrefix(h, "Root="), ";")
+				return fmt.Sprintf("%d traced %s, root %s", o.ID, h, root), nil
 			}
 		}, nil},
 		{"a time in the answer, normalised", func(*downstream) any {

@@ -3,6 +3,8 @@ package lambdatest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -38,6 +40,9 @@ type Function struct {
 type Result struct {
 	// RequestID is the invocation's request ID.
 	RequestID string
+	// TraceID is the invocation's trace header, Lambda-Runtime-Trace-Id
+	// (concurrent.TraceID): "Root=1-...;Parent=...;Sampled=0".
+	TraceID string
 	// Payload is the answer's body; nil when Err is set.
 	Payload []byte
 	// Err is nil on success, else an *Error: the error type and message
@@ -268,17 +273,26 @@ func (f *Function) stop() {
 // Invoke is safe for concurrent use; the caller may reuse payload once it
 // returns.
 func (f *Function) Invoke(payload []byte) Result {
-	r, err := f.api.Invoke(f.ctx, rapitest.Request{Payload: payload})
+	trace := newTraceID()
+	r, err := f.api.Invoke(f.ctx, rapitest.Request{Payload: payload, TraceID: trace})
 	if err != nil {
 		f.tb.Errorf("lambdatest: invoke: %v", err)
-		return Result{RequestID: r.RequestID, Err: &Error{Type: "lambdatest.InvokeFailed", Message: err.Error()}}
+		return Result{RequestID: r.RequestID, TraceID: trace,
+			Err: &Error{Type: "lambdatest.InvokeFailed", Message: err.Error()}}
 	}
-	res := Result{RequestID: r.RequestID, Payload: r.Body}
+	res := Result{RequestID: r.RequestID, TraceID: trace, Payload: r.Body}
 	if r.Err != nil {
 		res.Payload, res.Err = nil, callerError(r.Err)
 	}
 	res.Logs, res.Metrics = f.out.take(r.RequestID)
 	return res
+}
+
+// newTraceID is an X-Ray trace header of random IDs, unique across the
+// processes of one CheckIsolation.
+func newTraceID() string {
+	return fmt.Sprintf("Root=1-%08x-%08x%016x;Parent=%016x;Sampled=0",
+		time.Now().Unix(), rand.Uint32(), rand.Uint64(), rand.Uint64())
 }
 
 // callerError is what Lambda's Invoke API gives the caller of a failed
