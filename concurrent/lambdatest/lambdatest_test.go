@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -159,6 +160,64 @@ func TestStartRestoresMemoryLimit(t *testing.T) {
 	})
 	if after := debug.SetMemoryLimit(-1); after != before {
 		t.Fatalf("soft memory limit %d after the Functions stopped, want %d as before", after, before)
+	}
+}
+
+// TestParallelFunctions: three Functions in parallel tests, one of which
+// ends mid-way, each hold only their own lines and metrics, and the
+// process's state is the same afterwards.
+func TestParallelFunctions(t *testing.T) {
+	t.Setenv("POWERTOOLS_METRICS_NAMESPACE", "lambdatest")
+	type state struct {
+		limit int64
+		procs int
+		wd    string
+		env   []string
+	}
+	now := func() state {
+		wd, _ := os.Getwd()
+		env := os.Environ()
+		slices.Sort(env)
+		return state{debug.SetMemoryLimit(-1), runtime.GOMAXPROCS(0), wd, env}
+	}
+	before := now()
+	handler := func(ctx context.Context, o order) (receipt, error) {
+		concurrent.Logger(ctx).Info("order", zap.Int("id", o.ID))
+		if err := metrics.AddMetadata(ctx, "orderId", o.ID); err != nil {
+			return receipt{}, err
+		}
+		return receipt{o.ID, "stored"}, metrics.Add(ctx, "Orders", metrics.Count, 1)
+	}
+	t.Run("group", func(t *testing.T) {
+		for fn := range 3 {
+			t.Run(fmt.Sprint(fn), func(t *testing.T) {
+				t.Parallel()
+				f := lambdatest.Start(t, handler, lambdatest.WithConcurrency(4))
+				var wg sync.WaitGroup
+				for i := range 16 {
+					id := 1000*fn + i
+					wg.Go(func() {
+						r := f.Invoke(fmt.Appendf(nil, `{"id":%d}`, id))
+						own := fmt.Sprintf(`"requestId":"%s"`, r.RequestID)
+						for _, l := range append(append([]string(nil), r.Logs...), r.Metrics...) {
+							if !strings.Contains(l, own) || (!strings.Contains(l, fmt.Sprint(id)) && !strings.Contains(l, "ColdStart")) {
+								t.Errorf("Function %d, order %d holds a line not its own: %s", fn, id, l)
+							}
+						}
+						if r.Err != nil || len(r.Logs) != 1 || len(r.Metrics) == 0 {
+							t.Errorf("Function %d, order %d: %v, %d lines, %d documents", fn, id, r.Err, len(r.Logs), len(r.Metrics))
+						}
+					})
+				}
+				wg.Wait()
+				if fn == 1 {
+					t.SkipNow() // ends mid-way: the cleanup still stops the runtime
+				}
+			})
+		}
+	})
+	if after := now(); after.limit != before.limit || after.procs != before.procs || after.wd != before.wd || !slices.Equal(after.env, before.env) {
+		t.Fatalf("the process's state changed: before %+v\nafter %+v", before, after)
 	}
 }
 
