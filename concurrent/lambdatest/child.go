@@ -35,6 +35,11 @@ const childEnv = "LAMBDATEST_CHILD"
 // (go test -exec qemu-aarch64-static); the emulator harness reads it too.
 const execEnv = "LMIGO_RIE_EXEC"
 
+// aloneRuns is how many times a child serves its event alone, one after
+// another: an answer that varies even alone (a random ID, a time, a
+// first-invocation flag) is told from one that varies beside others.
+const aloneRuns = 2
+
 // task is what one child process serves.
 type task struct {
 	Test string `json:"test"` // the test's name, as t.Name gives it
@@ -49,8 +54,8 @@ type task struct {
 
 // report is what a child served, for the parent to judge.
 type report struct {
-	// Served holds each round's results by event, or, served alone, one
-	// result a time.
+	// Served holds each round's results by event, or, served alone, the
+	// result of each run.
 	Served   [][]wireResult `json:"served"`
 	Late     []lateReport   `json:"late"`
 	Failures []string       `json:"failures"` // what the child's runtime failed
@@ -169,9 +174,11 @@ func serve(tb testing.TB, h concurrent.StreamInvoker, opts []concurrent.Option, 
 		}
 	}
 	if tk.Alone >= 0 {
-		res := f.Invoke(tk.Events[0])
-		rep.Served = append(rep.Served, []wireResult{toWire(res)})
-		late(fmt.Sprintf("while event %d was served alone", tk.Alone))
+		for range aloneRuns {
+			res := f.Invoke(tk.Events[0])
+			rep.Served = append(rep.Served, []wireResult{toWire(res)})
+			late(fmt.Sprintf("while event %d was served alone", tk.Alone))
+		}
 		return
 	}
 	for round := 1; round <= c.rounds; round++ {
@@ -451,6 +458,14 @@ func last(s string, n int) string {
 		s = s[i+1:]
 	}
 	return "..." + s
+}
+
+// cut is the start of s, at most n bytes.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
 
 // gated serves a handler whose invocations, while a round is held, wait

@@ -45,6 +45,9 @@ const (
 		"buffer kept beyond its invocation (a package variable holding concurrent.Logger(ctx) or a " +
 		"logger With a requestId set once) or shared by invocations. Take concurrent.Logger(ctx) " +
 		"in each invocation."
+	hintAlone = "Its answer varies even alone (a random ID, a time, a count, a first-invocation flag), " +
+		"so it cannot show what invocations share: take what varies out with WithNormalize, or judge " +
+		"answers with WithCompare."
 	hintRace = "Invocations served at once write and read a variable without synchronisation. State " +
 		"built lazily inside the handler (if client == nil { client = build() }) is the common " +
 		"case: build it before Start, in main or a package variable's initialiser, or with " +
@@ -62,9 +65,11 @@ const (
 // Instances serve invocations at once in one process. It serves all the
 // events at once at N = len(events), several rounds (WithRounds) in a new
 // order each, every invocation of a round handed out together, the first
-// on a runtime in a fresh process; and each event alone, in a fresh
-// process of its own, so that no other event has touched what it reads
-// (the package doc says how, and what stays out of reach). It fails t,
+// on a runtime in a fresh process; and each event alone, twice, in a
+// fresh process of its own, so that no other event has touched what it
+// reads (the package doc says how, and what stays out of reach). An event
+// whose two answers alone differ fails t as an answer that varies even
+// alone, and its answers beside others are not judged. It fails t,
 // naming the event and showing both answers, where an answer served
 // beside others differs from the one served alone (WithNormalize,
 // WithCompare for answers that vary), and where a log line or metric
@@ -115,8 +120,13 @@ type checker struct {
 	tb     testing.TB
 	c      config
 	events [][]byte
+	// alone is each event's first answer served alone; runs, all of
+	// them. known: they came; varies: they differ, so that an answer
+	// beside others cannot be judged by them.
 	alone  []Result
-	known  []bool // the event's alone answer came
+	runs   [][]Result
+	known  []bool
+	varies []bool
 	// aloneValues are the values of each event's lines served alone;
 	// owner, of those only one event wrote, which.
 	aloneValues []map[string]bool
@@ -153,15 +163,19 @@ func (k *checker) summary() {
 // races, then each round's answers and lines against those served alone.
 func (k *checker) judge(together outcome, alone []outcome) {
 	k.tb.Helper()
-	k.alone = make([]Result, len(k.events))
-	k.known = make([]bool, len(k.events))
+	n := len(k.events)
+	k.alone, k.runs, k.known, k.varies = make([]Result, n), make([][]Result, n), make([]bool, n), make([]bool, n)
 	for i, o := range alone {
 		rep := k.child(o, fmt.Sprintf("event %d %s was served alone", i, k.event(i)))
 		if rep == nil || len(rep.Served) == 0 {
 			continue
 		}
-		k.alone[i], k.known[i] = rep.Served[0][0].result(), true
+		for _, run := range rep.Served {
+			k.runs[i] = append(k.runs[i], run[0].result())
+		}
+		k.alone[i], k.known[i] = k.runs[i][0], true
 		k.late(rep.Late)
+		k.alike(i)
 	}
 	k.learnAlone()
 	rep := k.child(together, "the events were served at once")
@@ -184,7 +198,7 @@ func (k *checker) child(o outcome, while string) *report {
 	k.tb.Helper()
 	if first, n := o.races(); n > 0 {
 		k.report(hintRace, "the race detector found %d data races while %s, in a fresh process; the first:\n%s",
-			n, while, last(first, maxRaceReport))
+			n, while, cut(first, maxRaceReport))
 	}
 	if o.rep == nil {
 		why := "it ran no such CheckIsolation call: a test must make its calls the same way each time it runs"
@@ -204,13 +218,26 @@ func (k *checker) child(o outcome, while string) *report {
 	return o.rep
 }
 
+// alike reports event i when its answers served alone differ: they then
+// vary by nature, and nothing says that invocations share state.
+func (k *checker) alike(i int) {
+	k.tb.Helper()
+	for r, run := range k.runs[i][1:] {
+		if k.differs(k.alone[i], run) == nil {
+			continue
+		}
+		k.varies[i] = true
+		k.report(hintAlone, "event %d %s answered otherwise even alone, served again in the same fresh process (run %d):\n  first: %s\n  then:  %s",
+			i, k.event(i), r+2, answer(k.alone[i]), answer(run))
+		return
+	}
+}
+
 func (k *checker) compare(round int, beside []Result) {
 	k.tb.Helper()
 	for i, b := range beside {
-		if !k.known[i] {
-			continue
-		}
-		if err := k.differs(k.alone[i], b); err != nil {
+		// An answer that varies even alone has nothing to be judged by.
+		if k.known[i] && !k.varies[i] && k.differs(k.alone[i], b) != nil {
 			k.report(hintAnswer, "event %d %s answered otherwise served beside %d others (round %d)%s:\n  alone:  %s\n  beside: %s",
 				i, k.event(i), len(beside)-1, round, k.whose(i, b, beside), answer(k.alone[i]), answer(b))
 		}
@@ -312,9 +339,9 @@ func (k *checker) lines(round, i int, b Result, beside []Result) {
 func (k *checker) learnAlone() {
 	k.aloneValues = make([]map[string]bool, len(k.alone))
 	seen := map[string]int{} // value: the event that wrote it, -1 for several
-	for i, r := range k.alone {
+	for i, runs := range k.runs {
 		k.aloneValues[i] = map[string]bool{}
-		for _, l := range append(append([]string(nil), r.Logs...), r.Metrics...) {
+		for _, l := range aloneLines(runs) {
 			for _, v := range lineValues(l) {
 				if k.aloneValues[i][v] {
 					continue
@@ -334,6 +361,16 @@ func (k *checker) learnAlone() {
 			k.owner[v] = i
 		}
 	}
+}
+
+// aloneLines are the log lines and metric documents of an event's runs
+// served alone.
+func aloneLines(runs []Result) []string {
+	var ls []string
+	for _, r := range runs {
+		ls = append(append(ls, r.Logs...), r.Metrics...)
+	}
+	return ls
 }
 
 // lineValues are the members of a JSON line as key=value, every one of a

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"regexp"
@@ -177,9 +178,9 @@ func TestCheckIsolationCatches(t *testing.T) {
 		{"package variable", `event \d+ \(\{"id":\d+\}\) answered otherwise served beside 15 others \(round \d\), the answer of event \d+:\n  alone:  \{"id":\d+,"status":"stored"\}\n  beside: \{"id":\d+`},
 		{"shared bytes.Buffer", `answered otherwise served beside 15 others .*\n  alone:  "order \d+"\n  beside: "order \d+"`},
 		{"map shared by key", `answered otherwise served beside 15 others`},
-		{"logger with a request ID set once", `(a log line carrying the request ID of an invocation that had ended was written in round \d|a line of event \d+ \(\{"id":\d+\}\) carries id=\d+, which event \d+ wrote alone \(round \d\)):\n  \{.*"message":"order stored".*"id":1\d\d`},
+		{"logger with a request ID set once", `(a log line carrying the request ID of an invocation that had ended was written (in round \d|while event \d+ was served alone)|a line of event \d+ \(\{"id":\d+\}\) carries id=\d+, which event \d+ wrote alone \(round \d\)):\n  \{.*"message":"order stored".*"id":1\d\d`},
 		{"logger piling up fields", `a line of event \d+ \(\{"id":\d+\}\) carries user=\d+, which event \d+ wrote alone \(round \d\):\n  \{.*"message":"order stored".*"user":1\d\d,"user":1\d\d`},
-		{"context kept in a package variable", `(a log line carrying the request ID of an invocation that had ended was written in round \d|a line of event \d+ \(\{"id":\d+\}\) carries id=\d+, which event \d+ wrote alone \(round \d\)):\n  \{.*"message":"order stored".*"requestID":"downstream-1\d\d"`},
+		{"context kept in a package variable", `(a log line carrying the request ID of an invocation that had ended was written (in round \d|while event \d+ was served alone)|a line of event \d+ \(\{"id":\d+\}\) carries id=\d+, which event \d+ wrote alone \(round \d\)):\n  \{.*"message":"order stored".*"requestID":"downstream-1\d\d"`},
 		{"trace kept in a package variable", `answered otherwise served beside 15 others \(round \d\), with the trace of event \d+:`},
 		{"first event's value kept", `event \d+ \(\{"id":\d+\}\) answered otherwise served beside 15 others \(round 1\), the answer of event \d+:`},
 		{"metrics of another invocation", `a line of event \d+ \(\{"id":\d+\}\) carries order\d+=\d+, which event \d+ wrote alone \(round \d\):\n  \{"_aws".*"order\d+":\d+`},
@@ -433,5 +434,49 @@ func TestCheckIsolationWedged(t *testing.T) {
 	want := `while the events were served at once, in a child process: the runtime is wedged: every slot is held by a handler that overran its deadline and ignores its context \(request IDs [0-9a-f-]{36}, [0-9a-f-]{36}\); on Lambda it would exit 1 now`
 	if !regexp.MustCompile(want).MatchString(ft.text()) {
 		t.Fatalf("CheckIsolation failed with:\n%s\nwant a failure matching %q", ft.text(), want)
+	}
+}
+
+// TestCheckIsolationVariesEvenAlone: an answer that varies by nature (a
+// random token, a first-invocation flag) fails saying that it varies even
+// alone, naming the event and WithNormalize, and blames no shared state.
+func TestCheckIsolationVariesEvenAlone(t *testing.T) {
+	tests := []struct {
+		name    string
+		handler func() any
+	}{
+		{"a random token", func() any {
+			return func(o order) (string, error) {
+				return fmt.Sprintf("%d token %016x", o.ID, rand.Uint64()), nil
+			}
+		}},
+		{"a cold-start flag", func() any {
+			var served atomic.Bool // the process's, not the event's
+			return func(o order) (string, error) {
+				return fmt.Sprintf("%d cold %v", o.ID, !served.Swap(true)), nil
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ft := &fakeTB{TB: t}
+			ft.run(func() { lambdatest.CheckIsolation(ft, tt.handler(), orders(3)) })
+			got := ft.text()
+			for i := range 3 {
+				want := fmt.Sprintf(`event %d ({"id":%d}) answered otherwise even alone`, i, 100+i)
+				if !strings.Contains(got, want) {
+					t.Errorf("CheckIsolation failed with:\n%s\nwant %q", got, want)
+				}
+			}
+			if !strings.Contains(got, "WithNormalize") {
+				t.Errorf("the failure does not point at WithNormalize:\n%s", got)
+			}
+			for _, blame := range []string{"look for", "beside", "the answer of event"} {
+				if strings.Contains(got, blame) {
+					t.Errorf("the failure blames shared state (%q):\n%s", blame, got)
+				}
+			}
+			t.Logf("%.700s", got)
+		})
 	}
 }
