@@ -284,7 +284,8 @@ func traceRoot(h string) (string, bool) {
 	return root, ok && root != ""
 }
 
-// whose says which other invocation an answer belongs to, where it shows.
+// whose says which other invocation an answer belongs to, where that is
+// certain.
 func (k *checker) whose(i int, b Result, beside []Result) string {
 	a := answer(b)
 	for j, o := range beside {
@@ -295,10 +296,16 @@ func (k *checker) whose(i int, b Result, beside []Result) string {
 			return fmt.Sprintf(", with the trace of event %d", j)
 		}
 	}
+	// Another event's answer only when it is that event's alone, and no
+	// other event answers so alone: an answer of no event (a flag) is none's.
+	owner, owners := -1, 0
 	for j := range k.alone {
-		if j != i && k.known[j] && k.norm(k.alone[j]) == k.norm(b) && k.norm(k.alone[j]) != k.norm(k.alone[i]) {
-			return fmt.Sprintf(", the answer of event %d", j)
+		if k.known[j] && !k.varies[j] && k.differs(k.alone[j], b) == nil {
+			owner, owners = j, owners+1
 		}
+	}
+	if owners == 1 && owner != i {
+		return fmt.Sprintf(", the answer of event %d", owner)
 	}
 	return ""
 }

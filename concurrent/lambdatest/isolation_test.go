@@ -480,3 +480,33 @@ func TestCheckIsolationVariesEvenAlone(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckIsolationClaimsOnlyOneEventsAnswer: an answer beside others is
+// said to be another event's only when that event alone, and no other,
+// answers so. Here events 1 and 2 both answer "b" alone, and every answer
+// beside others is "b": event 0 answered otherwise, of no one event.
+func TestCheckIsolationClaimsOnlyOneEventsAnswer(t *testing.T) {
+	evs := [][]byte{[]byte(`{"id":1,"note":"a"}`), []byte(`{"id":2,"note":"b"}`), []byte(`{"id":3,"note":"b"}`)}
+	d := newDownstream(len(evs))
+	var inFlight atomic.Int64
+	handler := func(ctx context.Context, o order) (string, error) {
+		inFlight.Add(1)
+		d.call(ctx) // beside others, all three are in flight
+		n := inFlight.Load()
+		d.call(ctx) // none has left before all have read
+		inFlight.Add(-1)
+		if n > 1 {
+			return "b", nil // busy: an answer that is no one event's
+		}
+		return o.Note, nil
+	}
+	ft := &fakeTB{TB: t}
+	ft.run(func() { lambdatest.CheckIsolation(ft, handler, evs) })
+	got := ft.text()
+	if want := `event 0 ({"id":1,"note":"a"}) answered otherwise served beside 2 others (round 1):`; !strings.Contains(got, want) {
+		t.Errorf("CheckIsolation failed with:\n%s\nwant %q", got, want)
+	}
+	if strings.Contains(got, "the answer of event") || strings.Contains(got, "event 1 ") || strings.Contains(got, "event 2 ") {
+		t.Errorf("CheckIsolation named an event whose answer it was not:\n%s", got)
+	}
+}
