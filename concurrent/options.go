@@ -27,7 +27,6 @@ type options struct {
 	codec   string        // WithCodec
 	rapi    []rapi.Option // tests only: Runtime API client knobs
 	errs    []error       // options that could not be read (WithLambdaOptions)
-	carried []any         // concurrent/lambdatest's own options (testhook.go)
 
 	// The process's side effects, replaced by tests (in this package an
 	// Option is any func(*options)): where the default logger and the EMF

@@ -13,12 +13,8 @@ func init() {
 			o.stderr, o.stdout, o.exit = zapcore.AddSync(p.Logs), p.Metrics, p.Exit
 		})
 	}
-	testhook.Carry = func(v any) any {
-		return Option(func(o *options) { o.carried = append(o.carried, v) })
-	}
-	testhook.Read = func(opts any) ([]any, func(string) (string, bool)) {
-		o := newOptions(opts.([]Option))
-		return o.carried, o.lookup
+	testhook.Lookup = func(opts any) func(string) (string, bool) {
+		return newOptions(opts.([]Option)).lookup
 	}
 	testhook.Refused = func(h any) error {
 		if r, ok := h.(refused); ok {

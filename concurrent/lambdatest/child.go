@@ -99,21 +99,30 @@ type lateReport struct {
 	Metric bool   `json:"metric"`
 }
 
-// calls counts the CheckIsolation calls of each test, so that a child
-// finds the call its parent made.
+// calls counts the CheckIsolation calls of each run of a test, so that a
+// child finds the call its parent made. A run's count ends with it: go
+// test -count runs a test again under its name.
 var calls struct {
 	sync.Mutex
 	n map[string]int
 }
 
-func nextCall(test string) int {
+func nextCall(tb testing.TB) int {
+	name := tb.Name()
 	calls.Lock()
 	defer calls.Unlock()
 	if calls.n == nil {
 		calls.n = map[string]int{}
 	}
-	n := calls.n[test]
-	calls.n[test]++
+	n, seen := calls.n[name]
+	if !seen {
+		tb.Cleanup(func() {
+			calls.Lock()
+			defer calls.Unlock()
+			delete(calls.n, name)
+		})
+	}
+	calls.n[name]++
 	return n
 }
 
@@ -137,14 +146,13 @@ var childTask = sync.OnceValues(func() (task, bool) {
 
 // serveTask serves a child's task through a runtime of its own, writes
 // the report and skips the rest of the test: the parent judges.
-func serveTask(tb testing.TB, h concurrent.StreamInvoker, opts []concurrent.Option, c config,
-	lookup func(string) (string, bool), tk task) {
+func serveTask(tb testing.TB, h concurrent.StreamInvoker, c config, lookup func(string) (string, bool), tk task) {
 	rec := &recorder{TB: tb}
 	var rep report
 	done := make(chan struct{})
 	go func() { // recorder.Fatalf ends this goroutine alone
 		defer close(done)
-		serve(rec, h, opts, c, lookup, tk, &rep)
+		serve(rec, h, c, lookup, tk, &rep)
 	}()
 	<-done
 	rep.Failures, rep.Logs = rec.take()
@@ -162,11 +170,10 @@ func serveTask(tb testing.TB, h concurrent.StreamInvoker, opts []concurrent.Opti
 	tb.Skip("lambdatest: served for CheckIsolation in a child process; the parent judges")
 }
 
-func serve(tb testing.TB, h concurrent.StreamInvoker, opts []concurrent.Option, c config,
-	lookup func(string) (string, bool), tk task, rep *report) {
+func serve(tb testing.TB, h concurrent.StreamInvoker, c config, lookup func(string) (string, bool), tk task, rep *report) {
 	g := &gated{h: h}
 	c.n = tk.N
-	f := startConfig(tb, g, opts, c, lookup)
+	f := startConfig(tb, g, c, lookup)
 	defer f.stop()
 	late := func(when string) {
 		for _, l := range f.out.takeLate() {

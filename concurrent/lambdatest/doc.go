@@ -9,7 +9,7 @@
 //	var options = []lambda.Option{lambda.WithDisallowUnknownFields(true)} // main passes the same
 //
 //	func TestHandler(t *testing.T) {
-//		f := lambdatest.Start(t, handler, concurrent.WithLambdaOptions(options...))
+//		f := lambdatest.Start(t, handler, lambdatest.WithRuntime(concurrent.WithLambdaOptions(options...)))
 //		res := f.Invoke([]byte(`{"id":1}`))
 //		...
 //	}

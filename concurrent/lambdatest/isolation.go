@@ -10,28 +10,6 @@ import (
 	"github.com/lmigo/lmigo/concurrent/internal/testhook"
 )
 
-// DefaultRounds is how many times CheckIsolation serves its events at once.
-const DefaultRounds = 3
-
-// WithRounds sets how many times CheckIsolation serves its events at once,
-// each time in a new order.
-func WithRounds(n int) concurrent.Option { return carry(func(c *config) { c.rounds = n }) }
-
-// WithNormalize makes CheckIsolation compare normalize(answer) rather than
-// the answer, for handlers whose answers vary (a time, a random ID): it
-// returns the answer with what varies taken out. The invocation's own
-// request ID is replaced by "<requestId>" before it is called.
-func WithNormalize(normalize func(answer []byte) []byte) concurrent.Option {
-	return carry(func(c *config) { c.normalize = normalize })
-}
-
-// WithCompare makes CheckIsolation judge each answer served beside others
-// by compare rather than by equality with the answer served alone: a
-// non-nil error is a failure, reported with both answers.
-func WithCompare(compare func(alone, beside Result) error) concurrent.Option {
-	return carry(func(c *config) { c.compare = compare })
-}
-
 // maxReports bounds the failures CheckIsolation reports one by one.
 const maxReports = 10
 
@@ -82,28 +60,31 @@ const (
 // reports from those processes fail t too. Events that differ make it
 // show.
 //
-// opts are the runtime's options (as for Start) and WithRounds,
-// WithNormalize, WithCompare and WithTimeout.
-func CheckIsolation(t testing.TB, handler any, events [][]byte, opts ...concurrent.Option) {
+// It reads WithRuntime, WithTimeout, WithRounds, WithNormalize and
+// WithCompare; N is the number of events.
+func CheckIsolation(t testing.TB, handler any, events [][]byte, opts ...Option) {
 	t.Helper()
 	if len(events) == 0 {
 		t.Fatalf("lambdatest: CheckIsolation needs events")
 	}
-	c, lookup := readConfig(opts)
+	c, lookup, err := readConfig(opts)
+	if err != nil {
+		t.Fatalf("lambdatest: %v", err)
+	}
 	c.n = len(events)
-	hopts := opts
+	hopts := c.runtime
 	if v, ok := lookup("LMIGO_JSON_CODEC"); ok && v != "" {
 		// As New reads it, over WithCodec; NewHandler reads no environment.
-		hopts = append(append([]concurrent.Option(nil), opts...), concurrent.WithCodec(v))
+		hopts = append(append([]concurrent.Option(nil), c.runtime...), concurrent.WithCodec(v))
 	}
 	h := concurrent.NewHandler(handler, hopts...)
 	if err := testhook.Refused(h); err != nil {
 		t.Fatalf("lambdatest: %v", err)
 	}
-	call := nextCall(t.Name())
+	call := nextCall(t)
 	if tk, ok := childTask(); ok {
 		if tk.Test == t.Name() && tk.Call == call {
-			serveTask(t, h.(concurrent.StreamInvoker), opts, c, lookup, tk)
+			serveTask(t, h.(concurrent.StreamInvoker), c, lookup, tk)
 		}
 		return
 	}

@@ -213,7 +213,7 @@ func TestCheckIsolationPasses(t *testing.T) {
 	tests := []struct {
 		name    string
 		handler func(d *downstream) any
-		opts    []concurrent.Option
+		opts    []lambdatest.Option
 	}{
 		{"locals, logs and metrics", func(d *downstream) any {
 			return func(ctx context.Context, o order) (receipt, error) {
@@ -244,7 +244,7 @@ func TestCheckIsolationPasses(t *testing.T) {
 			return func(ctx context.Context, o order) (string, error) {
 				return fmt.Sprintf("%d at %s", o.ID, time.Now().Format(time.RFC3339Nano)), nil
 			}
-		}, []concurrent.Option{lambdatest.WithNormalize(func(b []byte) []byte {
+		}, []lambdatest.Option{lambdatest.WithNormalize(func(b []byte) []byte {
 			before, _, _ := bytes.Cut(b, []byte(" at "))
 			return before
 		})}},
@@ -252,7 +252,7 @@ func TestCheckIsolationPasses(t *testing.T) {
 			return func(ctx context.Context, o order) (receipt, error) {
 				return receipt{o.ID, fmt.Sprint(served.Add(1))}, nil
 			}
-		}, []concurrent.Option{lambdatest.WithCompare(func(alone, beside lambdatest.Result) error {
+		}, []lambdatest.Option{lambdatest.WithCompare(func(alone, beside lambdatest.Result) error {
 			if !bytes.Equal(alone.Payload[:10], beside.Payload[:10]) { // {"id":1xx,
 				return fmt.Errorf("another order")
 			}
@@ -508,5 +508,29 @@ func TestCheckIsolationClaimsOnlyOneEventsAnswer(t *testing.T) {
 	}
 	if strings.Contains(got, "the answer of event") || strings.Contains(got, "event 1 ") || strings.Contains(got, "event 2 ") {
 		t.Errorf("CheckIsolation named an event whose answer it was not:\n%s", got)
+	}
+}
+
+const countedEnv = "LAMBDATEST_COUNTED_CHILD"
+
+// TestCheckIsolationCountedChild is the child of TestCheckIsolationCounted.
+func TestCheckIsolationCountedChild(t *testing.T) {
+	if os.Getenv(countedEnv) == "" {
+		t.Skip("the child of TestCheckIsolationCounted")
+	}
+	lambdatest.CheckIsolation(t, func(o order) (receipt, error) { return receipt{o.ID, "stored"}, nil }, orders(2))
+}
+
+// TestCheckIsolationCounted: go test -count runs a test again under its
+// name; each run's CheckIsolation call is found by its children.
+func TestCheckIsolationCounted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs child processes")
+	}
+	args := append(strings.Fields(os.Getenv(rie.ExecEnv)), os.Args[0], "-test.run=^TestCheckIsolationCountedChild$", "-test.count=3")
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), countedEnv+"=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("CheckIsolation under -count=3: %v\n%s", err, out)
 	}
 }

@@ -18,9 +18,6 @@ import (
 	"github.com/lmigo/lmigo/rapi/rapitest"
 )
 
-// DefaultConcurrency is N when no WithConcurrency option says otherwise.
-const DefaultConcurrency = 8
-
 // Function is a handler served by a runtime at N slots against a fake
 // Runtime API. Its methods are safe for concurrent use.
 type Function struct {
@@ -68,7 +65,7 @@ type Error struct {
 func (e *Error) Error() string { return e.Type + ": " + e.Message }
 
 // Start serves handler through the runtime a bootstrap runs
-// (concurrent.New and Run), with opts, against a new fake Runtime API at N
+// (concurrent.New and Run, with the options of WithRuntime), against a new fake Runtime API at N
 // slots: DefaultConcurrency unless WithConcurrency says. The runtime reads
 // the process's environment as a bootstrap does (a t.Setenv before Start
 // reaches it), with the fake's address, N and AWS_LAMBDA_LOG_FORMAT=JSON on
@@ -81,46 +78,11 @@ func (e *Error) Error() string { return e.Type + ": " + e.Message }
 // and stops serving. The soft memory limit Run sets from the memory size,
 // and _X_AMZN_TRACE_ID, which a runtime at N=1 sets to each invocation's
 // trace, are put back once the last Function has stopped.
-func Start(t testing.TB, handler any, opts ...concurrent.Option) *Function {
+func Start(t testing.TB, handler any, opts ...Option) *Function {
 	t.Helper()
 	f := start(t, handler, opts)
 	t.Cleanup(f.stop)
 	return f
-}
-
-// config is what lambdatest's own options set.
-type config struct {
-	n         int
-	timeout   time.Duration
-	rounds    int
-	normalize func(answer []byte) []byte
-	compare   func(alone, beside Result) error
-}
-
-type setting func(*config)
-
-func carry(s setting) concurrent.Option { return testhook.Carry(s).(concurrent.Option) }
-
-// WithConcurrency sets N, the invocations served at once, for Start.
-// CheckIsolation sets its own N, the number of its events.
-func WithConcurrency(n int) concurrent.Option { return carry(func(c *config) { c.n = n }) }
-
-// WithTimeout sets each invocation's timeout (rapitest.DefaultTimeout,
-// Lambda's 3 s, by default); a handler still running then ends its
-// invocation with Sandbox.Timedout.
-func WithTimeout(d time.Duration) concurrent.Option {
-	return carry(func(c *config) { c.timeout = d })
-}
-
-func readConfig(opts []concurrent.Option) (config, func(string) (string, bool)) {
-	c := config{n: DefaultConcurrency, timeout: rapitest.DefaultTimeout, rounds: DefaultRounds}
-	carried, lookup := testhook.Read(opts)
-	for _, v := range carried {
-		if s, ok := v.(setting); ok {
-			s(&c)
-		}
-	}
-	return c, lookup
 }
 
 // defaults are the variables the platform sets on a managed instance,
@@ -133,10 +95,13 @@ var defaults = map[string]string{
 	"AWS_REGION":                      "us-east-1",
 }
 
-func start(t testing.TB, handler any, opts []concurrent.Option) *Function {
+func start(t testing.TB, handler any, opts []Option) *Function {
 	t.Helper()
-	c, lookup := readConfig(opts)
-	return startConfig(t, handler, opts, c, lookup)
+	c, lookup, err := readConfig(opts)
+	if err != nil {
+		t.Fatalf("lambdatest: %v", err)
+	}
+	return startConfig(t, handler, c, lookup)
 }
 
 // held is what Run changes in the process, given back once the last
@@ -176,7 +141,7 @@ func releaseProcess() {
 	}
 }
 
-func startConfig(t testing.TB, handler any, opts []concurrent.Option, c config, lookup func(string) (string, bool)) *Function {
+func startConfig(t testing.TB, handler any, c config, lookup func(string) (string, bool)) *Function {
 	t.Helper()
 	api, err := rapitest.New(rapitest.Options{MaxConcurrency: c.n, Queue: true, Timeout: c.timeout})
 	if err != nil {
@@ -200,7 +165,7 @@ func startConfig(t testing.TB, handler any, opts []concurrent.Option, c config, 
 		v, ok := defaults[k]
 		return v, ok
 	}
-	all := append(append([]concurrent.Option(nil), opts...), concurrent.WithLookupEnv(env),
+	all := append(append([]concurrent.Option(nil), c.runtime...), concurrent.WithLookupEnv(env),
 		testhook.Replace(testhook.Process{Logs: logWriter{&f.out}, Metrics: metricWriter{&f.out}, Exit: f.exit}).(concurrent.Option))
 	f.rt, err = concurrent.New(handler, all...)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"reflect"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -283,7 +284,7 @@ func TestWithLambdaOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := lambdatest.Start(t, tt.handler, concurrent.WithLambdaOptions(tt.opts...))
+			f := lambdatest.Start(t, tt.handler, lambdatest.WithRuntime(concurrent.WithLambdaOptions(tt.opts...)))
 			res := f.Invoke([]byte(tt.payload))
 			if tt.wantErr != "" {
 				if res.Err == nil || !strings.HasPrefix(res.Err.Error(), tt.wantErr) {
@@ -301,7 +302,7 @@ func TestWithLambdaOptions(t *testing.T) {
 	// at the end of the test that started it.
 	var ran atomic.Int32
 	t.Run("WithEnableSIGTERM", func(t *testing.T) {
-		f := lambdatest.Start(t, echo, concurrent.WithLambdaOptions(lambda.WithEnableSIGTERM(func() { ran.Add(1) })))
+		f := lambdatest.Start(t, echo, lambdatest.WithRuntime(concurrent.WithLambdaOptions(lambda.WithEnableSIGTERM(func() { ran.Add(1) }))))
 		if res := f.Invoke([]byte(`{}`)); res.Err != nil {
 			t.Fatal(res.Err)
 		}
@@ -315,7 +316,7 @@ func TestWithLambdaOptions(t *testing.T) {
 
 	t.Run("unreadable", func(t *testing.T) {
 		ft := &fakeTB{TB: t}
-		ft.run(func() { lambdatest.Start(ft, echo, concurrent.WithLambdaOptions(nil)) })
+		ft.run(func() { lambdatest.Start(ft, echo, lambdatest.WithRuntime(concurrent.WithLambdaOptions(nil))) })
 		if !ft.fatal || !strings.Contains(ft.text(), "lambda.Option 0 is nil") {
 			t.Fatalf("Start with a nil lambda.Option: %q, want a fatal naming it", ft.text())
 		}
@@ -429,6 +430,44 @@ func TestInvokeLogsFiledByRequestID(t *testing.T) {
 		}
 		if want := []string{"requestID", "RequestId", "REQUESTID", "nested", "second"}; !slices.Equal(msgs, want) {
 			t.Errorf("invocation %d: lines %q, want %q", id, msgs, want)
+		}
+	}
+}
+
+// TestOptionsAreTheirOwn: lambdatest's options cannot be given to
+// concurrent.New, nor the runtime's to Start but through WithRuntime:
+// Go's assignability, which the compiler checks, as reflect reports it.
+func TestOptionsAreTheirOwn(t *testing.T) {
+	runtimeOption := reflect.TypeFor[concurrent.Option]()
+	for name, fn := range map[string]any{
+		"WithConcurrency": lambdatest.WithConcurrency, "WithTimeout": lambdatest.WithTimeout,
+		"WithRounds": lambdatest.WithRounds, "WithNormalize": lambdatest.WithNormalize,
+		"WithCompare": lambdatest.WithCompare,
+	} {
+		if out := reflect.TypeOf(fn).Out(0); out.AssignableTo(runtimeOption) {
+			t.Errorf("lambdatest.%s returns a %v, which concurrent.New takes", name, out)
+		}
+	}
+	if start := reflect.TypeOf(lambdatest.Start); runtimeOption.AssignableTo(start.In(2).Elem()) {
+		t.Errorf("lambdatest.Start takes a concurrent.Option as its own")
+	}
+}
+
+// TestOptionsRefused: an option no run can honour fails the test at once,
+// naming it.
+func TestOptionsRefused(t *testing.T) {
+	for _, tt := range []struct {
+		opt  lambdatest.Option
+		want string
+	}{
+		{lambdatest.WithConcurrency(0), "WithConcurrency(0): N is at least 1"},
+		{lambdatest.WithRounds(0), "WithRounds(0)"},
+		{lambdatest.WithTimeout(-time.Second), "WithTimeout(-1s)"},
+	} {
+		ft := &fakeTB{TB: t}
+		ft.run(func() { lambdatest.CheckIsolation(ft, func() {}, [][]byte{[]byte(`{}`)}, tt.opt) })
+		if !ft.fatal || !strings.Contains(ft.text(), tt.want) {
+			t.Errorf("CheckIsolation with %s: %q, want a fatal naming it", tt.want, ft.text())
 		}
 	}
 }

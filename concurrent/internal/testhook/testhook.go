@@ -1,9 +1,10 @@
 // Package testhook is how concurrent/lambdatest reaches what package
 // concurrent keeps unexported: where a runtime's output goes, how it
-// exits, and values carried in a concurrent.Option. Being internal, it adds nothing to the
-// runtime's public API. Package concurrent sets the functions when it is
-// initialised; each returns or takes concurrent.Option values as any,
-// since this package cannot import concurrent.
+// exits, and the environment lookup its options set. Being internal, it
+// adds nothing to the runtime's public API. Package concurrent sets the
+// functions when it is initialised; each returns or takes
+// concurrent.Option values as any, since this package cannot import
+// concurrent.
 package testhook
 
 import "io"
@@ -12,13 +13,9 @@ var (
 	// Replace returns a concurrent.Option that puts p in place of the
 	// process's side effects.
 	Replace func(p Process) any
-	// Carry returns a concurrent.Option that changes nothing in the
-	// runtime and carries v, for Read to return.
-	Carry func(v any) any
-	// Read applies opts, a []concurrent.Option, and returns the values
-	// they carry, in order, and the environment lookup they set
-	// (os.LookupEnv unless one sets another).
-	Read func(opts any) (carried []any, lookup func(string) (string, bool))
+	// Lookup applies opts, a []concurrent.Option, and returns the
+	// environment lookup they set (os.LookupEnv unless one sets another).
+	Lookup func(opts any) func(string) (string, bool)
 	// Refused returns the error of a concurrent.NewHandler that could not
 	// be built (New refuses it with that error), or nil.
 	Refused func(h any) error
