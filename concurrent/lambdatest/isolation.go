@@ -204,7 +204,7 @@ func (k *checker) child(o outcome, while string) *report {
 func (k *checker) alike(i int) {
 	k.tb.Helper()
 	for r, run := range k.runs[i][1:] {
-		if k.differs(k.alone[i], run) == nil {
+		if k.differs(i, k.alone[i], run) == nil {
 			continue
 		}
 		k.varies[i] = true
@@ -218,7 +218,7 @@ func (k *checker) compare(round int, beside []Result) {
 	k.tb.Helper()
 	for i, b := range beside {
 		// An answer that varies even alone has nothing to be judged by.
-		if k.known[i] && !k.varies[i] && k.differs(k.alone[i], b) != nil {
+		if k.known[i] && !k.varies[i] && k.differs(i, k.alone[i], b) != nil {
 			k.report(hintAnswer, "event %d %s answered otherwise served beside %d others (round %d)%s:\n  alone:  %s\n  beside: %s",
 				i, k.event(i), len(beside)-1, round, k.whose(i, b, beside), answer(k.alone[i]), answer(b))
 		}
@@ -226,21 +226,21 @@ func (k *checker) compare(round int, beside []Result) {
 	}
 }
 
-// differs is nil when beside is the answer alone was, as judged by the
-// options.
-func (k *checker) differs(alone, beside Result) error {
+// differs is nil when beside is the answer alone was to event i, as
+// judged by the options.
+func (k *checker) differs(i int, alone, beside Result) error {
 	if k.c.compare != nil {
-		return k.c.compare(alone, beside)
+		return k.c.compare(k.events[i], alone, beside)
 	}
-	if k.norm(alone) != k.norm(beside) {
+	if k.norm(i, alone) != k.norm(i, beside) {
 		return fmt.Errorf("differs")
 	}
 	return nil
 }
 
-// norm is an answer as compared: its own request ID and trace replaced,
-// normalised.
-func (k *checker) norm(r Result) string {
+// norm is an answer to event i as compared: its own request ID and trace
+// replaced, normalised.
+func (k *checker) norm(i int, r Result) string {
 	b := []byte(answer(r))
 	if r.RequestID != "" {
 		b = bytes.ReplaceAll(b, []byte(r.RequestID), []byte("<requestId>"))
@@ -253,7 +253,7 @@ func (k *checker) norm(r Result) string {
 		}
 	}
 	if k.c.normalize != nil {
-		b = k.c.normalize(b)
+		b = k.c.normalize(k.events[i], b)
 	}
 	return string(b)
 }
@@ -281,7 +281,7 @@ func (k *checker) whose(i int, b Result, beside []Result) string {
 	// other event answers so alone: an answer of no event (a flag) is none's.
 	owner, owners := -1, 0
 	for j := range k.alone {
-		if k.known[j] && !k.varies[j] && k.differs(k.alone[j], b) == nil {
+		if k.known[j] && !k.varies[j] && k.differs(j, k.alone[j], b) == nil {
 			owner, owners = j, owners+1
 		}
 	}

@@ -33,8 +33,8 @@ type config struct {
 	n         int
 	timeout   time.Duration
 	rounds    int
-	normalize func(answer []byte) []byte
-	compare   func(alone, beside Result) error
+	normalize func(event, answer []byte) []byte
+	compare   func(event []byte, alone, beside Result) error
 }
 
 // WithRuntime passes the runtime's options to concurrent.New, as the
@@ -58,19 +58,21 @@ func WithTimeout(d time.Duration) Option { return option(func(c *config) { c.tim
 // each time in a new order.
 func WithRounds(n int) Option { return option(func(c *config) { c.rounds = n }) }
 
-// WithNormalize makes CheckIsolation compare normalize(answer) rather than
-// the answer, for handlers whose answers vary (a time, a random ID): it
-// returns the answer with what varies taken out. The invocation's own
-// request ID is replaced by "<requestId>", and its trace by "<traceId>",
-// before it is called.
-func WithNormalize(normalize func(answer []byte) []byte) Option {
+// WithNormalize makes CheckIsolation compare normalize(event, answer)
+// rather than the answer, for handlers whose answers vary (a time, a
+// random ID): it returns the answer to event with what varies taken out.
+// The invocation's own request ID is replaced by "<requestId>", and its
+// trace by "<traceId>", before it is called. It also judges whether an
+// event's answers served alone agree.
+func WithNormalize(normalize func(event, answer []byte) []byte) Option {
 	return option(func(c *config) { c.normalize = normalize })
 }
 
-// WithCompare makes CheckIsolation judge each answer served beside others
-// by compare rather than by equality with the answer served alone: a
-// non-nil error is a failure, reported with both answers.
-func WithCompare(compare func(alone, beside Result) error) Option {
+// WithCompare makes CheckIsolation judge each answer to event served
+// beside others by compare rather than by equality with the answer served
+// alone: a non-nil error is a failure, reported with both answers. It also
+// judges whether an event's answers served alone agree.
+func WithCompare(compare func(event []byte, alone, beside Result) error) Option {
 	return option(func(c *config) { c.compare = compare })
 }
 
