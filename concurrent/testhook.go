@@ -10,11 +10,12 @@ import (
 func init() {
 	testhook.Replace = func(p testhook.Process) any {
 		return Option(func(o *options) {
-			o.stderr, o.stdout, o.exit = zapcore.AddSync(p.Logs), p.Metrics, p.Exit
+			o.stderr, o.stdout, o.exit, o.environ = zapcore.AddSync(p.Logs), p.Metrics, p.Exit, p.Environ
 		})
 	}
-	testhook.Lookup = func(opts any) func(string) (string, bool) {
-		return newOptions(opts.([]Option)).lookup
+	testhook.Lookup = func(opts any) (func(string) (string, bool), func() []string) {
+		o := newOptions(opts.([]Option))
+		return o.lookup, o.environ
 	}
 	testhook.Refused = func(h any) error {
 		if r, ok := h.(refused); ok {

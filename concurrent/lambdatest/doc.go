@@ -69,8 +69,12 @@
 // The lines of concurrent.Logger, concurrent.Slog, concurrent.SlogHandler
 // and the runtime's own lines about an invocation go to that invocation's
 // Result.Logs, its EMF documents to Result.Metrics, not to stderr and
-// stdout; the runtime's lines of no invocation are logged to t if the test
-// fails. A logger given with concurrent.WithLogger writes where it writes.
+// stdout. The runtime's lines of no invocation (its start and stop, the
+// WARN for an LMIGO_ variable it does not know) are logged to t, which go
+// test shows with -v and when the test fails; through CheckIsolation,
+// those of the child serving at once, and the warnings and errors of the
+// others, once each. A logger given with concurrent.WithLogger writes
+// where it writes.
 //
 // Package lambdatest is for tests: the runtime never imports it.
 package lambdatest

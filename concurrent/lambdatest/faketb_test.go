@@ -17,6 +17,7 @@ type fakeTB struct {
 	testing.TB // the real test, for what fakeTB does not record
 	mu         sync.Mutex
 	errs       []string
+	logs       []string
 	fatal      bool
 	skipped    bool
 	errored    chan struct{} // closed, and replaced, at each failure
@@ -76,7 +77,17 @@ func (f *fakeTB) Failed() bool {
 	return len(f.errs) > 0
 }
 
-func (f *fakeTB) Logf(format string, args ...any) {}
+func (f *fakeTB) Logf(format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.logs = append(f.logs, fmt.Sprintf(format, args...))
+}
+
+func (f *fakeTB) logged() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return strings.Join(f.logs, "\n")
+}
 
 // Skip ends the body as testing's does: a child process of CheckIsolation
 // skips the test once it has served.

@@ -114,7 +114,11 @@ type checker struct {
 	owner       map[string]int
 	reports     int
 	hinted      map[string]bool
+	logged      map[string]bool // the runtime lines logged to the test
 }
+
+// whileTogether names the child serving the events at once.
+const whileTogether = "the events were served at once"
 
 func (k *checker) report(hint, format string, args ...any) {
 	k.tb.Helper()
@@ -144,22 +148,22 @@ func (k *checker) summary() {
 // races, then each round's answers and lines against those served alone.
 func (k *checker) judge(together outcome, alone []outcome) {
 	k.tb.Helper()
+	rep := k.child(together, whileTogether) // first: the runtime's lines as a whole
 	n := len(k.events)
 	k.alone, k.runs, k.known, k.varies = make([]Result, n), make([][]Result, n), make([]bool, n), make([]bool, n)
 	for i, o := range alone {
-		rep := k.child(o, fmt.Sprintf("event %d %s was served alone", i, k.event(i)))
-		if rep == nil || len(rep.Served) == 0 {
+		arep := k.child(o, fmt.Sprintf("event %d %s was served alone", i, k.event(i)))
+		if arep == nil || len(arep.Served) == 0 {
 			continue
 		}
-		for _, run := range rep.Served {
+		for _, run := range arep.Served {
 			k.runs[i] = append(k.runs[i], run[0].result())
 		}
 		k.alone[i], k.known[i] = k.runs[i][0], true
-		k.late(rep.Late)
+		k.late(arep.Late)
 		k.alike(i)
 	}
 	k.learnAlone()
-	rep := k.child(together, "the events were served at once")
 	if rep == nil {
 		return
 	}
@@ -193,10 +197,45 @@ func (k *checker) child(o outcome, while string) *report {
 	for _, f := range o.rep.Failures {
 		k.report("", "while %s, in a child process: %s", while, strings.TrimPrefix(f, "lambdatest: "))
 	}
-	for _, l := range o.rep.Logs {
+	k.logs(o.rep.Logs, while)
+	return o.rep
+}
+
+// logs logs to the test what a child's runtime logged (its lines of no
+// invocation): those of the child serving at once whole, of the others
+// their warnings and errors, each once.
+func (k *checker) logs(lines []string, while string) {
+	if k.logged == nil {
+		k.logged = map[string]bool{}
+	}
+	for _, l := range lines {
+		key, level := lineKey(l)
+		if k.logged[key] || (while != whileTogether && level != `"WARN"` && level != `"ERROR"` && level != `"FATAL"`) {
+			continue
+		}
+		k.logged[key] = true
 		k.tb.Logf("%s (while %s)", l, while)
 	}
-	return o.rep
+}
+
+// lineKey is a logged runtime line without its time stamp, and its level.
+func lineKey(l string) (key, level string) {
+	js, ok := strings.CutPrefix(l, "runtime: ")
+	ms, isJSON := members([]byte(js))
+	if !ok || !isJSON {
+		return l, ""
+	}
+	var b strings.Builder
+	for _, m := range ms {
+		switch m.key {
+		case "timestamp":
+			continue
+		case "level":
+			level = string(m.value)
+		}
+		b.WriteString(m.key + "=" + string(m.value) + " ")
+	}
+	return b.String(), level
 }
 
 // alike reports event i when its answers served alone differ: they then

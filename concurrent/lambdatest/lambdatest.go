@@ -166,7 +166,8 @@ func startConfig(t testing.TB, handler any, c config, lookup func(string) (strin
 		return v, ok
 	}
 	all := append(append([]concurrent.Option(nil), c.runtime...), concurrent.WithLookupEnv(env),
-		testhook.Replace(testhook.Process{Logs: logWriter{&f.out}, Metrics: metricWriter{&f.out}, Exit: f.exit}).(concurrent.Option))
+		testhook.Replace(testhook.Process{Logs: logWriter{&f.out}, Metrics: metricWriter{&f.out},
+			Exit: f.exit, Environ: c.environ}).(concurrent.Option))
 	f.rt, err = concurrent.New(handler, all...)
 	if err != nil {
 		_ = api.Close()
@@ -188,6 +189,7 @@ func startConfig(t testing.TB, handler any, c config, lookup func(string) (strin
 		f.stop()
 		t.Fatalf("lambdatest: the runtime stopped before it polled: %v", err)
 	}
+	f.logRuntime()
 	return f
 }
 
@@ -224,10 +226,15 @@ func (f *Function) stop() {
 		f.tb.Errorf("lambdatest: the runtime broke exactly once or N=%d: %d duplicate, %d unknown, %d cross-wired, %d unechoed answers, %d polls beyond N",
 			f.n, st.Duplicates, st.Unknown, st.CrossWired, st.NoEcho, st.Violations)
 	}
-	if f.tb.Failed() {
-		for _, l := range f.out.unattributed() {
-			f.tb.Logf("runtime: %s", l)
-		}
+	f.logRuntime()
+}
+
+// logRuntime logs the runtime's lines of no invocation written since it
+// last did (its start lines, a WARN for an LMIGO_ typo, its stop line):
+// go test shows them with -v, and when the test fails.
+func (f *Function) logRuntime() {
+	for _, l := range f.out.takeOther() {
+		f.tb.Logf("runtime: %s", l)
 	}
 }
 

@@ -143,6 +143,43 @@ func TestWedgedFailsTheTest(t *testing.T) {
 	}
 }
 
+// TestRuntimeLinesLogged: the runtime's lines of no invocation (its start
+// and stop, the WARN for an LMIGO_ variable it does not know) are logged
+// to the test, which go test shows with -v and on failure; once each
+// through CheckIsolation's child processes.
+func TestRuntimeLinesLogged(t *testing.T) {
+	t.Setenv("LMIGO_SLOT", "4") // a typo of LMIGO_SLOTS
+	warn := `"level":"WARN","timestamp":"`
+	typo := `"message":"unknown variable ignored","variable":"LMIGO_SLOT","nearest":"LMIGO_SLOTS"`
+	t.Run("Start", func(t *testing.T) {
+		ft := &fakeTB{TB: t}
+		ft.run(func() {
+			f := lambdatest.Start(ft, func() {})
+			f.Invoke([]byte(`{}`))
+		})
+		got := ft.logged()
+		for _, want := range []string{typo, `"message":"runtime starting"`, `"message":"runtime stopped"`} {
+			if !strings.Contains(got, want) {
+				t.Errorf("the test's log:\n%s\nwant a line with %s", got, want)
+			}
+		}
+		if !strings.Contains(got, "runtime: {"+strings.TrimSuffix(warn, `"timestamp":"`)) || ft.Failed() {
+			t.Errorf("the WARN line is not logged as the runtime's, or the test failed (%q):\n%s", ft.text(), got)
+		}
+	})
+	t.Run("CheckIsolation", func(t *testing.T) {
+		ft := &fakeTB{TB: t}
+		ft.run(func() { lambdatest.CheckIsolation(ft, func() {}, [][]byte{[]byte(`{}`), []byte(`{}`)}) })
+		got := ft.logged()
+		if n := strings.Count(got, typo); n != 1 || ft.Failed() {
+			t.Errorf("the WARN is logged %d times, want once; failures %q:\n%s", n, ft.text(), got)
+		}
+		if n := strings.Count(got, `"message":"runtime starting"`); n != 1 {
+			t.Errorf("%d start lines logged, want those of the child serving at once:\n%s", n, got)
+		}
+	})
+}
+
 // TestStartRestoresMemoryLimit: Run sets the soft memory limit from the
 // function's memory size; the test process gets its own back at Cleanup,
 // also when two Functions overlap.

@@ -30,6 +30,7 @@ const DefaultRounds = 3
 // config is what the options set.
 type config struct {
 	runtime   []concurrent.Option
+	environ   func() []string // the names warned of, as the runtime's options say
 	n         int
 	timeout   time.Duration
 	rounds    int
@@ -93,5 +94,7 @@ func readConfig(opts []Option) (config, func(string) (string, bool), error) {
 	case c.timeout <= 0:
 		return c, nil, fmt.Errorf("WithTimeout(%v): an invocation's timeout is above 0", c.timeout)
 	}
-	return c, testhook.Lookup(c.runtime), nil
+	var lookup func(string) (string, bool)
+	lookup, c.environ = testhook.Lookup(c.runtime)
+	return c, lookup, nil
 }

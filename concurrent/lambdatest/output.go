@@ -14,6 +14,7 @@ type output struct {
 	ended map[string]bool // request IDs whose lines were taken
 	late  []lateLine      // lines for an ended invocation
 	other []string        // lines of no invocation (the runtime's own)
+	told  int             // of other, how many takeOther returned
 }
 
 type lines struct{ logs, metrics []string }
@@ -114,10 +115,14 @@ func (o *output) takeLate() []lateLine {
 	return l
 }
 
-func (o *output) unattributed() []string {
+// takeOther returns the lines of no invocation written since it was last
+// called.
+func (o *output) takeOther() []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return append([]string(nil), o.other...)
+	l := append([]string(nil), o.other[o.told:]...)
+	o.told = len(o.other)
+	return l
 }
 
 // wedged returns the request IDs the runtime's last FATAL line names as

@@ -14,8 +14,9 @@ var (
 	// process's side effects.
 	Replace func(p Process) any
 	// Lookup applies opts, a []concurrent.Option, and returns the
-	// environment lookup they set (os.LookupEnv unless one sets another).
-	Lookup func(opts any) func(string) (string, bool)
+	// environment lookup they set (os.LookupEnv unless one sets another),
+	// and the names it can list (os.Environ; nil when one sets a lookup).
+	Lookup func(opts any) (lookup func(string) (string, bool), environ func() []string)
 	// Refused returns the error of a concurrent.NewHandler that could not
 	// be built (New refuses it with that error), or nil.
 	Refused func(h any) error
@@ -30,4 +31,7 @@ type Process struct {
 	// Exit is called where the runtime would end the process (the wedged
 	// exit), and returns.
 	Exit func(code int)
+	// Environ lists the names the runtime warns of when it does not know
+	// them (LMIGO_ typos); nil: none.
+	Environ func() []string
 }
