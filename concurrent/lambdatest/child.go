@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -16,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -273,14 +271,16 @@ type outcome struct {
 }
 
 // races is the race detector's first report in the child's output, and
-// how many it wrote.
+// how many it wrote. A report is a line "WARNING: DATA RACE" after a line
+// of "=" (the detector's own frame), so that the words quoted elsewhere
+// (in a test's own output) are not taken for one.
 func (o outcome) races() (first string, n int) {
-	const start, end = "WARNING: DATA RACE", "=================="
+	const start, end = "==================\nWARNING: DATA RACE\n", "\n=================="
 	n = strings.Count(o.output, start)
 	if n == 0 {
 		return "", 0
 	}
-	first = o.output[strings.Index(o.output, start):]
+	first = o.output[strings.Index(o.output, start)+len("==================\n"):]
 	if e := strings.Index(first, end); e >= 0 {
 		first = first[:e]
 	}
@@ -473,55 +473,4 @@ func cut(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
-}
-
-// gated serves a handler whose invocations, while a round is held, wait
-// at their start until all of the round's have started: they then run at
-// once, as a burst on a managed instance runs them, whatever the speed of
-// the machine that hands them out.
-type gated struct {
-	h    concurrent.StreamInvoker
-	gate atomic.Pointer[gate]
-}
-
-type gate struct {
-	n, arrived atomic.Int64
-	open       chan struct{}
-}
-
-// hold makes the next n invocations wait for each other; 0 lets them go.
-func (g *gated) hold(n int) {
-	if n == 0 {
-		g.gate.Store(nil)
-		return
-	}
-	gt := &gate{open: make(chan struct{})}
-	gt.n.Store(int64(n))
-	g.gate.Store(gt)
-}
-
-// wait returns when the round's invocations have all started, or ctx (the
-// invocation's, with its deadline) is done.
-func (g *gated) wait(ctx context.Context) {
-	gt := g.gate.Load()
-	if gt == nil {
-		return
-	}
-	if gt.arrived.Add(1) == gt.n.Load() {
-		close(gt.open)
-	}
-	select {
-	case <-gt.open:
-	case <-ctx.Done():
-	}
-}
-
-func (g *gated) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	g.wait(ctx)
-	return g.h.Invoke(ctx, payload)
-}
-
-func (g *gated) InvokeStream(ctx context.Context, payload []byte) (string, []byte, io.Reader, error) {
-	g.wait(ctx)
-	return g.h.InvokeStream(ctx, payload)
 }

@@ -182,16 +182,23 @@ func (k *checker) judge(together outcome, alone []outcome) {
 func (k *checker) child(o outcome, while string) *report {
 	k.tb.Helper()
 	if first, n := o.races(); n > 0 {
-		k.report(hintRace, "the race detector found %d data races while %s, in a fresh process; the first:\n%s",
-			n, while, cut(first, maxRaceReport))
-	}
-	if o.rep == nil {
-		why := "it ran no such CheckIsolation call: a test must make its calls the same way each time it runs"
-		if o.err != nil {
-			why = "it ended: " + o.err.Error()
+		races := "a data race"
+		if n > 1 {
+			races = fmt.Sprintf("%d data races", n)
 		}
-		k.report("", "no answer came back while %s in a child process of the test: %s; its last output:\n%s",
-			while, why, last(o.output, maxOutputShown))
+		k.report(hintRace, "the race detector found %s while %s, in a fresh process; the first:\n%s",
+			races, while, cut(first, maxRaceReport))
+	}
+	switch {
+	case o.rep == nil && o.err != nil:
+		k.report("", "the process ended (%v) while %s, in a child process of the test: on Lambda, log.Fatal, "+
+			"os.Exit or a crash on a request path ends every invocation in flight; its last output:\n%s",
+			o.err, while, last(o.output, maxOutputShown))
+		return nil
+	case o.rep == nil:
+		k.report("", "no answer came back while %s, in a child process of the test: it ran no such CheckIsolation "+
+			"call (a test must make its calls the same way each time it runs); its last output:\n%s",
+			while, last(o.output, maxOutputShown))
 		return nil
 	}
 	for _, f := range o.rep.Failures {

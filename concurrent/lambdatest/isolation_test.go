@@ -403,8 +403,8 @@ func TestCheckIsolationChildEnds(t *testing.T) {
 	ft.run(func() { lambdatest.CheckIsolation(ft, handler, orders(3)) })
 	got := ft.text()
 	for _, want := range []string{
-		`no answer came back while event 1 \({"id":101}\) was served alone in a child process of the test: it ended: exit status 1; its last output:\n(.*\n)*.*order 101: no such order`,
-		`no answer came back while the events were served at once in a child process of the test: it ended: exit status 1`,
+		`the process ended \(exit status 1\) while event 1 \({"id":101}\) was served alone, in a child process of the test: on Lambda, log.Fatal, os.Exit or a crash on a request path ends every invocation in flight; its last output:\n(.*\n)*.*order 101: no such order`,
+		`the process ended \(exit status 1\) while the events were served at once, in a child process of the test`,
 	} {
 		if !regexp.MustCompile(want).MatchString(got) {
 			t.Errorf("CheckIsolation failed with:\n%s\nwant a failure matching %q", got, want)
@@ -426,7 +426,7 @@ func TestCheckIsolationCallNotReached(t *testing.T) {
 	ft.run(func() {
 		lambdatest.CheckIsolation(ft, func(o order) (receipt, error) { return receipt{o.ID, "stored"}, nil }, orders(2))
 	})
-	if want := "it ran no such CheckIsolation call: a test must make its calls the same way each time it runs"; !strings.Contains(ft.text(), want) {
+	if want := "it ran no such CheckIsolation call (a test must make its calls the same way each time it runs)"; !strings.Contains(ft.text(), want) {
 		t.Fatalf("CheckIsolation failed with:\n%s\nwant %q", ft.text(), want)
 	}
 }
