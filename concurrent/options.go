@@ -34,6 +34,9 @@ type options struct {
 	stderr zapcore.WriteSyncer
 	stdout io.Writer
 	exit   func(code int)
+	// own, when set (concurrent/lambdatest), takes the runtime's own lines
+	// apart from the handler's, which stderr takes.
+	own zapcore.WriteSyncer
 	// codecs is the codec registry: what the binary links.
 	codecs registry
 	// tune, tests only, changes the Runtime New built before it returns:

@@ -11,6 +11,9 @@ func init() {
 	testhook.Replace = func(p testhook.Process) any {
 		return Option(func(o *options) {
 			o.stderr, o.stdout, o.exit, o.environ = zapcore.AddSync(p.Logs), p.Metrics, p.Exit, p.Environ
+			if p.Own != nil {
+				o.own = zapcore.AddSync(p.Own)
+			}
 		})
 	}
 	testhook.Lookup = func(opts any) (func(string) (string, bool), func() []string) {

@@ -44,8 +44,9 @@ type task struct {
 	Call int    `json:"call"` // which CheckIsolation call of the test, from 0
 	N    int    `json:"n"`    // the runtime's N: the number of events
 	// Alone is the index of the one event served alone; -1 serves all the
-	// events at once, in rounds.
+	// events at once, as round Round.
 	Alone  int      `json:"alone"`
+	Round  int      `json:"round"`
 	Events [][]byte `json:"events"`
 	Report string   `json:"report"` // where the child writes its report
 }
@@ -186,22 +187,27 @@ func serve(tb testing.TB, h concurrent.StreamInvoker, c config, lookup func(stri
 		}
 		return
 	}
-	for round := 1; round <= c.rounds; round++ {
-		if err := f.api.WaitPolls(f.ctx, f.rt.Config().Slots); err != nil {
-			tb.Errorf("lambdatest: the runtime stopped: %v", err)
-			return
-		}
-		// Fewer slots than events (LMIGO_SLOTS) serve fewer at once.
-		g.hold(min(len(tk.Events), f.rt.Config().Slots))
-		beside := f.invokeAll(tk.Events)
-		g.hold(0)
-		w := make([]wireResult, len(beside))
-		for i, r := range beside {
-			w[i] = toWire(r)
-		}
-		rep.Served = append(rep.Served, w)
-		late(fmt.Sprintf("in round %d", round))
+	// One round, on a runtime that has served nothing: a round in a process
+	// of its own meets state no invocation has built yet.
+	if err := f.api.WaitPolls(f.ctx, f.rt.Config().Slots); err != nil {
+		tb.Errorf("lambdatest: the runtime stopped: %v", err)
+		return
 	}
+	// Fewer slots than events (LMIGO_SLOTS) serve fewer at once.
+	g.hold(min(len(tk.Events), f.rt.Config().Slots))
+	beside := f.invokeAll(tk.Events)
+	g.hold(0)
+	// The round ends when the runtime can serve again: a handler that
+	// overran is replaced, or the runtime wedges (exit fails the test).
+	if err := f.api.WaitPolls(f.ctx, f.rt.Config().Slots); err != nil && !f.exited.Load() {
+		tb.Errorf("lambdatest: the runtime stopped after the round: %v", err)
+	}
+	w := make([]wireResult, len(beside))
+	for i, r := range beside {
+		w[i] = toWire(r)
+	}
+	rep.Served = append(rep.Served, w)
+	late(fmt.Sprintf("in round %d", tk.Round))
 }
 
 // invokeAll invokes every event at once, in a random order, and returns
@@ -287,22 +293,24 @@ func (o outcome) races() (first string, n int) {
 	return strings.TrimSpace(first), n
 }
 
-// children runs the child processes of one CheckIsolation call: one
-// serving the events at once, one per event serving it alone, at most
-// GOMAXPROCS at a time. together is the first's outcome, alone the
-// others' by event.
-func children(tb testing.TB, call int, events [][]byte) (together outcome, alone []outcome, err error) {
+// children runs the child processes of one CheckIsolation call: one for
+// each round serving the events at once, one per event serving it alone,
+// at most GOMAXPROCS at a time. together are the rounds' outcomes, alone
+// the others' by event.
+func children(tb testing.TB, call, rounds int, events [][]byte) (together, alone []outcome, err error) {
 	dir, err := os.MkdirTemp("", "lambdatest-")
 	if err != nil {
-		return outcome{}, nil, err
+		return nil, nil, err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
 	ctx, cancel := childContext(tb)
 	defer cancel()
-	tasks := make([]task, 1+len(events))
-	tasks[0] = task{Test: tb.Name(), Call: call, N: len(events), Alone: -1, Events: events}
+	var tasks []task
+	for r := 1; r <= rounds; r++ {
+		tasks = append(tasks, task{Test: tb.Name(), Call: call, N: len(events), Alone: -1, Round: r, Events: events})
+	}
 	for i, e := range events {
-		tasks[1+i] = task{Test: tb.Name(), Call: call, N: len(events), Alone: i, Events: [][]byte{e}}
+		tasks = append(tasks, task{Test: tb.Name(), Call: call, N: len(events), Alone: i, Events: [][]byte{e}})
 	}
 	outs := make([]outcome, len(tasks))
 	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
@@ -316,7 +324,7 @@ func children(tb testing.TB, call int, events [][]byte) (together outcome, alone
 		})
 	}
 	wg.Wait()
-	return outs[0], outs[1:], nil
+	return outs[:rounds], outs[rounds:], nil
 }
 
 // childContext ends children before the test's deadline, so that the

@@ -23,26 +23,30 @@
 // # Fresh processes
 //
 // CheckIsolation serves nothing in the test's own process. It runs the
-// test binary again: one child serves all the events at once, and one
-// child for each event serves that event alone. Each child runs the same
-// test (go test's -run of its name) up to the same CheckIsolation call,
-// which there serves the events the parent sent, reports back and skips
-// the rest of the test. Package variables, a client or router built
-// lazily, a first-invocation flag: each child starts them fresh. So each
-// event's alone answer comes from a state no other event has touched, and
-// the first round served at once meets state no invocation has built yet.
-// Under -race, the race detector's reports in any child fail the test.
-// The children run at most GOMAXPROCS at a time and end before the
-// test's deadline.
+// test binary again: one child for each round serves all the events at
+// once, and one child for each event serves that event alone, twice.
+// Each child runs the same test (go test's -run of its name) up to the
+// same CheckIsolation call, which there serves the events the parent
+// sent, reports back and skips the rest of the test. Package variables,
+// a client or router built lazily, a first-invocation flag: each child
+// starts them fresh. So each event's alone answer comes from a state no
+// other event has touched, and each round served at once meets state no
+// invocation has built yet. Under -race, the race detector's reports in
+// any child fail the test. The children run at most GOMAXPROCS at a time
+// and end before the test's deadline.
 //
 // Out of reach: state outside the process (a database, a file, a stand-in
 // service the handler writes to) is shared by the children as it is by
-// invocations. A test must reach its CheckIsolation calls the same way on
-// every run: the child serves the parent's events, but builds the handler
-// again by the test's own code. TestMain, and what the test does before
-// the call, run in every child. A test binary run through an emulator
-// (go test -exec) runs its children through the command in
-// LMIGO_RIE_EXEC.
+// invocations. The race detector sees a race only where nothing orders
+// the two accesses in that run: invocations that also pass objects
+// through a pool (fmt's, a sync.Pool) may be ordered by it, so a run can
+// miss a lazily built router's race; each round is a new chance, and
+// WithRounds adds rounds. A test must reach its CheckIsolation calls the
+// same way on every run: the child serves the parent's events, but
+// builds the handler again by the test's own code. TestMain, and what the
+// test does before the call, run in every child. A test binary run
+// through an emulator (go test -exec) runs its children through the
+// command in LMIGO_RIE_EXEC.
 //
 // # Environment
 //

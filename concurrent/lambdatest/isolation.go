@@ -41,13 +41,13 @@ const (
 // CheckIsolation checks that handler serves each of events the same
 // whether it is served alone or beside the others, as Lambda Managed
 // Instances serve invocations at once in one process. It serves all the
-// events at once at N = len(events), several rounds (WithRounds) in a new
-// order each, every invocation of a round handed out together, the first
-// on a runtime in a fresh process; and each event alone, twice, in a
+// events at once at N = len(events), in rounds (WithRounds), each on a
+// runtime in a fresh process and in a new order, every invocation of a
+// round handed out together. It serves each event alone, twice, in a
 // fresh process of its own, so that no other event has touched what it
-// reads (the package doc says how, and what stays out of reach). An event
-// whose two answers alone differ fails t as an answer that varies even
-// alone, and its answers beside others are not judged. It fails t,
+// reads (the package doc says how, and what stays out of reach). An
+// event whose two answers alone differ fails t as an answer that varies
+// even alone, and its answers beside others are not judged. It fails t,
 // naming the event and showing both answers, where an answer served
 // beside others differs from the one served alone (WithNormalize,
 // WithCompare for answers that vary), and where a log line or metric
@@ -88,7 +88,7 @@ func CheckIsolation(t testing.TB, handler any, events [][]byte, opts ...Option) 
 		}
 		return
 	}
-	together, alone, err := children(t, call, events)
+	together, alone, err := children(t, call, c.rounds, events)
 	if err != nil {
 		t.Fatalf("lambdatest: CheckIsolation: %v", err)
 	}
@@ -117,7 +117,7 @@ type checker struct {
 	logged      map[string]bool // the runtime lines logged to the test
 }
 
-// whileTogether names the child serving the events at once.
+// whileTogether names the children serving the events at once.
 const whileTogether = "the events were served at once"
 
 func (k *checker) report(hint, format string, args ...any) {
@@ -146,49 +146,71 @@ func (k *checker) summary() {
 
 // judge reports what the child processes found: their own failures and
 // races, then each round's answers and lines against those served alone.
-func (k *checker) judge(together outcome, alone []outcome) {
+func (k *checker) judge(together, alone []outcome) {
 	k.tb.Helper()
-	rep := k.child(together, whileTogether) // first: the runtime's lines as a whole
+	k.races(together)
+	reps := make([]*report, len(together))
+	for r, o := range together { // first: the runtime's lines as a whole
+		reps[r] = k.child(o, fmt.Sprintf("%s (round %d)", whileTogether, r+1), r == 0)
+	}
 	n := len(k.events)
 	k.alone, k.runs, k.known, k.varies = make([]Result, n), make([][]Result, n), make([]bool, n), make([]bool, n)
 	for i, o := range alone {
-		arep := k.child(o, fmt.Sprintf("event %d %s was served alone", i, k.event(i)))
-		if arep == nil || len(arep.Served) == 0 {
+		while := fmt.Sprintf("event %d %s was served alone", i, k.event(i))
+		k.races([]outcome{o}, while)
+		rep := k.child(o, while, false)
+		if rep == nil || len(rep.Served) == 0 {
 			continue
 		}
-		for _, run := range arep.Served {
+		for _, run := range rep.Served {
 			k.runs[i] = append(k.runs[i], run[0].result())
 		}
 		k.alone[i], k.known[i] = k.runs[i][0], true
-		k.late(arep.Late)
+		k.late(rep.Late)
 		k.alike(i)
 	}
 	k.learnAlone()
-	if rep == nil {
-		return
-	}
-	for r, served := range rep.Served {
-		beside := make([]Result, len(served))
-		for i, w := range served {
+	for r, rep := range reps {
+		if rep == nil || len(rep.Served) == 0 {
+			continue
+		}
+		beside := make([]Result, len(rep.Served[0]))
+		for i, w := range rep.Served[0] {
 			beside[i] = w.result()
 		}
 		k.compare(r+1, beside)
+		k.late(rep.Late)
 	}
-	k.late(rep.Late)
 }
 
-// child reports a child process's own failures and races, and returns
-// its report, nil when it wrote none.
-func (k *checker) child(o outcome, while string) *report {
+// races reports the race detector's reports in the output of children
+// (the rounds when while is not given), once: the first, and in how many
+// of them it found races.
+func (k *checker) races(outs []outcome, while ...string) {
 	k.tb.Helper()
-	if first, n := o.races(); n > 0 {
-		races := "a data race"
-		if n > 1 {
-			races = fmt.Sprintf("%d data races", n)
+	first, found := "", 0
+	for _, o := range outs {
+		if f, n := o.races(); n > 0 {
+			if found++; first == "" {
+				first = f
+			}
 		}
-		k.report(hintRace, "the race detector found %s while %s, in a fresh process; the first:\n%s",
-			races, while, cut(first, maxRaceReport))
 	}
+	if found == 0 {
+		return
+	}
+	where := fmt.Sprintf("%s, in %d of %d rounds, each in a fresh process", whileTogether, found, len(outs))
+	if len(while) > 0 {
+		where = while[0] + ", in a fresh process"
+	}
+	k.report(hintRace, "the race detector found a data race while %s; the first:\n%s", where, cut(first, maxRaceReport))
+}
+
+// child reports a child process's own failures, logs its runtime's lines
+// (all of them, or its warnings and errors) and returns its report, nil
+// when it wrote none.
+func (k *checker) child(o outcome, while string, allLines bool) *report {
+	k.tb.Helper()
 	switch {
 	case o.rep == nil && o.err != nil:
 		k.report("", "the process ended (%v) while %s, in a child process of the test: on Lambda, log.Fatal, "+
@@ -204,20 +226,19 @@ func (k *checker) child(o outcome, while string) *report {
 	for _, f := range o.rep.Failures {
 		k.report("", "while %s, in a child process: %s", while, strings.TrimPrefix(f, "lambdatest: "))
 	}
-	k.logs(o.rep.Logs, while)
+	k.logs(o.rep.Logs, while, allLines)
 	return o.rep
 }
 
 // logs logs to the test what a child's runtime logged (its lines of no
-// invocation): those of the child serving at once whole, of the others
-// their warnings and errors, each once.
-func (k *checker) logs(lines []string, while string) {
+// invocation): all of them, or their warnings and errors, each once.
+func (k *checker) logs(lines []string, while string, all bool) {
 	if k.logged == nil {
 		k.logged = map[string]bool{}
 	}
 	for _, l := range lines {
 		key, level := lineKey(l)
-		if k.logged[key] || (while != whileTogether && level != `"WARN"` && level != `"ERROR"` && level != `"FATAL"`) {
+		if k.logged[key] || (!all && level != `"WARN"` && level != `"ERROR"` && level != `"FATAL"`) {
 			continue
 		}
 		k.logged[key] = true

@@ -404,7 +404,7 @@ func TestCheckIsolationChildEnds(t *testing.T) {
 	got := ft.text()
 	for _, want := range []string{
 		`the process ended \(exit status 1\) while event 1 \({"id":101}\) was served alone, in a child process of the test: on Lambda, log.Fatal, os.Exit or a crash on a request path ends every invocation in flight; its last output:\n(.*\n)*.*order 101: no such order`,
-		`the process ended \(exit status 1\) while the events were served at once, in a child process of the test`,
+		`the process ended \(exit status 1\) while the events were served at once \(round 1\), in a child process of the test`,
 	} {
 		if !regexp.MustCompile(want).MatchString(got) {
 			t.Errorf("CheckIsolation failed with:\n%s\nwant a failure matching %q", got, want)
@@ -444,9 +444,14 @@ func TestCheckIsolationWedged(t *testing.T) {
 	}
 	ft := &fakeTB{TB: t}
 	ft.run(func() { lambdatest.CheckIsolation(ft, handler, orders(2), lambdatest.WithTimeout(20*time.Millisecond)) })
-	want := `while the events were served at once, in a child process: the runtime is wedged: every slot is held by a handler that overran its deadline and ignores its context \(request IDs [0-9a-f-]{36}, [0-9a-f-]{36}\); on Lambda it would exit 1 now`
+	want := `while the events were served at once \(round \d\), in a child process: the runtime is wedged: every slot is held by a handler that overran its deadline and ignores its context \(request IDs [0-9a-f-]{36}, [0-9a-f-]{36}\); on Lambda it would exit 1 now`
 	if !regexp.MustCompile(want).MatchString(ft.text()) {
 		t.Fatalf("CheckIsolation failed with:\n%s\nwant a failure matching %q", ft.text(), want)
+	}
+	// The runtime's own lines about the hung invocations are not the
+	// handler's lines written after its invocation ended.
+	if strings.Contains(ft.text(), "had ended") {
+		t.Errorf("CheckIsolation blamed the runtime's own lines on the handler:\n%s", ft.text())
 	}
 }
 

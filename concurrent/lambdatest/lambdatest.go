@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,6 +29,7 @@ type Function struct {
 	ctx    context.Context    // done once the runtime has stopped
 	cancel context.CancelFunc // nil once stop has run
 	halt   context.CancelFunc // the same, kept: exit stops the runtime
+	exited atomic.Bool        // exit was called
 	done   chan error
 	stopMu sync.Mutex
 	out    output
@@ -166,8 +168,8 @@ func startConfig(t testing.TB, handler any, c config, lookup func(string) (strin
 		return v, ok
 	}
 	all := append(append([]concurrent.Option(nil), c.runtime...), concurrent.WithLookupEnv(env),
-		testhook.Replace(testhook.Process{Logs: logWriter{&f.out}, Metrics: metricWriter{&f.out},
-			Exit: f.exit, Environ: c.environ}).(concurrent.Option))
+		testhook.Replace(testhook.Process{Logs: writer{&f.out, handlerLine}, Own: writer{&f.out, runtimeLine},
+			Metrics: writer{&f.out, metricDoc}, Exit: f.exit, Environ: c.environ}).(concurrent.Option))
 	f.rt, err = concurrent.New(handler, all...)
 	if err != nil {
 		_ = api.Close()
@@ -198,6 +200,7 @@ func startConfig(t testing.TB, handler any, c config, lookup func(string) (strin
 // runtime and stops the runtime, so that later invocations fail at once;
 // the test process lives on.
 func (f *Function) exit(code int) {
+	f.exited.Store(true)
 	defer f.halt()
 	ids := f.out.wedged()
 	if len(ids) == 0 {

@@ -24,7 +24,8 @@ func (o option) apply(c *config) { o(c) }
 // DefaultConcurrency is N when no WithConcurrency option says otherwise.
 const DefaultConcurrency = 8
 
-// DefaultRounds is how many times CheckIsolation serves its events at once.
+// DefaultRounds is how many times CheckIsolation serves its events at
+// once, each time in a fresh process.
 const DefaultRounds = 3
 
 // config is what the options set.
@@ -56,7 +57,7 @@ func WithConcurrency(n int) Option { return option(func(c *config) { c.n = n }) 
 func WithTimeout(d time.Duration) Option { return option(func(c *config) { c.timeout = d }) }
 
 // WithRounds sets how many times CheckIsolation serves its events at once,
-// each time in a new order.
+// each time in a fresh process and a new order.
 func WithRounds(n int) Option { return option(func(c *config) { c.rounds = n }) }
 
 // WithNormalize makes CheckIsolation compare normalize(event, answer)

@@ -35,21 +35,30 @@ func (o *output) init() {
 	o.ended = map[string]bool{}
 }
 
-type logWriter struct{ o *output }
-type metricWriter struct{ o *output }
+// What a writer takes: the handler's log lines, the runtime's own, or EMF
+// documents.
+type kind int
+
+const (
+	handlerLine kind = iota
+	runtimeLine
+	metricDoc
+)
+
+type writer struct {
+	o    *output
+	kind kind
+}
 
 // Write takes whole lines: the runtime writes each line in one Write.
-func (w logWriter) Write(p []byte) (int, error)    { w.o.file(p, false); return len(p), nil }
-func (w metricWriter) Write(p []byte) (int, error) { w.o.file(p, true); return len(p), nil }
-
-func (o *output) file(p []byte, metric bool) {
+func (w writer) Write(p []byte) (int, error) {
 	for l := range bytes.Lines(p) {
 		l = bytes.TrimRight(l, "\r\n")
-		if len(l) == 0 {
-			continue
+		if len(l) > 0 {
+			w.o.add(requestID(l), string(l), w.kind)
 		}
-		o.add(requestID(l), string(l), metric)
 	}
+	return len(p), nil
 }
 
 // requestID is the value of the line's first top-level requestId, the
@@ -67,17 +76,19 @@ func requestID(line []byte) string {
 	return ""
 }
 
-func (o *output) add(id, line string, metric bool) {
+func (o *output) add(id, line string, k kind) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	switch {
-	case id == "":
+	case id == "" || (o.ended[id] && k == runtimeLine):
+		// The runtime's own line about an invocation that has ended (its
+		// handler overran) is the runtime's to say, not the handler's.
 		if len(o.other) < maxOther {
 			o.other = append(o.other, line)
 		}
 	case o.ended[id]:
 		if len(o.late) < maxOther {
-			o.late = append(o.late, lateLine{id, line, metric})
+			o.late = append(o.late, lateLine{id, line, k == metricDoc})
 		}
 	default:
 		ls := o.byID[id]
@@ -85,7 +96,7 @@ func (o *output) add(id, line string, metric bool) {
 			ls = &lines{}
 			o.byID[id] = ls
 		}
-		if metric {
+		if k == metricDoc {
 			ls.metrics = append(ls.metrics, line)
 		} else {
 			ls.logs = append(ls.logs, line)

@@ -25,9 +25,11 @@ var (
 // Process is what a runtime under test does in place of touching the
 // process.
 type Process struct {
-	// Logs and Metrics take the runtime's log lines and its EMF
-	// documents, in place of stderr and stdout.
-	Logs, Metrics io.Writer
+	// Logs and Metrics take the log lines and the EMF documents, in place
+	// of stderr and stdout. Own, when set, takes the runtime's own log
+	// lines apart from the handler's (a runtime given WithLogger keeps
+	// them together).
+	Logs, Metrics, Own io.Writer
 	// Exit is called where the runtime would end the process (the wedged
 	// exit), and returns.
 	Exit func(code int)
