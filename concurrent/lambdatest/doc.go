@@ -61,12 +61,18 @@
 //
 // Start stops the runtime and waits for it at t.Cleanup, so nothing it
 // started outlives the test. A test package checks that with goleak in one
-// line, which ignores the default pool that ants (lmigo's goroutine pool)
-// starts when it is imported:
+// line:
 //
 //	func TestMain(m *testing.M) {
 //		lambdatest.VerifyTestMain(m)
 //	}
+//
+// It passes two kinds of goroutine that are no test's leak: the default
+// pool that ants (lmigo's goroutine pool) starts when it is imported, and
+// net/http's keep-alive connections (their reader and writer goroutines),
+// which a package-level HTTP or SDK client keeps to a stand-in that stays
+// up. A goroutine a handler leaks still fails it, one waiting in an HTTP
+// call too.
 //
 // # Output
 //

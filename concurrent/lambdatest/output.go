@@ -35,8 +35,8 @@ func (o *output) init() {
 	o.ended = map[string]bool{}
 }
 
-// What a writer takes: the handler's log lines, the runtime's own, or EMF
-// documents.
+// kind is what a writer takes: the handler's log lines, the runtime's
+// own, or EMF documents.
 type kind int
 
 const (

@@ -27,7 +27,7 @@ var (
 type Process struct {
 	// Logs and Metrics take the log lines and the EMF documents, in place
 	// of stderr and stdout. Own, when set, takes the runtime's own log
-	// lines apart from the handler's (a runtime given WithLogger keeps
+	// lines apart from the handler's (a logger given to the runtime keeps
 	// them together).
 	Logs, Metrics, Own io.Writer
 	// Exit is called where the runtime would end the process (the wedged
