@@ -137,8 +137,9 @@ var childTask = sync.OnceValues(func() (task, bool) {
 		err = json.Unmarshal(b, &t)
 	}
 	if err != nil {
-		// Served nothing: the parent says so.
-		return task{Test: "\x00unreadable task: " + err.Error()}, true
+		// Serves nothing: the parent reports this output.
+		fmt.Fprintf(os.Stderr, "lambdatest: the task of this child process does not read: %v\n", err)
+		return task{}, true
 	}
 	return t, true
 })
@@ -173,12 +174,15 @@ func serve(tb testing.TB, h concurrent.StreamInvoker, c config, lookup func(stri
 	g := &gated{h: h}
 	c.n = tk.N
 	f := startConfig(tb, g, c, lookup)
-	defer f.stop()
 	late := func(when string) {
 		for _, l := range f.out.takeLate() {
 			rep.Late = append(rep.Late, lateReport{When: when, Line: l.line, Metric: l.metric})
 		}
 	}
+	defer func() {
+		f.stop()
+		late("as the runtime stopped") // by a goroutine its handler left
+	}()
 	if tk.Alone >= 0 {
 		for range aloneRuns {
 			res := f.Invoke(tk.Events[0])

@@ -552,3 +552,21 @@ func TestCheckIsolationCounted(t *testing.T) {
 		t.Fatalf("CheckIsolation under -count=3: %v\n%s", err, out)
 	}
 }
+
+// TestCheckIsolationLineAfterTheEnd: a goroutine the handler leaves
+// behind, logging for its invocation once that has ended, is reported.
+func TestCheckIsolationLineAfterTheEnd(t *testing.T) {
+	handler := func(ctx context.Context, o order) (receipt, error) {
+		go func() {
+			<-ctx.Done() // the invocation has ended
+			concurrent.Logger(ctx).Info("order audited", zap.Int("id", o.ID))
+		}()
+		return receipt{o.ID, "stored"}, nil
+	}
+	ft := &fakeTB{TB: t}
+	ft.run(func() { lambdatest.CheckIsolation(ft, handler, orders(2)) })
+	want := `a log line carrying the request ID of an invocation that had ended was written (while event \d was served alone|in round \d|as the runtime stopped):\n  \{.*"message":"order audited"`
+	if !regexp.MustCompile(want).MatchString(ft.text()) {
+		t.Fatalf("CheckIsolation failed with:\n%s\nwant a failure matching %q", ft.text(), want)
+	}
+}
