@@ -50,9 +50,9 @@ test: rie vet
 	$(GO) -C $(CODECTEST) test -count=1 -run='Alloc' ./...
 	@t=$$(( $$(date +%s) - $(T0) )); echo "== test: passed in $$((t / 60))m$$((t % 60))s"
 
-## docs-check: every go and make command of the docs parses as written, and the README's function is moved, tested and packed in a new module as the README says (part of make test)
+## docs-check: every go and make command of the docs parses as written, every link resolves, and the README's function is moved, tested and packed in a new module as the README says (part of make test)
 docs-check:
-	$(GO) test -count=1 -run 'TestDocsCommands|TestDocCheckerRejects|TestNewUserModule' ./cmd/bootstrap/
+	$(GO) test -count=1 -run 'TestDocsCommands|TestDocCheckerRejects|TestDocsLinks|TestNewUserModule' ./cmd/bootstrap/
 
 ## download: the Go modules every module of the repository needs, into the module cache
 download:

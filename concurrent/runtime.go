@@ -24,7 +24,8 @@ type Runtime struct {
 	h      *handler
 	log    *zap.Logger
 	client *rapi.Client
-	// stallTimeout is the client's, read once: a reply's wait is bounded by it (send).
+	// stallTimeout is the client's, read once: the least wait for a reply
+	// after its post (cutMissingReplies).
 	stallTimeout time.Duration
 	// slots are the slots serving; the overrun watch alone replaces one
 	// (overrun.go), under slotsMu, which others that read them from

@@ -64,12 +64,14 @@ type slot struct {
 	// watch logs.
 	goid atomic.Uint64
 	// deadline is the invocation's deadline on the monotonic clock
-	// (watchDeadline). replyBy is when the reply to its answer must have
-	// come (send), 0 once read; past it the watch cuts the connection
-	// (cutMissingReplies) and sets replyCut, which the slot logs.
-	deadline int64
-	replyBy  atomic.Int64
-	replyCut atomic.Bool
+	// (watchDeadline). replyAfter is the deadline plus the grace, set as
+	// the answer is sent, 0 once the next poll returned. Past it the watch
+	// cuts a reply still missing StallTimeout after its post
+	// (cutMissingReplies). cut: the wait for the reply to the answer's
+	// first post was cut, so its second post queues no poll (send).
+	deadline   int64
+	replyAfter atomic.Int64
+	cut        bool
 }
 
 // newSlot makes a slot. Its next poll goes out behind its answer (see
@@ -174,7 +176,7 @@ func (s *slot) next(ctx context.Context) bool {
 		}
 		s.inv.Payload = s.req.B[:0]
 		err := s.conn.Next(ctx, &s.inv)
-		s.replyBy.Store(0) // the last answer's reply was read, or given up
+		s.replyAfter.Store(0) // the last answer's reply was read, or given up
 		s.req.B = s.inv.Payload
 		if err == nil {
 			rt.outage.ok(rt.log)
@@ -195,6 +197,9 @@ func (s *slot) pollFailed(ctx context.Context, err error, backoff *time.Duration
 	rt := s.rt
 	switch {
 	case errors.Is(err, rapi.ErrRuntimeAPI):
+		if errors.Is(err, rapi.ErrNoReply) {
+			s.lateReply(err) // a cut is logged whatever the post sent again got
+		}
 		rt.stop(err)
 		return false
 	case errors.As(err, new(*rapi.AnswerError)):
@@ -252,7 +257,6 @@ func refusedPoll(err error) bool {
 func (s *slot) failUnserved(errorType string, err error) {
 	rt := s.rt
 	s.deadline = watchDeadline(s.inv.Deadline, time.Now())
-	s.replyCut.Store(false)
 	rt.metrics.begin()
 	s.fail(errorType, err)
 	rt.metrics.end()

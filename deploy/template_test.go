@@ -22,7 +22,7 @@ var known = map[string][]string{
 	"AWS::Serverless::Function": {
 		"Runtime", "Handler", "CodeUri", "Architectures", "MemorySize", "Timeout",
 		"AutoPublishAlias", "LoggingConfig", "Environment", "Description",
-		"CapacityProviderConfig", "FunctionScalingConfig",
+		"CapacityProviderConfig", "FunctionScalingConfig", "Policies", "Events",
 	},
 }
 
@@ -33,6 +33,23 @@ var knownNested = map[string][]string{
 	"CapacityProviderConfig": {"Arn", "ExecutionEnvironmentMemoryGiBPerVCpu", "PerExecutionEnvironmentMaxConcurrency"},
 	"FunctionScalingConfig":  {"MinExecutionEnvironments", "MaxExecutionEnvironments"},
 	"LoggingConfig":          {"LogFormat", "ApplicationLogLevel", "SystemLogLevel", "LogGroup"},
+	"Environment":            {"Variables"},
+	"CodeUri":                {"Bucket", "Key", "Version"}, // or a path
+}
+
+// knownEvents are the event types the templates may use, with their
+// properties, as SAM's event sources name them.
+var knownEvents = map[string][]string{
+	"SQS": {"Queue", "BatchSize", "Enabled", "FilterCriteria", "FunctionResponseTypes", "MaximumBatchingWindowInSeconds"},
+}
+
+// knownPolicies are the SAM policy templates the templates may use, with
+// their parameters.
+var knownPolicies = map[string][]string{
+	"DynamoDBCrudPolicy":     {"TableName"},
+	"DynamoDBReadPolicy":     {"TableName"},
+	"SQSSendMessagePolicy":   {"QueueName"},
+	"SSMParameterReadPolicy": {"ParameterName"},
 }
 
 // template is the parsed template.yaml, intrinsic functions in their JSON
@@ -57,18 +74,25 @@ func load(t *testing.T) template {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var tpl template
+	parse(t, "template.yaml", b, &tpl)
+	return tpl
+}
+
+// parse decodes the YAML text b, named what, into v, intrinsic functions
+// in their JSON form.
+func parse(t *testing.T, what string, b []byte, v any) {
+	t.Helper()
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		t.Fatalf("template.yaml does not parse: %v", err)
+		t.Fatalf("%s does not parse: %v", what, err)
 	}
 	if err := intrinsics(&doc); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", what, err)
 	}
-	var tpl template
-	if err := doc.Decode(&tpl); err != nil {
-		t.Fatalf("template.yaml: %v", err)
+	if err := doc.Decode(v); err != nil {
+		t.Fatalf("%s: %v", what, err)
 	}
-	return tpl
 }
 
 // intrinsics rewrites the short forms (!Ref X, !GetAtt R.A, !If [...])
@@ -110,7 +134,14 @@ func intrinsics(n *yaml.Node) error {
 
 func TestTemplateShape(t *testing.T) {
 	t.Parallel()
-	tpl := load(t)
+	checkShape(t, load(t))
+}
+
+// checkShape checks a template's version and transform, that every
+// resource type, property, event and policy template is known, and what
+// every function on a capacity provider needs.
+func checkShape(t *testing.T, tpl template) {
+	t.Helper()
 	if tpl.Version != "2010-09-09" || tpl.Transform != "AWS::Serverless-2016-10-31" {
 		t.Errorf("version %q, transform %q", tpl.Version, tpl.Transform)
 	}
@@ -127,13 +158,109 @@ func TestTemplateShape(t *testing.T) {
 			}
 		}
 	}
-	fn, _ := tpl.Globals["Function"].(map[string]any)
-	checkKeys(t, "Globals.Function", fn, known["AWS::Serverless::Function"])
+	globals, _ := tpl.Globals["Function"].(map[string]any)
+	if globals != nil {
+		checkKeys(t, "Globals.Function", globals, known["AWS::Serverless::Function"])
+	}
+	for name, r := range tpl.Resources {
+		if r.Type != "AWS::Serverless::Function" {
+			continue
+		}
+		fn := maps.Clone(globals)
+		if fn == nil {
+			fn = map[string]any{}
+		}
+		maps.Copy(fn, r.Properties)
+		checkFunction(t, tpl, name, fn)
+	}
+}
+
+// checkFunction checks a function's properties, Globals.Function's
+// included: the runtime lmigo-pack's zips are built for, a published
+// version, a capacity provider with bounds the platform takes, and a zip
+// of the architecture the function and its instances run.
+func checkFunction(t *testing.T, tpl template, name string, fn map[string]any) {
+	t.Helper()
 	if fn["Runtime"] != "provided.al2023" || fn["Handler"] != "bootstrap" {
-		t.Errorf("Globals.Function: runtime %v, handler %v; want provided.al2023, bootstrap", fn["Runtime"], fn["Handler"])
+		t.Errorf("%s: runtime %v, handler %v; want provided.al2023, bootstrap", name, fn["Runtime"], fn["Handler"])
 	}
 	if fn["AutoPublishAlias"] == nil {
-		t.Error("Globals.Function: no AutoPublishAlias: managed instances run published versions only")
+		t.Errorf("%s: no AutoPublishAlias: managed instances run published versions only", name)
+	}
+	if m, ok := fn["MemorySize"].(int); ok && m < 2048 {
+		t.Errorf("%s: MemorySize %d, want at least 2048", name, m)
+	}
+	cp, ok := fn["CapacityProviderConfig"].(map[string]any)
+	if !ok || cp["Arn"] == nil {
+		t.Errorf("%s: no CapacityProviderConfig.Arn", name)
+	}
+	if n, ok := cp["PerExecutionEnvironmentMaxConcurrency"].(int); ok && (n < 1 || n > 1600) {
+		t.Errorf("%s: PerExecutionEnvironmentMaxConcurrency %d, want 1..1600", name, n)
+	}
+	if r, ok := cp["ExecutionEnvironmentMemoryGiBPerVCpu"].(int); ok && r != 2 && r != 4 && r != 8 {
+		t.Errorf("%s: ExecutionEnvironmentMemoryGiBPerVCpu %d, want 2, 4 or 8", name, r)
+	}
+	checkEvents(t, name, fn["Events"])
+	checkPolicies(t, name, fn["Policies"])
+	// The zip, the function and the instances: one architecture.
+	archs, _ := fn["Architectures"].([]any)
+	arch, literal := firstAny(archs).(string)
+	if !literal {
+		return
+	}
+	goarch := map[string]string{"arm64": "arm64", "x86_64": "amd64"}[arch]
+	if code, ok := fn["CodeUri"].(string); ok && strings.HasSuffix(code, ".zip") && !strings.HasSuffix(code, "-"+goarch+".zip") {
+		t.Errorf("%s: CodeUri %s for %s, want lmigo-pack's NAME-%s.zip", name, code, arch, goarch)
+	}
+	ga, _ := cp["Arn"].(map[string]any)
+	if provider, ok := tpl.Resources[firstOf(asStrings(ga["Fn::GetAtt"]))]; ok {
+		ir, _ := provider.Properties["InstanceRequirements"].(map[string]any)
+		pa, _ := ir["Architectures"].([]any)
+		if _, literal := firstAny(pa).(string); literal && !slices.Equal(pa, archs) {
+			t.Errorf("%s: Architectures %v, its capacity provider's %v", name, archs, pa)
+		}
+	}
+}
+
+// checkEvents checks each event's type and properties.
+func checkEvents(t *testing.T, fn string, events any) {
+	t.Helper()
+	evs, _ := events.(map[string]any)
+	for _, name := range slices.Sorted(maps.Keys(evs)) {
+		ev, _ := evs[name].(map[string]any)
+		typ, _ := ev["Type"].(string)
+		props, ok := knownEvents[typ]
+		if !ok {
+			t.Errorf("%s.Events.%s: type %v not expected", fn, name, ev["Type"])
+			continue
+		}
+		p, _ := ev["Properties"].(map[string]any)
+		checkKeys(t, fn+".Events."+name, p, props)
+	}
+}
+
+// checkPolicies checks each policy template's name and parameters; a
+// string is a managed policy's name or ARN.
+func checkPolicies(t *testing.T, fn string, policies any) {
+	t.Helper()
+	list, ok := policies.([]any)
+	if !ok && policies != nil {
+		list = []any{policies}
+	}
+	for i, p := range list {
+		m, ok := p.(map[string]any)
+		if !ok {
+			continue
+		}
+		for name, params := range m {
+			allowed, ok := knownPolicies[name]
+			if !ok {
+				t.Errorf("%s.Policies[%d]: policy template %s not expected", fn, i, name)
+				continue
+			}
+			pm, _ := params.(map[string]any)
+			checkKeys(t, fmt.Sprintf("%s.Policies[%d].%s", fn, i, name), pm, allowed)
+		}
 	}
 }
 
@@ -148,6 +275,9 @@ func checkKeys(t *testing.T, what string, props map[string]any, allowed []string
 		}
 		if sub, ok := knownNested[k]; ok {
 			m, ok := props[k].(map[string]any)
+			if _, path := props[k].(string); !ok && k == "CodeUri" && path {
+				continue
+			}
 			if !ok {
 				t.Errorf("%s.%s is not a mapping", what, k)
 				continue
@@ -291,7 +421,13 @@ func isCondition(v any, name string) bool {
 // pseudo parameter, and every !GetAtt a resource.
 func TestTemplateReferences(t *testing.T) {
 	t.Parallel()
-	tpl := load(t)
+	checkReferences(t, load(t))
+}
+
+// checkReferences checks that every !Ref of tpl names a parameter, a
+// resource or a pseudo parameter, and every !GetAtt a resource.
+func checkReferences(t *testing.T, tpl template) {
+	t.Helper()
 	var walk func(path string, v any)
 	walk = func(path string, v any) {
 		switch v := v.(type) {
@@ -350,9 +486,70 @@ func asStrings(v any) []string {
 	return out
 }
 
+func firstAny(l []any) any {
+	if len(l) == 0 {
+		return nil
+	}
+	return l[0]
+}
+
 func firstOf(s []string) string {
 	if len(s) == 0 {
 		return ""
 	}
 	return s[0]
+}
+
+// TestDocTemplates: the SAM template docs/deploy.md shows for a user's
+// own function passes the checks template.yaml passes, and a fragment of
+// a function's properties there names only properties SAM knows.
+func TestDocTemplates(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../docs/deploy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := 0
+	for _, bl := range yamlBlocks(string(b)) {
+		what := fmt.Sprintf("docs/deploy.md:%d", bl.line)
+		t.Run(what, func(t *testing.T) {
+			var top map[string]any
+			parse(t, what, []byte(bl.text), &top)
+			if _, ok := top["Resources"]; !ok {
+				checkKeys(t, what, top, known["AWS::Serverless::Function"])
+				return
+			}
+			full++
+			var tpl template
+			parse(t, what, []byte(bl.text), &tpl)
+			checkShape(t, tpl)
+			checkReferences(t, tpl)
+		})
+	}
+	if full == 0 {
+		t.Error("docs/deploy.md shows no SAM template of a user's function")
+	}
+}
+
+type block struct {
+	line int // of the block's first line
+	text string
+}
+
+// yamlBlocks returns the ```yaml blocks of a Markdown text.
+func yamlBlocks(md string) []block {
+	var blocks []block
+	var cur *block
+	for i, l := range strings.Split(md, "\n") {
+		switch {
+		case cur == nil && strings.TrimSpace(l) == "```yaml":
+			cur = &block{line: i + 2}
+		case cur != nil && strings.TrimSpace(l) == "```":
+			blocks = append(blocks, *cur)
+			cur = nil
+		case cur != nil:
+			cur.text += l + "\n"
+		}
+	}
+	return blocks
 }

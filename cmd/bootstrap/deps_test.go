@@ -154,6 +154,8 @@ func TestNewUserModule(t *testing.T) {
 		"cmd/myfn/main.go":      mainGo,
 		"cmd/myfn/main_test.go": readmeGo(t, readme, "func TestHandler("),
 		"cmd/orig/main.go":      orig,
+		// A second function, which the README packs beside the first.
+		"cmd/refund/main.go": mainGo,
 	}
 	for name, text := range files {
 		p := filepath.Join(app, name)
@@ -200,6 +202,7 @@ func TestNewUserModule(t *testing.T) {
 	}
 	for _, arch := range []string{"arm64", "amd64"} {
 		checkZip(t, filepath.Join(app, "dist", "myfn-"+arch+".zip"))
+		checkZip(t, filepath.Join(app, "dist", "refund-"+arch+".zip"))
 	}
 	// Nothing the test started writes after it has passed.
 	out := userRun(t, app, goCmd("test", "-v", "-count=1", userFn))

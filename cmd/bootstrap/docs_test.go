@@ -5,14 +5,17 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 )
 
 // repoRoot is the repository's root, from this package's directory: the
@@ -341,8 +344,9 @@ func (d *docChecker) spec(bin, sub string) (flagSpec, error) {
 }
 
 // args checks a program's arguments: the subcommand, when the program has
-// them, and every flag, then lets the program itself parse them up to -h
-// (which ends it before it does anything). "..." stands for more.
+// them, every flag, and at most positional arguments after them (any
+// number when it is below 0), then lets the program itself parse them up
+// to -h (which ends it before it does anything). "..." stands for more.
 func (d *docChecker) args(bin string, subcommands bool, positional int, args []string) error {
 	sub := ""
 	if subcommands {
@@ -365,7 +369,7 @@ func (d *docChecker) args(bin string, subcommands bool, positional int, args []s
 			break
 		}
 		if !strings.HasPrefix(a, "-") || a == "-" {
-			if rest := len(args) - i; rest > positional && args[len(args)-1] != "..." {
+			if rest := len(args) - i; positional >= 0 && rest > positional && args[len(args)-1] != "..." {
 				return fmt.Errorf("%d argument(s) %q after the flags, the program takes %d", rest, args[i:], positional)
 			}
 			break
@@ -498,8 +502,11 @@ func (d *docChecker) check(c docCommand) (kind string, err error) {
 		if err != nil {
 			return "go", err
 		}
-		if rel == "loadtest" {
+		switch rel {
+		case "loadtest":
 			return "go", d.args(bin, true, 0, args)
+		case "cmd/lmigo-pack":
+			return "go", d.args(bin, false, -1, args) // packages, any number
 		}
 		return "go", d.args(bin, false, 1, args)
 	case "tool":
@@ -515,7 +522,7 @@ func (d *docChecker) check(c docCommand) (kind string, err error) {
 		if err != nil {
 			return "go", err
 		}
-		return "go", d.args(bin, false, 1, args[1:])
+		return "go", d.args(bin, false, -1, args[1:])
 	case "test", "build", "vet":
 		// -n prints what would run and runs nothing: flags and packages
 		// are checked.
@@ -587,6 +594,8 @@ func TestDocCheckerRejects(t *testing.T) {
 		{"GOARCH=arm64 go build ./cmd/bootstrap", true},
 		{"go tool lmigo-pack -o dist -arch arm64 ./cmd/x", true},
 		{"go tool lmigo-pack -bogus ./cmd/x", false},
+		{"go tool lmigo-pack -o dist ./cmd/x ./cmd/y", true},
+		{"go run ./cmd/lmigo-pack -o dist ./cmd/x ./cmd/y", true},
 		{"go tool pack", true},
 		{"go tool no-such-tool", false},
 		{"go mod edit -replace=github.com/lmigo/lmigo/concurrent/oteltrace=../lmigo/concurrent/oteltrace", true},
@@ -620,5 +629,130 @@ func TestShellWords(t *testing.T) {
 		if got := shellWords(tt.line); fmt.Sprint(got) != fmt.Sprint(tt.want) {
 			t.Errorf("shellWords(%q) = %q, want %q", tt.line, got, tt.want)
 		}
+	}
+}
+
+// mdLink is a Markdown link or image: [text](target), the target up to
+// a space (a title may follow it).
+var mdLink = regexp.MustCompile(`!?\[[^\]]*\]\(([^)\s]+)[^)]*\)`)
+
+// anchors returns the anchors GitHub gives the headings of a Markdown
+// text: lowercase, punctuation but - and _ dropped, each space a hyphen,
+// a repeated one numbered (-1, -2, ...).
+func anchors(text string) map[string]bool {
+	out := map[string]bool{}
+	seen := map[string]int{}
+	fenced := false
+	for l := range strings.SplitSeq(text, "\n") {
+		if strings.HasPrefix(l, "```") {
+			fenced = !fenced
+			continue
+		}
+		h := strings.TrimLeft(l, "#")
+		if fenced || h == l || !strings.HasPrefix(h, " ") {
+			continue
+		}
+		// A link in a heading counts by its text.
+		h = mdLink.ReplaceAllStringFunc(h, func(s string) string {
+			return s[strings.Index(s, "[")+1 : strings.Index(s, "]")]
+		})
+		var b strings.Builder
+		for _, r := range strings.ToLower(strings.TrimSpace(h)) {
+			switch {
+			case r == ' ':
+				b.WriteByte('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		a := b.String()
+		if n := seen[a]; n > 0 {
+			out[fmt.Sprintf("%s-%d", a, n)] = true
+		} else {
+			out[a] = true
+		}
+		seen[a]++
+	}
+	return out
+}
+
+// brokenLinks checks the links of the Markdown texts, by path from the
+// repository's root: each names a file that exists, and each anchor into
+// one of texts a heading of it. Links to other sites are not followed.
+func brokenLinks(texts map[string]string, exists func(path string) bool) (broken []string, links int) {
+	for _, f := range slices.Sorted(maps.Keys(texts)) {
+		_, paras := markdown(texts[f])
+		for _, p := range paras {
+			// Code spans are not links, whatever their brackets.
+			text := inlineCode.ReplaceAllString(p.text, "")
+			for _, m := range mdLink.FindAllStringSubmatch(text, -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				links++
+				path, anchor, _ := strings.Cut(target, "#")
+				dest := f
+				if path != "" {
+					dest = filepath.ToSlash(filepath.Join(filepath.Dir(f), path))
+					if !exists(dest) {
+						broken = append(broken, fmt.Sprintf("%s:%d: link %s: no file %s", f, p.line, target, dest))
+						continue
+					}
+				}
+				if anchor == "" || !strings.HasSuffix(dest, ".md") {
+					continue
+				}
+				if !anchors(texts[dest])[anchor] {
+					broken = append(broken, fmt.Sprintf("%s:%d: link %s: no heading of %s has the anchor #%s", f, p.line, target, dest, anchor))
+				}
+			}
+		}
+	}
+	return broken, links
+}
+
+// TestDocsLinks: every link of the docs to a file of the repository finds
+// it, and every anchor a heading of the Markdown file it points into.
+func TestDocsLinks(t *testing.T) {
+	texts := map[string]string{}
+	for _, f := range docFiles(t) {
+		b, err := os.ReadFile(filepath.Join(repoRoot, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts[f] = string(b)
+	}
+	broken, links := brokenLinks(texts, func(p string) bool {
+		_, err := os.Stat(filepath.Join(repoRoot, p))
+		return err == nil
+	})
+	for _, b := range broken {
+		t.Error(b)
+	}
+	t.Logf("%d links to files of the repository, in %d files", links, len(texts))
+}
+
+// TestDocsLinksRejects: the check of TestDocsLinks finds a link to a file
+// or a heading that is not there, and names GitHub's anchors as GitHub
+// does.
+func TestDocsLinksRejects(t *testing.T) {
+	texts := map[string]string{
+		"README.md": "# lmigo\n\n## Testing your function\n\n## Zips: `lmigo-pack`\n\n## /tmp is shared\n\n## Notes\n\n## Notes\n\n" +
+			"```sh\n# not a heading\n```\n",
+		"docs/a.md": "[ok](../README.md#testing-your-function), [ok](../README.md#zips-lmigo-pack), " +
+			"[ok](../README.md#tmp-is-shared), [ok](../README.md#notes-1), [ok](#here), [ok](https://example.com/x#y), " +
+			"`[not a link](nowhere.md)`\n\n## Here\n\n" +
+			"[bad](../README.md#testing-your-handlers) [bad](../README.md#not-a-heading) [bad](missing.md) [bad](#there)\n",
+	}
+	broken, links := brokenLinks(texts, func(p string) bool { _, ok := texts[p]; return ok })
+	want := []string{
+		"docs/a.md:5: link ../README.md#testing-your-handlers: no heading of README.md has the anchor #testing-your-handlers",
+		"docs/a.md:5: link ../README.md#not-a-heading: no heading of README.md has the anchor #not-a-heading",
+		"docs/a.md:5: link missing.md: no file docs/missing.md",
+		"docs/a.md:5: link #there: no heading of docs/a.md has the anchor #there",
+	}
+	if !slices.Equal(broken, want) || links != 9 {
+		t.Errorf("%d links, broken:\n%s\nwant:\n%s", links, strings.Join(broken, "\n"), strings.Join(want, "\n"))
 	}
 }

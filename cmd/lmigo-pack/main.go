@@ -2,15 +2,20 @@
 // provided.al2023 runtime and zips it, one zip per architecture, named
 // after the package:
 //
-//	lmigo-pack [-o dist] [-arch arm64,amd64] [-name NAME] [package]
+//	lmigo-pack [-o dist] [-arch arm64,amd64] [-name NAME] [package ...]
 //
 // `lmigo-pack -o dist ./cmd/myfn` writes dist/myfn-arm64.zip and
-// dist/myfn-amd64.zip. The package defaults to the one in the current
-// directory, as for go build; it is built in the module of the current
-// directory. From a module that requires lmigo and lists the command as a
-// tool (`go get -tool github.com/lmigo/lmigo/cmd/lmigo-pack`), it runs as
-// `go tool lmigo-pack`; the name is not pack, which `go tool` reserves for
-// Go's own archiver. `make package` runs it for the reference bootstrap.
+// dist/myfn-amd64.zip. Several packages, or a pattern such as ./cmd/...,
+// pack each main package in one call, each in zips of its own name; a
+// library a pattern matches is skipped, one named outright refused. Two
+// packages whose zips would share a name are refused, and so is -name
+// with more than one package: either would overwrite a zip. The package
+// defaults to the one in the current directory, as for go build; it is
+// built in the module of the current directory. From a module that
+// requires lmigo and lists the command as a tool (`go get -tool
+// github.com/lmigo/lmigo/cmd/lmigo-pack`), it runs as `go tool
+// lmigo-pack`; the name is not pack, which `go tool` reserves for Go's own
+// archiver. `make package` runs it for the reference bootstrap.
 //
 // # What is in a zip
 //
@@ -54,18 +59,19 @@ func main() {
 	os.Exit(code)
 }
 
-const usage = "usage: lmigo-pack [-o dir] [-arch list] [-name name] [package]\n\n" +
-	"Builds the main package (default: the current directory) for linux and\n" +
+const usage = "usage: lmigo-pack [-o dir] [-arch list] [-name name] [package ...]\n\n" +
+	"Builds each main package (default: the current directory) for linux and\n" +
 	"writes dir/NAME-ARCH.zip for each architecture, NAME being the package's\n" +
-	"last path element unless -name is given.\n\n"
+	"last path element unless -name is given (one package only). A pattern\n" +
+	"with ... packs the main packages it matches.\n\n"
 
 // run is the command: it returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("lmigo-pack", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("o", "dist", "output directory")
-	arches := fs.String("arch", "arm64,amd64", "comma-separated GOARCH values: arm64, amd64")
-	name := fs.String("name", "", "the zips' name before -ARCH.zip (default: the package's last path element)")
+	archList := fs.String("arch", "arm64,amd64", "comma-separated GOARCH values: arm64, amd64")
+	name := fs.String("name", "", "the zips' name before -ARCH.zip, for one package (default: the package's last path element)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
@@ -76,30 +82,40 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	pkg := "."
-	switch fs.NArg() {
-	case 0:
-	case 1:
-		pkg = fs.Arg(0)
-	default:
-		fs.Usage()
-		return 2
+	patterns := fs.Args()
+	if len(patterns) == 0 {
+		patterns = []string{"."}
 	}
-	if *name == "" {
-		n, err := PackageName(ctx, pkg)
-		if err != nil {
-			fmt.Fprintln(stderr, "lmigo-pack:", err)
-			return 1
+	var arches []string
+	for a := range strings.SplitSeq(*archList, ",") {
+		a = strings.TrimSpace(a)
+		if _, ok := archLevel[a]; !ok {
+			fmt.Fprintf(stderr, "lmigo-pack: -arch %q: %v\n", a, errArch)
+			return 2
 		}
-		*name = n
+		arches = append(arches, a)
 	}
-	for _, arch := range strings.Split(*arches, ",") {
-		p, err := Package(ctx, pkg, *name, strings.TrimSpace(arch), *out)
-		if err != nil {
-			fmt.Fprintln(stderr, "lmigo-pack:", err)
-			return 1
+	targets, err := Targets(ctx, patterns...)
+	if err != nil {
+		fmt.Fprintln(stderr, "lmigo-pack:", err)
+		return 1
+	}
+	if *name != "" {
+		if len(targets) > 1 {
+			fmt.Fprintf(stderr, "lmigo-pack: -name names the zips of one package, and %d were given: leave -name out, and each package's zips take its directory's name\n", len(targets))
+			return 2
 		}
-		fmt.Fprintln(stdout, p)
+		targets[0].Name = *name
+	}
+	for _, t := range targets {
+		for _, arch := range arches {
+			p, err := Package(ctx, t.ImportPath, t.Name, arch, *out)
+			if err != nil {
+				fmt.Fprintln(stderr, "lmigo-pack:", err)
+				return 1
+			}
+			fmt.Fprintln(stdout, p)
+		}
 	}
 	return 0
 }

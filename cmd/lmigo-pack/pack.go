@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"compress/flate"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -31,43 +33,91 @@ var archLevel = map[string]string{
 }
 
 var (
-	errArch    = errors.New("unsupported GOARCH (want arm64 or amd64)")
-	errNotMain = errors.New("not a main package")
-	errName    = errors.New("not a file name")
+	errArch     = errors.New("unsupported GOARCH (want arm64 or amd64)")
+	errNotMain  = errors.New("not a main package")
+	errNoMain   = errors.New("no main package")
+	errName     = errors.New("not a file name")
+	errSameName = errors.New("two packages, one zip name")
 )
 
 // ZipName is the file name of name's zip for goarch.
 func ZipName(name, goarch string) string { return name + "-" + goarch + ".zip" }
 
-// PackageName names the zips of the main package pkg: the last element of
-// its import path, skipping a major version suffix (example.com/fn/v2 is
-// fn), so that each function's zips have names of their own.
-func PackageName(ctx context.Context, pkg string) (string, error) {
+// Target is a main package to pack, and the name of its zips.
+type Target struct {
+	ImportPath string
+	Name       string // before -GOARCH.zip
+}
+
+// Targets lists the main packages the patterns name, as go build reads
+// them, each named after the last element of its import path, a major
+// version suffix skipped (example.com/fn/v2 is fn). A package named
+// outright must be main; a wildcard (./cmd/...) skips libraries, as go
+// build -o does. Two packages that would share a name are refused.
+func Targets(ctx context.Context, patterns ...string) ([]Target, error) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, goBin, "list", "-tags", "lambda.norpc", "-f", "{{.Name}} {{.ImportPath}}", pkg)
+	args := append([]string{"list", "-tags", "lambda.norpc", "-json=Name,ImportPath,Match", "--"}, patterns...)
+	cmd := exec.CommandContext(ctx, goBin, args...)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOFLAGS=")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("go list %s: %w\n%s", pkg, err, stderr.Bytes())
+		return nil, fmt.Errorf("go list %s: %w\n%s", strings.Join(patterns, " "), err, stderr.Bytes())
 	}
-	name, path, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
-	if strings.Contains(path, "\n") {
-		return "", fmt.Errorf("%s names more than one package: give one", pkg)
+	var targets []Target
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p struct {
+			Name, ImportPath string
+			Match            []string
+		}
+		if err := dec.Decode(&p); err != nil {
+			return nil, fmt.Errorf("go list %s: %w", strings.Join(patterns, " "), err)
+		}
+		if p.Name == "main" {
+			targets = append(targets, Target{ImportPath: p.ImportPath, Name: zipBase(p.ImportPath)})
+			continue
+		}
+		named := slices.ContainsFunc(p.Match, func(m string) bool { return !strings.Contains(m, "...") })
+		if named || len(p.Match) == 0 {
+			return nil, fmt.Errorf("%s is package %s: %w", p.ImportPath, p.Name, errNotMain)
+		}
 	}
-	if name != "main" {
-		return "", fmt.Errorf("%s is package %s: %w", path, name, errNotMain)
+	if len(targets) == 0 {
+		return nil, fmt.Errorf("%s: %w", strings.Join(patterns, " "), errNoMain)
 	}
+	if err := sameNames(targets); err != nil {
+		return nil, err
+	}
+	return targets, nil
+}
+
+// zipBase is the name of the zips of the package at path.
+func zipBase(path string) string {
 	elems := strings.Split(path, "/")
 	last := elems[len(elems)-1]
 	if len(elems) > 1 && majorSuffix(last) {
 		last = elems[len(elems)-2]
 	}
-	return last, nil
+	return last
+}
+
+// sameNames refuses two packages whose zips would have one name: the
+// second would overwrite the first.
+func sameNames(targets []Target) error {
+	seen := map[string]string{}
+	for _, t := range targets {
+		if other, ok := seen[t.Name]; ok {
+			return fmt.Errorf("%s and %s would both write %s: pack each in a call of its own, with -name: %w",
+				other, t.ImportPath, ZipName(t.Name, "ARCH"), errSameName)
+		}
+		seen[t.Name] = t.ImportPath
+	}
+	return nil
 }
 
 // majorSuffix reports whether s is a module path's major version suffix,

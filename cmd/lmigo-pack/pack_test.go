@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,11 +54,11 @@ func TestPackage(t *testing.T) {
 
 func pack(t *testing.T, goarch, dir string) string {
 	t.Helper()
-	name, err := PackageName(t.Context(), refPackage)
-	if err != nil {
-		t.Fatal(err)
+	targets, err := Targets(t.Context(), refPackage)
+	if err != nil || len(targets) != 1 {
+		t.Fatalf("Targets(%s) = %v, %v", refPackage, targets, err)
 	}
-	p, err := Package(t.Context(), refPackage, name, goarch, dir)
+	p, err := Package(t.Context(), refPackage, targets[0].Name, goarch, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,32 +216,50 @@ func TestPackageRejects(t *testing.T) {
 	}
 }
 
-// TestPackageName: the zips are named after the main package, a major
-// version suffix skipped; a package that is not main is refused.
-func TestPackageName(t *testing.T) {
+// TestTargets: the zips are named after each main package, a major
+// version suffix skipped; a library named outright is refused, one a
+// wildcard matches is skipped; two packages of one name are refused.
+func TestTargets(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		pkg, want string
-		err       error
+		patterns []string
+		want     []string // import path=zip name
+		err      error
 	}{
-		{refPackage, "bootstrap", nil},
-		{"../bootstrap", "bootstrap", nil},
-		{".", "lmigo-pack", nil},
-		{"github.com/lmigo/lmigo/concurrent", "", errNotMain},
+		{[]string{refPackage}, []string{refPackage + "=bootstrap"}, nil},
+		{[]string{"../bootstrap"}, []string{refPackage + "=bootstrap"}, nil},
+		{[]string{"."}, []string{"github.com/lmigo/lmigo/cmd/lmigo-pack=lmigo-pack"}, nil},
+		{[]string{"../...", "../bootstrap"}, []string{refPackage + "=bootstrap", "github.com/lmigo/lmigo/cmd/lmigo-pack=lmigo-pack"}, nil},
+		{[]string{"github.com/lmigo/lmigo/concurrent"}, nil, errNotMain},
+		{[]string{"../...", "../bootstrap/demo"}, nil, errNotMain},
+		{[]string{"../bootstrap/demo/..."}, nil, errNoMain},
 	}
 	for _, tt := range tests {
-		got, err := PackageName(t.Context(), tt.pkg)
-		if got != tt.want || !errors.Is(err, tt.err) {
-			t.Errorf("PackageName(%q) = %q, %v; want %q, %v", tt.pkg, got, err, tt.want, tt.err)
+		targets, err := Targets(t.Context(), tt.patterns...)
+		var got []string
+		for _, tg := range targets {
+			got = append(got, tg.ImportPath+"="+tg.Name)
+		}
+		if !slices.Equal(got, tt.want) || !errors.Is(err, tt.err) {
+			t.Errorf("Targets(%q) = %q, %v; want %q, %v", tt.patterns, got, err, tt.want, tt.err)
 		}
 	}
-	if _, err := PackageName(t.Context(), "./no-such-package"); err == nil {
+	if _, err := Targets(t.Context(), "./no-such-package"); err == nil {
 		t.Error("a missing package named")
+	}
+	for path, want := range map[string]string{"example.com/fn/v2": "fn", "example.com/fn": "fn", "v2": "v2", "example.com/v1": "v1"} {
+		if got := zipBase(path); got != want {
+			t.Errorf("zipBase(%q) = %q, want %q", path, got, want)
+		}
 	}
 	for s, want := range map[string]bool{"v2": true, "v10": true, "v1": false, "v0": false, "v02": false, "v": false, "fn": false, "v2x": false} {
 		if majorSuffix(s) != want {
 			t.Errorf("majorSuffix(%q) = %v", s, !want)
 		}
+	}
+	err := sameNames([]Target{{"example.com/a/fn", "fn"}, {"example.com/b", "b"}, {"example.com/c/fn/v2", "fn"}})
+	if !errors.Is(err, errSameName) || !strings.Contains(err.Error(), "example.com/a/fn and example.com/c/fn/v2 would both write fn-ARCH.zip") {
+		t.Errorf("two packages named fn: %v", err)
 	}
 }
 
@@ -255,11 +274,37 @@ func TestUsageFromRoot(t *testing.T) {
 		t.Fatalf("go run ./cmd/lmigo-pack -h: %v\n%s", err, out)
 	}
 	var stdout, stderr bytes.Buffer
-	if code := run(t.Context(), []string{"a", "b"}, &stdout, &stderr); code != 2 {
-		t.Errorf("two packages: status %d, want 2", code)
+	if code := run(t.Context(), []string{"-o", t.TempDir(), "-name", "fn", "../..."}, &stdout, &stderr); code != 2 ||
+		!strings.Contains(stderr.String(), "-name names the zips of one package, and 2 were given") {
+		t.Errorf("-name with two packages: status %d, %s", code, stderr.String())
 	}
+	stderr.Reset()
+	if code := run(t.Context(), []string{"-o", t.TempDir(), "-arch", "arm64,riscv64", "."}, &stdout, &stderr); code != 2 ||
+		!strings.Contains(stderr.String(), `-arch "riscv64": unsupported GOARCH`) {
+		t.Errorf("an unknown GOARCH: status %d, %s", code, stderr.String())
+	}
+	stderr.Reset()
 	if code := run(t.Context(), []string{"-o", t.TempDir(), "github.com/lmigo/lmigo/concurrent"}, &stdout, &stderr); code != 1 ||
 		!strings.Contains(stderr.String(), "not a main package") {
 		t.Errorf("a library package: status %d, %s", code, stderr.String())
+	}
+}
+
+// TestSeveralPackages: one call packs every main package it names, each
+// in zips named after its directory; a wildcard skips library packages.
+func TestSeveralPackages(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	// ../... names cmd/bootstrap, cmd/bootstrap/demo (a library) and cmd/lmigo-pack.
+	if code := run(t.Context(), []string{"-o", dir, "-arch", "amd64", "../...", refPackage}, &stdout, &stderr); code != 0 {
+		t.Fatalf("status %d\n%s", code, stderr.String())
+	}
+	want := []string{filepath.Join(dir, "bootstrap-amd64.zip"), filepath.Join(dir, "lmigo-pack-amd64.zip")}
+	if got := strings.Fields(stdout.String()); !slices.Equal(got, want) {
+		t.Errorf("printed %q, want %q", got, want)
+	}
+	for _, p := range want {
+		checkZip(t, readFile(t, p))
 	}
 }
