@@ -127,6 +127,9 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	if rt.log == nil {
 		rt.log = newLogger(cfg.LogFormat, cfg.LogLevel, o.stderr)
 		rt.handlerLog = rt.log
+		if o.own != nil {
+			rt.log = newLogger(cfg.LogFormat, cfg.LogLevel, o.own)
+		}
 	} else {
 		// The handler's lines are the user's own; the runtime's are bounded.
 		rt.handlerLog = o.logger
