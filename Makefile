@@ -85,7 +85,8 @@ test-arm64: rie
 	@command -v $(QEMU_ARM64) >/dev/null || { echo "test-arm64 needs $(QEMU_ARM64) (apt-get install qemu-user-static)"; exit 1; }
 	PATH="$(GOBIN):$$PATH" GOARCH=arm64 LMIGO_RIE_EXEC=$(QEMU_ARM64) \
 	  $(GO) test -exec $(QEMU_ARM64) -shuffle=on -timeout 10m $(ARM64_PKGS)
-	cd examples && GOARCH=arm64 $(GO) test -exec $(QEMU_ARM64) -shuffle=on -timeout 10m ./...
+	@# CheckIsolation runs children of the test binary through LMIGO_RIE_EXEC.
+	cd examples && GOARCH=arm64 LMIGO_RIE_EXEC=$(QEMU_ARM64) $(GO) test -exec $(QEMU_ARM64) -shuffle=on -timeout 10m ./...
 	@# The codecs' arm64 code differs (wantCodecDiffsArm64).
 	cd $(CODECTEST) && GOARCH=arm64 $(GO) test -exec $(QEMU_ARM64) -shuffle=on -timeout 10m ./...
 

@@ -47,6 +47,14 @@ import (
 // every memCollectEvery too, since one may drop memory without ending.
 // With nothing in flight and nothing ended a GC cannot change the figure,
 // and none is forced.
+//
+// A third mark says the process's last words. When the live heap crosses
+// memExhaustedFraction of the limit, the environment is about to be
+// killed for memory, and the platform will name no invocation. So one
+// ERROR names the invocations in flight, at most once until the heap is
+// below the low mark again. The figure is read after each GC, by a
+// finalizer that each GC runs (watchExhaustion): nothing is read or
+// allocated on the hot path for it.
 const (
 	// Hold back from memHighFraction of the limit and resume below
 	// memLowFraction. With the live heap at 85 % of the limit the GC
@@ -56,6 +64,11 @@ const (
 	// variables: the variables belong to limits.
 	memHighFraction = 0.85
 	memLowFraction  = 0.70
+	// memExhaustedFraction: past it a GC barely frees anything, and the
+	// heap's overshoot of the soft limit meets the function's memory.
+	memExhaustedFraction = 0.95
+	// maxInFlightNamed bounds the request IDs the last words name.
+	maxInFlightNamed = 64
 	// The defaults of memGuard's timing. memCheckEvery bounds how often
 	// the hot path reads the metric. In between it uses the last verdict
 	// (an atomic load).
@@ -123,6 +136,12 @@ type memGuard struct {
 
 	holds     atomic.Uint64 // holds begun
 	heldTotal atomic.Int64  // time held in ended holds, and in the open one up to heldSince
+
+	// The hard mark's (watchExhaustion), under words.
+	words     sync.Mutex
+	wordsOff  bool // Run has ended: no more checks
+	exhausted bool // the last words were said, and the heap is not below the low mark since
+	gcSamples [2]metrics.Sample
 
 	// mu (TryLock on the hot path) makes one reader at a time; it guards
 	// the rest.
@@ -279,4 +298,72 @@ func (rt *Runtime) takeHeldTime() time.Duration {
 		g.heldSince = now
 	}
 	return time.Duration(g.heldTotal.Swap(0))
+}
+
+// watchExhaustion checks the hard mark after each GC until stop. Each GC
+// runs the finalizer of a sentinel that nothing references, and the
+// finalizer sets itself again on the same sentinel. Finalizers run on
+// their own goroutine, so the check is never on a slot's way.
+func (rt *Runtime) watchExhaustion() (stop func()) {
+	runtime.SetFinalizer(&gcSentinel{rt: rt}, afterGC)
+	return func() {
+		g := &rt.mem
+		g.words.Lock()
+		g.wordsOff = true
+		g.words.Unlock()
+	}
+}
+
+type gcSentinel struct{ rt *Runtime }
+
+func afterGC(s *gcSentinel) {
+	g := &s.rt.mem
+	g.words.Lock()
+	defer g.words.Unlock()
+	if g.wordsOff {
+		return
+	}
+	live, limit := g.read(g.gcSamples[:])
+	s.rt.checkExhausted(live, limit)
+	runtime.SetFinalizer(s, afterGC)
+}
+
+// checkExhausted says the last words once the live heap crosses the hard
+// mark, and once again only after it went below the low mark. The caller
+// holds g.words.
+func (rt *Runtime) checkExhausted(live, limit uint64) {
+	g := &rt.mem
+	switch {
+	case limit == 0 || limit >= math.MaxInt64:
+	case !g.exhausted && float64(live) >= memExhaustedFraction*float64(limit):
+		g.exhausted = true
+		ids, n := rt.inFlight(maxInFlightNamed)
+		rt.log.Error("memory nearly exhausted", zap.Strings("inFlight", ids), zap.Int("inFlightCount", n),
+			zap.Uint64("heapBytes", live), zap.Uint64("memoryLimitBytes", limit))
+	case g.exhausted && float64(live) < memLowFraction*float64(limit):
+		g.exhausted = false
+	}
+}
+
+// inFlight returns the request IDs of the invocations in flight, at most
+// limit of them, and how many there are: those of the slots, and those of
+// the slots replaced while their handlers overrun.
+func (rt *Runtime) inFlight(limit int) (ids []string, n int) {
+	rt.slotsMu.RLock()
+	defer rt.slotsMu.RUnlock()
+	add := func(s *slot) {
+		if c := s.live.Load(); c != nil {
+			n++
+			if len(ids) < limit {
+				ids = append(ids, c.lc.AwsRequestID)
+			}
+		}
+	}
+	for _, s := range rt.slots {
+		add(s)
+	}
+	for _, o := range rt.overruns {
+		add(o.s)
+	}
+	return ids, n
 }

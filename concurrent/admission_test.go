@@ -1,12 +1,16 @@
 package concurrent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"os"
+	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +18,7 @@ import (
 	"time"
 
 	"github.com/lmigo/lmigo/rapi/rapitest"
+	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 	"go.uber.org/zap"
 )
 
@@ -401,4 +406,111 @@ func TestHoldingDoesNotAllocate(t *testing.T) {
 	if a := testing.AllocsPerRun(1000, func() { _ = rt.holding() }); a != 0 {
 		t.Errorf("holding allocates %v times a call", a)
 	}
+}
+
+// TestMemoryNearlyExhausted: when the live heap, read after a GC, crosses
+// 95 % of the limit, one ERROR names the invocations in flight (here the
+// two that hold the slots) and the live heap. It is said once an episode:
+// not again while the heap stays above the low mark, again once it came
+// below it and crosses anew.
+func TestMemoryNearlyExhausted(t *testing.T) {
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 2, Queue: true})
+	release := make(chan struct{})
+	defer close(release)
+	var live atomic.Uint64
+	live.Store(100)
+	inside := make(chan string, 2)
+	log := startReporting(t, api, 2, map[string]string{"LMIGO_REPORT": "off"}, func(ctx context.Context) error {
+		inside <- RequestID(ctx)
+		<-release
+		return nil
+	}, withRuntime(func(rt *Runtime) {
+		rt.mem.read = func([]metrics.Sample) (uint64, uint64) { return live.Load(), 1000 }
+	}))
+	rt := log.rt
+	ctx, cancel := testContext(t)
+	defer cancel()
+	var ids []string
+	for range 2 {
+		go func() { _, _ = api.Invoke(ctx, rapitest.Request{Payload: []byte(`{}`)}) }()
+		ids = append(ids, <-inside)
+	}
+
+	live.Store(951)
+	runtime.GC() // the finalizer of each GC reads the figure
+	var line map[string]any
+	for line == nil {
+		for l := range strings.Lines(log.String()) {
+			if strings.Contains(l, `"memory nearly exhausted"`) {
+				if err := json.Unmarshal([]byte(l), &line); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no line after a GC at 95.1 %%:\n%s", log.String())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	inFlight, _ := line["inFlight"].([]any)
+	if line["level"] != "ERROR" || line["heapBytes"] != float64(951) || len(inFlight) != 2 ||
+		!slices.Contains(inFlight, any(ids[0])) || !slices.Contains(inFlight, any(ids[1])) {
+		t.Errorf("line %v, want ERROR with heapBytes 951 and inFlight %v", line, ids)
+	}
+
+	said := func() int { return strings.Count(log.String(), `"memory nearly exhausted"`) }
+	check := func(heap uint64) {
+		rt.mem.words.Lock()
+		defer rt.mem.words.Unlock()
+		rt.checkExhausted(heap, 1000)
+	}
+	for _, step := range []struct {
+		heap uint64
+		said int
+	}{{990, 1}, {800, 1}, {960, 1}, {699, 1}, {940, 1}, {950, 2}, {1000, 2}} {
+		check(step.heap)
+		if n := said(); n != step.said {
+			t.Fatalf("at a live heap of %d: said %d times, want %d:\n%s", step.heap, n, step.said, log.String())
+		}
+	}
+}
+
+// TestMemoryNearlyExhaustedUnderEmulator: under the emulator, with 128 MB
+// of function memory (a soft limit of 115.2 MiB), a handler keeps what it
+// allocates until the process dies: the ERROR naming it is in the log
+// before the process is gone. The platform kills for memory at the
+// function's memory size; here RLIMIT_DATA at twice that (prlimit, as
+// the bootstrap's wrapper) stands in for it: past it the Go runtime can
+// map no more memory and dies "out of memory".
+func TestMemoryNearlyExhaustedUnderEmulator(t *testing.T) {
+	if _, err := exec.LookPath("prlimit"); err != nil {
+		t.Skipf("no prlimit (util-linux): %v", err)
+	}
+	e := rie.StartT(t, rie.Options{Bootstrap: rie.BuildT(t, "./testdata/oom"), MaxConcurrency: 2,
+		Env:  []string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE=128"},
+		Exec: append(strings.Fields(os.Getenv(rie.ExecEnv)), "prlimit", "--data=268435456")})
+	ctx, cancel := testContext(t)
+	defer cancel()
+	if r := invokeRetrying(t, ctx, e, "", `{}`); !r.OK() {
+		t.Fatalf("a first invocation: %+v\n%s", r, e.Logs())
+	}
+	r := invokeRetrying(t, ctx, e, "grow-1", `{"grow":true}`)
+	select {
+	case <-e.Done():
+	case <-ctx.Done():
+		t.Fatalf("the runtime did not die:\n%s", e.Logs())
+	}
+	logs := e.Logs()
+	words := bytes.Index(logs, []byte(`"memory nearly exhausted"`))
+	died := bytes.Index(logs, []byte("out of memory"))
+	if words < 0 || died < 0 || words > died {
+		t.Fatalf("the last words at %d, the death at %d; want both, the words first (invoke: %+v):\n%s", words, died, r, logs)
+	}
+	line := logs[bytes.LastIndexByte(logs[:words], '\n')+1:]
+	line = line[:bytes.IndexByte(line, '\n')]
+	if !bytes.Contains(line, []byte(`"inFlight":["grow-1"]`)) || !bytes.Contains(line, []byte(`"level":"ERROR"`)) {
+		t.Errorf("the line does not name grow-1 in flight at ERROR: %s", line)
+	}
+	t.Logf("%s\ninvoke: %s %s", line, r.FunctionError, r.Body)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
 	"github.com/lmigo/lmigo/concurrent/internal/errordoc"
@@ -79,6 +78,7 @@ func (s *slot) respond(body []byte, contentType string) {
 		s.fail(errTypeUnsendable, fmt.Errorf("the response could not be sent: %w", err))
 		return
 	}
+	s.note("", nil, len(body))
 	s.settle(err, again)
 }
 
@@ -90,6 +90,7 @@ func (s *slot) failWith(err error) {
 	errorType := writeErrorDoc(s.resp, err, maxErrorBody)
 	rt.metrics.failed(err)
 	logFailure(rt.log, &s.inv, errorType, err)
+	s.note(errorType, err, 0)
 	s.postError(errorType)
 }
 
@@ -103,12 +104,21 @@ func (s *slot) fail(errorType string, err error) {
 	writeErrorDoc(s.resp, messages.InvokeResponse_Error{Message: err.Error(), Type: errorType}, maxErrorBody)
 	rt.metrics.failed(nil)
 	logFailure(rt.log, &s.inv, errorType, err)
+	s.note(errorType, nil, 0)
 	s.postError(errorType)
+}
+
+// note records what the answer of s is, for its report line (end.go):
+// errorType ("" for a response), the error that caused it, and its size.
+func (s *slot) note(errorType string, err error, bytes int) {
+	_, panicked := err.(*PanicError) //nolint:errorlint // the handler adapter returns it unwrapped
+	s.result.errorType, s.result.panicked, s.result.bytes = errorType, panicked, bytes
 }
 
 // postError posts the error document in s.resp, with its X-Ray cause.
 func (s *slot) postError(errorType string) {
 	errorType = headerErrorType(errorType)
+	s.result.bytes = len(s.resp.B)
 	doc, cause := withXRayCause(s.resp, &s.inv)
 	again, err := s.send(func(ctx context.Context) error {
 		return s.conn.Fail(ctx, &s.inv, errorType, doc, cause, s.mayQueue())
@@ -118,6 +128,7 @@ func (s *slot) postError(errorType string) {
 		errordoc.Encode(s.resp, &messages.InvokeResponse_Error{
 			Message: "the error could not be sent: " + err.Error(), Type: errTypeUnsendable,
 		})
+		s.note(errTypeUnsendable, nil, len(s.resp.B))
 		doc, cause = withXRayCause(s.resp, &s.inv)
 		again, err = s.send(func(ctx context.Context) error {
 			return s.conn.Fail(ctx, &s.inv, errTypeUnsendable, doc, cause, s.mayQueue())
@@ -143,23 +154,36 @@ func (s *slot) postError(errorType string) {
 // before the reply.
 //
 // The reply is due once the body has been delivered. The platform ends the
-// invocation by its deadline (a later post gets 410). So a reply still
-// missing past the deadline and the grace means a dead connection, which
-// the overrun watch cuts (cutMissingReplies). It also waits at least
-// rapi's StallTimeout (10 s) from the post, as for a /next answer that
-// stops midway. A reply may sit unread while this process is starved of
+// invocation by its deadline (a later post gets 410). So a reply whose
+// head is still missing past the deadline and the grace means a dead
+// connection, which the overrun watch cuts (cutMissingReplies). It also
+// waits at least rapi's StallTimeout (10 s) from the post, as for a /next
+// answer that stops midway. The second post's reply is bounded alike, from
+// that post. A reply may sit unread while this process is starved of
 // CPU. A cut then drops the poll queued behind the post, which the Runtime
 // API has registered. Under the soak with -race, a grace of 500 ms lost
 // invocations so.
+//
+// A cut is reported with what became of the second post, whatever it was
+// (settle). That post queues no poll behind it (mayQueue).
 func (s *slot) send(post func(context.Context) error) (again bool, err error) {
 	rt := s.rt
-	s.replyBy.Store(max(s.deadline+rt.cfg.OverrunGrace.Nanoseconds(), mono(time.Now())+rt.stallTimeout.Nanoseconds()))
+	s.cut = false
+	s.replyAfter.Store(s.deadline + rt.cfg.OverrunGrace.Nanoseconds())
 	ctx := rt.answerCtx()
 	err = post(ctx)
-	if err != nil && errors.Is(err, rapi.ErrTransport) {
-		return true, post(ctx)
+	if err == nil || !errors.Is(err, rapi.ErrTransport) {
+		return false, err
 	}
-	return false, err
+	s.cut = errors.Is(err, rapi.ErrNoReply)
+	second := post(ctx)
+	switch {
+	case !s.cut:
+		return true, second
+	case second != nil:
+		return true, fmt.Errorf("%w; posted again: %w", err, second)
+	}
+	return true, fmt.Errorf("%w; posted again: accepted", err)
 }
 
 // settle marks s ended and reports what became of its answer (posted
@@ -168,12 +192,14 @@ func (s *slot) settle(err error, again bool) {
 	rt := s.rt
 	s.ended = true
 	s.answered = s.inv.RequestID
+	if errors.Is(err, rapi.ErrNoReply) {
+		logInvocation(rt.log, zapcore.WarnLevel, &s.inv, msgNoReply, zap.Error(err))
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, rapi.ErrRuntimeAPI):
 		rt.stop(err)
-	case s.replyCut.Swap(false):
-		logInvocation(rt.log, zapcore.WarnLevel, &s.inv, msgNoReply, zap.Error(err))
+	case errors.Is(err, rapi.ErrNoReply):
 	default:
 		lvl, msg := refusalLine(err, again)
 		logInvocation(rt.log, lvl, &s.inv, msg, zap.Error(err))
@@ -191,7 +217,7 @@ func (s *slot) lateReply(err error) {
 	switch {
 	case err == nil:
 		return
-	case s.replyCut.Swap(false):
+	case errors.Is(err, rapi.ErrNoReply):
 		lvl, msg = zapcore.WarnLevel, msgNoReply
 	case !errors.As(err, &ae) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 	default:
@@ -226,11 +252,11 @@ func (rt *Runtime) answerCtx() context.Context {
 // posted: whether the slot's next poll goes behind it. Not once the overrun
 // watch replaced s (endWatch). Nor once shutdown began: the poll would be
 // left registered, and the invocation handed to it lost. Nor while memory
-// holds new invocations back (admission.go). Nor after a cut reply
-// (replyCut): the poll queued behind the first post may be registered still.
+// holds new invocations back (admission.go). Nor after a cut reply (cut):
+// the poll queued behind the first post may be registered still.
 func (s *slot) mayQueue() bool {
 	rt := s.rt
-	return s.endWatch() && !s.replyCut.Load() && !rt.stopping.Load() && !rt.holding()
+	return s.endWatch() && !s.cut && !rt.stopping.Load() && !rt.holding()
 }
 
 // headerErrorType is errorType if a header can carry it, else

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path"
 	"runtime"
 	"strconv"
 	"strings"
@@ -308,67 +309,144 @@ func runStoppable(t *testing.T, api *rapitest.Server, rt *Runtime, n int) (stop 
 	}
 }
 
-// TestAnswerReplyNeverComes: a Runtime API that takes an answer but never
-// sends its 202 costs the slot until the invocation's deadline plus the
-// grace (and rapi's StallTimeout from the post), not for good: then the
-// slot's connection is cut, one WARN line names the request ID, and the
-// slot polls anew, polls plus invocations within N all along. Buffered (its reply left to the next poll), large
-// (its reply read at once) and streamed answers alike.
+// TestAnswerReplyNeverComes: a Runtime API that takes an answer and whose
+// reply does not come whole costs the slot until the later of the
+// invocation's deadline plus the grace and rapi's StallTimeout after the
+// post, not for good. Then its connection is cut, one WARN line names the
+// request ID, and the slot serves again, polls plus invocations within N
+// all along. The reply never comes (reply); only its status line comes
+// (head); it never comes, nor the reply to the answer posted again once cut,
+// which is under the same bound from its own post (re-post); the first post
+// is read and never taken, and the one posted again is accepted (re-post
+// accepted: the cut is logged all the same). Buffered (the reply left to
+// the next poll), large (read at once) and streamed answers, at N=1, and at
+// N=2 with both slots' replies stalled at once.
 func TestAnswerReplyNeverComes(t *testing.T) {
 	const (
-		n       = 2
 		grace   = 50 * time.Millisecond
 		timeout = 200 * time.Millisecond
 		stall   = 100 * time.Millisecond // rapi's StallTimeout: the least wait after a post
 	)
 	large := strings.Repeat("x", 100<<10)
-	tests := []struct {
+	forms := []struct {
 		name    string
 		handler any
+		want    string
 	}{
-		{"buffered", func(context.Context, struct{}) (string, error) { return "ok", nil }},
-		{"large", func(context.Context, struct{}) (string, error) { return large, nil }},
-		{"streamed", func(context.Context, struct{}) (io.Reader, error) { return strings.NewReader("ok"), nil }},
+		{"buffered", func(context.Context, struct{}) (string, error) { return "ok", nil }, `"ok"`},
+		{"large", func(context.Context, struct{}) (string, error) { return large, nil }, `"` + large + `"`},
+		{"streamed", func(context.Context, struct{}) (io.Reader, error) { return strings.NewReader("ok"), nil }, "ok"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true})
-			log, logs := observe()
-			rt, err := New(tt.handler, WithLogger(log), WithLookupEnv(api.Env(map[string]string{
-				"LMIGO_OVERRUN_GRACE": grace.String(),
-			})), withRAPIOptions(rapi.WithStallTimeout(stall)))
-			if err != nil {
-				t.Fatal(err)
+	never := &rapitest.Fault{Stall: time.Hour}
+	unread := &rapitest.Fault{Drop: true, ReadBody: true, Stall: time.Hour} // read whole, never taken
+	faults := []struct {
+		name  string
+		reply *rapitest.Fault // the reply to the answer, which is taken
+		// first and again replace the first and the second post of the
+		// invocation: read, not taken, never answered.
+		first, again *rapitest.Fault
+		bounds       int // the bounds waited out, one after the other
+	}{
+		{"reply", never, nil, nil, 1},
+		{"head", &rapitest.Fault{Raw: []byte("HTTP/1.1 202 Accepted\r\n"), Stall: time.Hour}, nil, nil, 1},
+		{"re-post", never, nil, unread, 2},
+		{"re-post accepted", nil, unread, nil, 1},
+	}
+	for _, f := range faults {
+		for _, form := range forms {
+			for _, n := range []int{1, 2} {
+				t.Run(fmt.Sprintf("%s/%s/N=%d", f.name, form.name, n), func(t *testing.T) {
+					t.Parallel()
+					var (
+						armed atomic.Bool
+						mu    sync.Mutex
+						posts = map[string]int{}
+					)
+					api := newAPI(t, rapitest.Options{MaxConcurrency: n, Queue: true, Faults: func(_ int, r *http.Request) *rapitest.Fault {
+						if r.Method != http.MethodPost || !armed.Load() {
+							return nil
+						}
+						id := path.Base(path.Dir(r.URL.Path)) // .../{id}/response
+						mu.Lock()
+						posts[id]++
+						k := posts[id]
+						mu.Unlock()
+						switch k {
+						case 1:
+							return f.first
+						case 2:
+							return f.again
+						}
+						return nil
+					}})
+					log, logs := observe()
+					rt, err := New(form.handler, WithLogger(log), WithLookupEnv(api.Env(map[string]string{
+						"LMIGO_OVERRUN_GRACE": grace.String(),
+					})), withRAPIOptions(rapi.WithStallTimeout(stall)))
+					if err != nil {
+						t.Fatal(err)
+					}
+					stop, wait := runStoppable(t, api, rt, n)
+					ctx, cancel := testContext(t)
+					defer cancel()
+					// The runtime's deadline, from the header; the fake keeps
+					// its own minute, so that it takes an answer posted again.
+					start := time.Now()
+					deadline := time.UnixMilli(start.Add(timeout).UnixMilli())
+					armed.Store(true)
+					var wg sync.WaitGroup
+					ids := make([]string, n)
+					for i := range n {
+						wg.Go(func() {
+							r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{}`), PostFault: f.reply,
+								Headers: map[string]string{"Lambda-Runtime-Deadline-Ms": strconv.FormatInt(deadline.UnixMilli(), 10)}})
+							ids[i] = r.RequestID
+							interrupted := r.Err != nil && r.Err.Type == errTypeStreamInterrupted && f.first != nil
+							if err != nil || (r.Err != nil || string(r.Body) != form.want) && !interrupted {
+								t.Errorf("invocation: %.40q, %+v, %v", r.Body, r.Err, err)
+							}
+						})
+					}
+					wg.Wait()
+					wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+					defer wcancel()
+					if err := api.WaitPolls(wctx, n); err != nil {
+						t.Fatalf("a slot still waits for its reply: %v; stats %+v", err, api.Stats())
+					}
+					armed.Store(false)
+					// The slot logs the cut before it polls again.
+					bound := deadline.Add(grace)
+					if after := start.Add(stall); after.After(bound) {
+						bound = after
+					}
+					bound = bound.Add(time.Duration(f.bounds-1) * stall)
+					for _, id := range ids {
+						var warns []observer.LoggedEntry
+						for _, e := range logs.FilterMessage(msgNoReply).All() {
+							if e.ContextMap()[keyRequestID] == id {
+								warns = append(warns, e)
+							}
+						}
+						if len(warns) != 1 || warns[0].Level != zapcore.WarnLevel {
+							t.Fatalf("want one WARN line naming %s: %v", id, warns)
+						}
+						if warns[0].Time.Before(bound) {
+							t.Errorf("cut %v before its bound", bound.Sub(warns[0].Time))
+						}
+					}
+					if r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{}`)}); err != nil || r.Err != nil {
+						t.Fatalf("the next invocation: %+v, %v", r.Err, err)
+					}
+					stop()
+					if err := wait(); err != nil {
+						t.Fatal(err)
+					}
+					if st := api.Stats(); st.Violations != 0 || st.MaxOutstanding > int64(n) || st.Timeouts != 0 || st.Unknown != 0 {
+						t.Fatalf("stats %+v", st)
+					}
+				})
 			}
-			stop, wait := runStoppable(t, api, rt, n)
-			ctx, cancel := testContext(t)
-			defer cancel()
-			r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{}`), Timeout: timeout,
-				PostFault: &rapitest.Fault{Stall: time.Hour}})
-			if err != nil || r.Err != nil {
-				t.Fatalf("invocation: %+v, %v", r.Err, err)
-			}
-			wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
-			defer wcancel()
-			if err := api.WaitPolls(wctx, n); err != nil {
-				t.Fatalf("the slot still waits for its 202: %v; stats %+v", err, api.Stats())
-			}
-			waitUntil(t, "the warning", func() bool { return logs.FilterMessage(msgNoReply).Len() > 0 })
-			warns := logs.FilterMessage(msgNoReply).All()
-			if len(warns) != 1 || warns[0].Level != zapcore.WarnLevel || warns[0].ContextMap()[keyRequestID] != r.RequestID {
-				t.Errorf("want one WARN line naming %s: %v", r.RequestID, warns)
-			}
-			if r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{}`)}); err != nil || r.Err != nil {
-				t.Fatalf("the next invocation: %+v, %v", r.Err, err)
-			}
-			stop()
-			if err := wait(); err != nil {
-				t.Fatal(err)
-			}
-			if st := api.Stats(); st.Violations != 0 || st.MaxOutstanding > n || st.Timeouts != 0 {
-				t.Fatalf("stats %+v", st)
-			}
-		})
+		}
 	}
 }
 

@@ -39,6 +39,7 @@
 //	docs/memory.md         copies per handler form, buffers, the memory limit, admission
 //	docs/streaming.md      streamed responses
 //	docs/logging.md        logs, log/slog, trace propagation, metrics
+//	docs/observability.md  the report line, profiler labels, leftovers, OOM
 //	docs/lmi.md            Go on LMI: shared state, fan-out, panics in goroutines
 //	docs/aws-lambda-go.md  what differs from aws-lambda-go; wrappers and routers
 //	docs/tuning.md         N per vCPU, the retain cap, the memory limit

@@ -3,22 +3,20 @@ package concurrent
 import (
 	"context"
 	"errors"
-	"io"
+	"runtime/pprof"
 	"sync"
-	"time"
 
 	"github.com/lmigo/lmigo/concurrent/internal/emf"
-	"github.com/lmigo/lmigo/limits"
 	"go.uber.org/zap"
 )
 
-// What an invocation starts beside its answer, and how it ends. Work
-// started with Go is waited for, and the metrics recorded with package
-// concurrent/metrics are written. Both happen once the handler has
-// returned, before the answer is posted (Runtime.finish). So the answer
-// counts the work's failures, and the invocation's documents are in the
-// log before its caller has the response. An invocation that starts
-// nothing pays one uncontended lock.
+// What an invocation starts beside its answer: work started with Go, and
+// the metrics recorded with package concurrent/metrics. Both end once the
+// handler has returned, before the answer is posted (Runtime.finish,
+// end.go). So the answer counts the work's failures, and the invocation's
+// documents are in the log before its caller has the response. An
+// invocation that starts nothing pays one uncontended lock. Work started
+// with GoDetached is not waited for, and is named so in its labels.
 
 // maxWork bounds the goroutines Go runs at once for one invocation. A
 // fan-out loop cannot make more, whatever its length. The slots' pool is
@@ -114,10 +112,23 @@ func Wait(ctx context.Context) error {
 // belongs to: the answer does not wait for it. f's context keeps ctx's
 // values but is never cancelled. A panic in f is logged and ends nothing.
 // Nothing bounds or waits for it, the shutdown included: prefer [Go].
+// Its goroutine carries the invocation's profiler labels and detached:
+// "true", so it is never counted among the goroutines that outlived their
+// invocation (docs/observability.md).
 func GoDetached(ctx context.Context, f func(context.Context)) {
-	ctx = context.WithoutCancel(ctx)
+	ctx, detached := detach(context.WithoutCancel(ctx))
 	log := Logger(ctx)
+	var named chan struct{}
+	if detached {
+		named = make(chan struct{})
+	}
 	go func() {
+		if named != nil {
+			// Before GoDetached returns: no look sees this goroutine
+			// under its invocation's labels alone, as left over.
+			pprof.SetGoroutineLabels(ctx)
+			close(named)
+		}
 		defer func() {
 			if v := recover(); v != nil {
 				logWorkPanic(log, "detached work panicked", newPanicError(v))
@@ -125,6 +136,9 @@ func GoDetached(ctx context.Context, f func(context.Context)) {
 		}()
 		f(ctx)
 	}()
+	if named != nil {
+		<-named
+	}
 }
 
 func (x *invocationExt) start(ctx context.Context, c *invocationContext, f func(context.Context) error) error {
@@ -160,7 +174,12 @@ func (x *invocationExt) start(ctx context.Context, c *invocationContext, f func(
 
 func (x *invocationExt) run(ctx context.Context, c *invocationContext, f func(context.Context) error) {
 	err := errWorkExited // unless f returns
-	defer func() { x.done(c, err) }()
+	defer func() {
+		// Waited for from here on: it no longer carries the invocation's
+		// labels (it inherited them), so no look counts it as left over.
+		pprof.SetGoroutineLabels(context.Background())
+		x.done(c, err)
+	}()
 	err = runWork(ctx, f)
 }
 
@@ -212,69 +231,6 @@ func (x *invocationExt) waitLocked() {
 	}
 }
 
-// end ends the invocation c, whose handler returned err. First its work is
-// waited for and its metrics written (finish, fanout.go), unless a
-// streamed reader's end did so (s.finished). Then c ends. It returns the
-// error the invocation fails with.
-func (s *slot) end(c *invocationContext, err error) error {
-	if !s.finished {
-		err = s.rt.finish(c, err)
-	}
-	c.cancel()
-	return err
-}
-
-// finish ends what the invocation ctx started beside its handler, which
-// returned err: it waits for its work, then writes its metrics (and the
-// process's ColdStart, once). It returns the error the invocation fails
-// with: err, else the work's first panic, else the first error of the work
-// that Wait did not return. A second call does nothing.
-func (rt *Runtime) finish(c *invocationContext, err error) error {
-	c.mu.Lock()
-	x := c.ext
-	if x == nil {
-		c.ext = endedExt
-	}
-	c.mu.Unlock()
-	if x != nil && x != endedExt {
-		err = rt.finishExt(c, x, err)
-	}
-	if x != endedExt && rt.emf.TakeColdStart() {
-		if werr := rt.emf.WriteColdStart(c.lc.AwsRequestID, time.Now()); werr != nil {
-			c.zapLogger().Warn("cannot write the ColdStart metric", zap.Error(werr))
-		}
-	}
-	return err
-}
-
-func (rt *Runtime) finishExt(c *invocationContext, x *invocationExt, err error) error {
-	x.mu.Lock()
-	if x.ended {
-		x.mu.Unlock()
-		return err
-	}
-	x.waitLocked()
-	x.ended = true
-	pe, werr, set := x.panic, x.err, x.metrics
-	x.mu.Unlock()
-	if set != nil {
-		if ferr := set.Flush(c.lc.AwsRequestID, time.Now()); ferr != nil {
-			c.zapLogger().Warn("cannot write the invocation's metrics", zap.Error(ferr))
-		}
-	}
-	switch {
-	case err != nil:
-		if pe != nil && !errors.Is(err, pe) {
-			logWorkPanic(c.zapLogger(), "fan-out work panicked", pe)
-		}
-	case pe != nil:
-		err = pe
-	case werr != nil:
-		err = werr
-	}
-	return err
-}
-
 // workFailedAfterStream logs the failure of an invocation's work that
 // came after its stream. Work waited for when the reader ended
 // (guardedReader) went in the trailers. This one can no longer change the
@@ -287,24 +243,4 @@ func logWorkPanic(log *zap.Logger, msg string, pe *PanicError) {
 	body := panicBody(pe)
 	log.Error(msg, zap.String("errorType", body.Type), zap.String("errorMessage", body.Message),
 		zap.Array("stackTrace", stackFrames(body.StackTrace)))
-}
-
-// newEMF is the runtime's half of the handler's metrics, and the writer of
-// stdout that its documents share with the runtime's own (metrics.go), so
-// that each goes out whole.
-func newEMF(cfg limits.Config, stdout io.Writer) (*emf.Env, io.Writer) {
-	out := &lockedWriter{w: stdout}
-	return &emf.Env{Namespace: cfg.MetricsNamespace, Service: cfg.ServiceName,
-		Function: cfg.FunctionName, Disabled: cfg.MetricsDisabled, Out: out, Limit: maxLogLine}, out
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

@@ -8,8 +8,9 @@ import (
 )
 
 // In-flight accounting. An invocation is counted as it begins and as it
-// is answered (serve, endServe), in two sets of counters. idleTracker's
-// are read by the idle free below and by admission (admission.go).
+// is answered (begin and end, end.go), in two sets of counters.
+// idleTracker's are read by the idle free below and by admission
+// (admission.go).
 // runtimeMetrics' feed the EMF metrics (metrics.go) when they are on.
 // Both live here, so that an invocation updates its counts in one file.
 
@@ -90,14 +91,14 @@ func (t *idleTracker) end(now time.Duration) {
 	t.inflight.Add(-1)
 }
 
-// countIn counts the invocation of s in flight as serve begins it: in
+// countIn counts the invocation of s in flight as it begins: in
 // the metrics, and for the idle free.
 func (s *slot) countIn() {
 	s.rt.metrics.begin()
 	s.rt.idle.begin()
 }
 
-// countOut counts the invocation of s out as it ends (endServe), or as
+// countOut counts the invocation of s out as it ends (end), or as
 // the overrun watch replaces s (replace).
 func (s *slot) countOut() {
 	s.rt.metrics.end()

@@ -23,8 +23,8 @@ func StartWithOptions(handler any, options ...lambda.Option) {
 // same values:
 //
 //	var options = []lambda.Option{lambda.WithDisallowUnknownFields(true)}
-//	concurrent.StartWithOptions(handler, options...)                       // main
-//	lambdatest.Start(t, handler, concurrent.WithLambdaOptions(options...)) // its test
+//	concurrent.StartWithOptions(handler, options...) // main
+//	lambdatest.Start(t, handler, lambdatest.WithRuntime(concurrent.WithLambdaOptions(options...))) // its test
 //
 // An option this runtime cannot read makes New fail with ErrConfig.
 func WithLambdaOptions(opts ...lambda.Option) Option {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"math"
@@ -950,6 +951,70 @@ func TestUserLoggerBounded(t *testing.T) {
 			m := checkBounded(t, limits.FormatJSON, lines[0], true)
 			if m["msg"] != tt.message || m["requestId"] != r.RequestID {
 				t.Errorf("msg %v, requestId %v; want %q, %s", m["msg"], m["requestId"], tt.message, r.RequestID)
+			}
+		})
+	}
+}
+
+// verboseError is a pkg/errors-style error: its %+v adds a stack, which
+// zap logs beside its message, as the field's Verbose.
+type verboseError struct{ msg, stack string }
+
+func (e verboseError) Error() string { return e.msg }
+
+func (e verboseError) Format(s fmt.State, verb rune) {
+	_, _ = io.WriteString(s, e.msg)
+	if verb == 'v' && s.Flag('+') {
+		_, _ = io.WriteString(s, "\n"+e.stack)
+	}
+}
+
+// groupError is a multierr-style group, whose causes zap logs beside its
+// message, each with its own Verbose.
+type groupError []error
+
+func (g groupError) Error() string   { return "several errors" }
+func (g groupError) Errors() []error { return g }
+
+// TestStopLineBounded: a stop cause with a verbose form, or a group of
+// such causes, keeps the runtime stopped line, written through a
+// WithLogger logger, within the bound and one JSON object, its verbose
+// form cut where it must be, whatever fields zap derives from the error.
+func TestStopLineBounded(t *testing.T) {
+	stack := bigText(40 << 10)
+	for _, tt := range []struct {
+		name string
+		err  error
+	}{
+		{"verbose", verboseError{"stopped by its owner", stack}},
+		{"group", groupError{verboseError{"one", stack}, verboseError{"two", stack}, errors.New(stack)}},
+		{"wrapped group", fmt.Errorf("stopped: %w", groupError{verboseError{"one", stack}})},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recorder{}
+			user := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(rec), zap.DebugLevel))
+			api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
+			rt, err := New(func(context.Context, struct{}) (string, error) { return "", nil },
+				WithLookupEnv(api.Env(nil)), WithLogger(user))
+			if err != nil {
+				t.Fatal(err)
+			}
+			stopWithCause(t, api, rt, tt.err)
+			var stopped []string
+			for _, l := range rec.lines(t) {
+				if strings.Contains(l, `"msg":"runtime stopped"`) {
+					stopped = append(stopped, l)
+				}
+			}
+			if len(stopped) != 1 {
+				t.Fatalf("%d runtime stopped lines", len(stopped))
+			}
+			m := checkBounded(t, limits.FormatJSON, stopped[0], false)
+			if m["cause"] != tt.err.Error() {
+				t.Errorf("cause %q, want %q", m["cause"], tt.err.Error())
+			}
+			if v, _ := m["causeVerbose"].(string); tt.name == "verbose" && !strings.HasPrefix(v, "stopped by its owner\n") {
+				t.Errorf("causeVerbose %.100q, want the start of the verbose form", v)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lmigo/lmigo/concurrent/internal/emf"
 	"github.com/lmigo/lmigo/limits"
 	"go.uber.org/zap"
 )
@@ -238,4 +239,24 @@ func appendEMF(b []byte, now time.Time, interval time.Duration, function string,
 func appendJSONString(b []byte, s string) []byte {
 	q, _ := json.Marshal(s) // a string always encodes
 	return append(b, q...)
+}
+
+// newEMF is the runtime's half of the handler's metrics, and the writer of
+// stdout that its documents share with the runtime's own (newMetrics), so
+// that each goes out whole.
+func newEMF(cfg limits.Config, stdout io.Writer) (*emf.Env, io.Writer) {
+	out := &lockedWriter{w: stdout}
+	return &emf.Env{Namespace: cfg.MetricsNamespace, Service: cfg.ServiceName,
+		Function: cfg.FunctionName, Disabled: cfg.MetricsDisabled, Out: out, Limit: maxLogLine}, out
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -46,11 +46,6 @@ func perInvocation(t *testing.T, p *peer, k int) (allocs, bytes float64) {
 	return float64((after.Mallocs - before.Mallocs) / uint64(k)), float64(after.TotalAlloc-before.TotalAlloc) / float64(k)
 }
 
-var tinyRaw = RawHandler(func(_ context.Context, _ []byte, out *Buffer) error {
-	out.B = append(out.B, `{"ok":true,"requestId":"8476a536-e9f4-11e8"}`...)
-	return nil
-})
-
 // TestAllocsInvocation gates what one tiny invocation allocates through the
 // whole runtime: poll, context, handler, answer with the next poll queued,
 // buffers back, all on the slot's goroutine. The runtime's own part
@@ -59,7 +54,10 @@ var tinyRaw = RawHandler(func(_ context.Context, _ []byte, out *Buffer) error {
 // aws-lambda-go's sake: os.Setenv allocates its "key=value" string (and,
 // with cgo, C copies of both). The typed handler's extra allocations are
 // the adapter's (reflect.Value.Call, event decoding; handler.go) and the
-// demo handler's own (json.Marshal of its reply).
+// demo handler's own (json.Marshal of its reply). The rows run with
+// everything off (runPeer); the profiler labels (LMIGO_LABELS, on by
+// default) add three allocations of their own: their label set, its map
+// and its context (pprof.WithLabels).
 func TestAllocsInvocation(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -69,17 +67,19 @@ func TestAllocsInvocation(t *testing.T) {
 		want      string // the answer's body
 		maxAllocs float64
 		maxBytes  float64
+		vars      env
 	}{
-		{"raw", 2, tinyRaw, `{}`, `{"ok":true,"requestId":"8476a536-e9f4-11e8"}`, 2, 512},
-		{"raw N=1", 1, tinyRaw, `{}`, `{"ok":true,"requestId":"8476a536-e9f4-11e8"}`, 4, 640},
-		{"rawmessage", 2, func(_ context.Context, ev json.RawMessage) (json.RawMessage, error) { return ev, nil }, `{"id":1}`, `{"id":1}`, 3, 512},
-		{"noio", 2, func(context.Context) error { return nil }, `{}`, `null`, 2, 512},
-		{"demo typed", 2, demo.Handle, `{}`, "", 12, 1088},
+		{"raw", 2, tinyRaw, `{}`, `{"ok":true,"requestId":"8476a536-e9f4-11e8"}`, 2, 512, nil},
+		{"raw N=1", 1, tinyRaw, `{}`, `{"ok":true,"requestId":"8476a536-e9f4-11e8"}`, 4, 640, nil},
+		{"rawmessage", 2, func(_ context.Context, ev json.RawMessage) (json.RawMessage, error) { return ev, nil }, `{"id":1}`, `{"id":1}`, 3, 512, nil},
+		{"noio", 2, func(context.Context) error { return nil }, `{}`, `null`, 2, 512, nil},
+		{"demo typed", 2, demo.Handle, `{}`, "", 12, 1088, nil},
+		{"raw labels", 2, tinyRaw, `{}`, `{"ok":true,"requestId":"8476a536-e9f4-11e8"}`, 5, 656, env{"LMIGO_LABELS": "on"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newPeer(t, []byte(tt.payload))
-			runPeer(t, p, tt.n, tt.handler)
+			runPeer(t, p, tt.n, tt.handler, tt.vars)
 			allocs, bytes := perInvocation(t, p, 2000)
 			path, body := p.last()
 			t.Logf("%.2f allocs, %.0f B per invocation; answer %s %s", allocs, bytes, path, body)

@@ -27,7 +27,6 @@ type options struct {
 	codec   string        // WithCodec
 	rapi    []rapi.Option // tests only: Runtime API client knobs
 	errs    []error       // options that could not be read (WithLambdaOptions)
-	carried []any         // concurrent/lambdatest's own options (testhook.go)
 
 	// The process's side effects, replaced by tests (in this package an
 	// Option is any func(*options)): where the default logger and the EMF
@@ -35,6 +34,9 @@ type options struct {
 	stderr zapcore.WriteSyncer
 	stdout io.Writer
 	exit   func(code int)
+	// own, when set (concurrent/lambdatest), takes the runtime's own lines
+	// apart from the handler's, which stderr takes.
+	own zapcore.WriteSyncer
 	// codecs is the codec registry: what the binary links.
 	codecs registry
 	// tune, tests only, changes the Runtime New built before it returns:

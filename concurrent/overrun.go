@@ -82,7 +82,6 @@ type overrun struct {
 // with its deadline on the monotonic clock (watchDeadline).
 func (s *slot) startWatch() {
 	s.deadline = watchDeadline(s.inv.Deadline, time.Now())
-	s.replyCut.Store(false)
 	if !s.inv.Deadline.IsZero() && s.inv.DeadlineErr == nil {
 		s.watch.Store(s.deadline)
 	}
@@ -188,20 +187,20 @@ func (rt *Runtime) checkOverruns(now time.Time) {
 				zap.Duration("pastDeadline", now.Sub(o.deadline)))
 		}
 	}
-	rt.cutMissingReplies(t)
+	rt.cutMissingReplies(now)
 	rt.checkWedged(now)
 }
 
-// cutMissingReplies cuts the connection of each slot still waiting, at t,
-// for the reply to an answer that was due by then (send). The slot's post
-// fails, and it polls anew. A cut that met a later answer's wait (the slot
-// moved on meanwhile) costs that answer a second post, not a warning.
-func (rt *Runtime) cutMissingReplies(t int64) {
+// cutMissingReplies cuts the connection of each slot still waiting, at
+// now, for the reply to an answer past its deadline and the grace, posted
+// (or posted again) StallTimeout before now or earlier (send). The slot's
+// post fails, and it logs the cut from rapi's error. A slot that moved on
+// meanwhile posted after now: rapi cuts none of its answers.
+func (rt *Runtime) cutMissingReplies(now time.Time) {
+	t, postedBefore := mono(now), now.Add(-rt.stallTimeout)
 	cut := func(s *slot) {
-		// Marked before the cut, so that the slot sees it as it wakes.
-		if by := s.replyBy.Load(); by > 0 && t >= by && !s.replyCut.Swap(true) &&
-			(!s.conn.CutReply() || s.replyBy.Load() != by) {
-			s.replyCut.Store(false)
+		if after := s.replyAfter.Load(); after > 0 && t >= after {
+			s.conn.CutReply(postedBefore)
 		}
 	}
 	rt.slotsMu.RLock()
@@ -232,6 +231,7 @@ func (rt *Runtime) decide(i int, o *overrun) bool {
 	s.countOut()
 	rt.metrics.replacedSlot()
 	s.watch.Store(watchReplaced)
+	rt.findLeftovers() // leftover.go
 	return true
 }
 

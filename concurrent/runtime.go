@@ -24,7 +24,8 @@ type Runtime struct {
 	h      *handler
 	log    *zap.Logger
 	client *rapi.Client
-	// stallTimeout is the client's, read once: a reply's wait is bounded by it (send).
+	// stallTimeout is the client's, read once: the least wait for a reply
+	// after its post (cutMissingReplies).
 	stallTimeout time.Duration
 	// slots are the slots serving; the overrun watch alone replaces one
 	// (overrun.go), under slotsMu, which others that read them from
@@ -69,6 +70,7 @@ type Runtime struct {
 	idle     idleTracker     // for the idle free (startIdleFree)
 	outage   outage          // rate-limits the warnings while /next fails
 	mem      memGuard        // memory-aware admission (admission.go)
+	left     leftovers       // goroutines that outlived their invocation (leftover.go)
 	// setMemoryLimit is debug.SetMemoryLimit (memlimit.go); tests replace
 	// it, so that they see the limit the runtime would set without
 	// changing their own.
@@ -121,9 +123,13 @@ func New(handler any, opts ...Option) (*Runtime, error) {
 	rt.stallTimeout = rt.client.StallTimeout()
 	rt.mem.init()
 	rt.idle.init()
+	rt.left.every = leftoverEvery
 	if rt.log == nil {
 		rt.log = newLogger(cfg.LogFormat, cfg.LogLevel, o.stderr)
 		rt.handlerLog = rt.log
+		if o.own != nil {
+			rt.log = newLogger(cfg.LogFormat, cfg.LogLevel, o.own)
+		}
 	} else {
 		// The handler's lines are the user's own; the runtime's are bounded.
 		rt.handlerLog = o.logger
@@ -155,10 +161,14 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	if !rt.running.CompareAndSwap(false, true) {
 		return errors.New("concurrent: Run called twice")
 	}
+	// The event Lambda's own runtimes log, in their spelling, as their
+	// pool starts on LMI: tools that look for it find ours. Our pool's
+	// workers are the slots.
 	rt.log.Debug("runtime_worker_pool_initializing",
 		zap.Int("workerCount", rt.cfg.Slots),
 		zap.Int("executionEnvironmentMaxConcurrency", rt.cfg.MaxConcurrency))
 	rt.applyMemoryLimit()
+	defer rt.watchExhaustion()()
 	rt.logStart()
 	stopMetrics := rt.startMetrics()
 	defer rt.startIdleFree()()
@@ -173,6 +183,7 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	rt.connect(pollCtx)
 	rt.startSlots()
 	stopWatch := rt.watchOverruns()
+	stopLeftovers := rt.watchLeftovers()
 
 	var err error
 	select {
@@ -192,6 +203,7 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	rt.stopping.Store(true)
 	stopPolling()
 	stopWatch() // no slot is replaced from here on
+	stopLeftovers()
 	drainBy := deadline
 	if len(rt.opts.hooks) > 0 {
 		drainBy = deadline.Add(-rt.cfg.ShutdownTimeout / hookShare)
@@ -200,7 +212,8 @@ func (rt *Runtime) Run(ctx context.Context) error {
 	if rt.workers != nil {
 		_ = rt.workers.Release(max(time.Until(drainBy), time.Millisecond))
 	}
-	stopMetrics() // the last document, after the last invocation
+	rt.findLeftovers() // the answered invocations are all in by now
+	stopMetrics()      // the last document, after the last invocation
 	for _, s := range rt.slots {
 		_ = s.conn.Close()
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"runtime"
@@ -825,10 +826,13 @@ func (p *peer) serveConn(nc net.Conn) {
 }
 
 // runPeer runs a Runtime for handler with n slots against p until the
-// test ends. It logs in the default format and level, to nowhere.
-func runPeer(t testing.TB, p *peer, n int, handler any, opts ...Option) *Runtime {
+// test ends, with the profiler labels off: the hot path's gates measure it
+// with everything off. vars, if any, are set on top. It logs in the
+// default format and level, to nowhere.
+func runPeer(t testing.TB, p *peer, n int, handler any, vars env, opts ...Option) *Runtime {
 	t.Helper()
-	e := env{"AWS_LAMBDA_RUNTIME_API": p.addr(), "AWS_LAMBDA_MAX_CONCURRENCY": strconv.Itoa(n)}
+	e := env{"AWS_LAMBDA_RUNTIME_API": p.addr(), "AWS_LAMBDA_MAX_CONCURRENCY": strconv.Itoa(n), "LMIGO_LABELS": "off"}
+	maps.Copy(e, vars)
 	log := newLogger(limits.FormatJSON, limits.LevelInfo, zapDiscard{})
 	opts = append([]Option{WithLookupEnv(e.lookup), WithLogger(log)}, opts...)
 	rt, err := New(handler, opts...)
@@ -880,28 +884,31 @@ type zapDiscard struct{}
 func (zapDiscard) Write(b []byte) (int, error) { return len(b), nil }
 func (zapDiscard) Sync() error                 { return nil }
 
+// tinyRaw answers a tiny response from the slot's buffer.
+var tinyRaw = RawHandler(func(_ context.Context, _ []byte, out *Buffer) error {
+	out.B = append(out.B, `{"ok":true,"requestId":"8476a536-e9f4-11e8"}`...)
+	return nil
+})
+
 // BenchmarkInvocation: one tiny invocation through the whole runtime
 // (poll, context, handler, answer, buffers back) against a peer
 // that allocates nothing, so allocs/op are the runtime's own (and, for
 // demo, the adapter's and the demo handler's). The round trip is one
 // invocation at a time, so ns/op is latency, loopback included.
 func BenchmarkInvocation(b *testing.B) {
-	raw := RawHandler(func(_ context.Context, _ []byte, out *Buffer) error {
-		out.B = append(out.B, `{"ok":true,"requestId":"8476a536-e9f4-11e8"}`...)
-		return nil
-	})
 	for _, bc := range []struct {
 		name    string
 		n       int
 		handler any
+		vars    env
 	}{
-		{"handler=raw/n=2", 2, raw},
-		{"handler=raw/n=1", 1, raw},
-		{"handler=demo/n=2", 2, demo.Handle},
+		{"handler=raw/n=2", 2, tinyRaw, nil},
+		{"handler=raw/n=1", 1, tinyRaw, nil},
+		{"handler=demo/n=2", 2, demo.Handle, nil},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			p := newPeer(b, []byte(`{}`))
-			runPeer(b, p, bc.n, bc.handler)
+			runPeer(b, p, bc.n, bc.handler, bc.vars)
 			p.invoke(b)
 			b.ReportAllocs()
 			for b.Loop() {

@@ -239,7 +239,7 @@ func TestIgnoredDeadline(t *testing.T) {
 }
 
 // cpuTime is the CPU time (user + system) this process has used.
-func cpuTime(t *testing.T) time.Duration {
+func cpuTime(t testing.TB) time.Duration {
 	t.Helper()
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
@@ -604,6 +604,26 @@ func TestSIGTERMExtension(t *testing.T) {
 	})
 }
 
+// stopWithCause runs rt until api holds one of its polls, then cancels
+// Run's context with cause, and fails t unless Run returns nil.
+func stopWithCause(t *testing.T, api *rapitest.Server, rt *Runtime, cause error) {
+	t.Helper()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- rt.Run(ctx) }()
+	wctx, wcancel := testContext(t)
+	defer wcancel()
+	if err := api.WaitPolls(wctx, 1); err != nil {
+		cancel(err)
+		<-done
+		t.Fatal(err)
+	}
+	cancel(cause)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestRunLogsWhyItStopped: a clean shutdown ends with one INFO line naming
 // its cause and what was left in flight.
 func TestRunLogsWhyItStopped(t *testing.T) {
@@ -614,18 +634,7 @@ func TestRunLogsWhyItStopped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancelCause(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- rt.Run(ctx) }()
-	wctx, wcancel := testContext(t)
-	defer wcancel()
-	if err := api.WaitPolls(wctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	cancel(errors.New("terminated signal received"))
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stopWithCause(t, api, rt, errors.New("terminated signal received"))
 	lines := logs.FilterMessage("runtime stopped").All()
 	if len(lines) != 1 || lines[0].ContextMap()["cause"] != "terminated signal received" || lines[0].ContextMap()["inFlightLeft"] != int64(0) {
 		t.Fatalf("stop line %v", lines)

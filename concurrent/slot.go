@@ -46,8 +46,14 @@ type slot struct {
 	req  *bytebufferpool.ByteBuffer
 	resp *bytebufferpool.ByteBuffer
 	// ended: the invocation in inv has been answered (answer.go).
-	// finished: its work was waited for as its streamed reader ended.
-	ended, finished bool
+	// finished: its work was waited for (finishWork, end.go).
+	// labeled: the slot's goroutine carries its labels (labels.go).
+	ended, finished, labeled bool
+	// result is what its answer was, for its report line (end.go).
+	result outcome
+	// live is its context from hand-out until it ends, for the line
+	// that names the invocations in flight (memory nearly exhausted).
+	live atomic.Pointer[invocationContext]
 	// answered is the request ID of the slot's last answer, whose reply
 	// the next poll may read (lateReply).
 	answered string
@@ -64,12 +70,14 @@ type slot struct {
 	// watch logs.
 	goid atomic.Uint64
 	// deadline is the invocation's deadline on the monotonic clock
-	// (watchDeadline). replyBy is when the reply to its answer must have
-	// come (send), 0 once read; past it the watch cuts the connection
-	// (cutMissingReplies) and sets replyCut, which the slot logs.
-	deadline int64
-	replyBy  atomic.Int64
-	replyCut atomic.Bool
+	// (watchDeadline). replyAfter is the deadline plus the grace, set as
+	// the answer is sent, 0 once the next poll returned. Past it the watch
+	// cuts a reply still missing StallTimeout after its post
+	// (cutMissingReplies). cut: the wait for the reply to the answer's
+	// first post was cut, so its second post queues no poll (send).
+	deadline   int64
+	replyAfter atomic.Int64
+	cut        bool
 }
 
 // newSlot makes a slot. Its next poll goes out behind its answer (see
@@ -174,7 +182,7 @@ func (s *slot) next(ctx context.Context) bool {
 		}
 		s.inv.Payload = s.req.B[:0]
 		err := s.conn.Next(ctx, &s.inv)
-		s.replyBy.Store(0) // the last answer's reply was read, or given up
+		s.replyAfter.Store(0) // the last answer's reply was read, or given up
 		s.req.B = s.inv.Payload
 		if err == nil {
 			rt.outage.ok(rt.log)
@@ -195,6 +203,9 @@ func (s *slot) pollFailed(ctx context.Context, err error, backoff *time.Duration
 	rt := s.rt
 	switch {
 	case errors.Is(err, rapi.ErrRuntimeAPI):
+		if errors.Is(err, rapi.ErrNoReply) {
+			s.lateReply(err) // a cut is logged whatever the post sent again got
+		}
 		rt.stop(err)
 		return false
 	case errors.As(err, new(*rapi.AnswerError)):
@@ -247,15 +258,13 @@ func refusedPoll(err error) bool {
 }
 
 // failUnserved answers, with an error, an invocation that next read but
-// that cannot be served, counts it as one in the metrics, and gives the
+// that cannot be served, ends it as a served one ends, and gives the
 // slot's buffers back.
 func (s *slot) failUnserved(errorType string, err error) {
-	rt := s.rt
 	s.deadline = watchDeadline(s.inv.Deadline, time.Now())
-	s.replyCut.Store(false)
-	rt.metrics.begin()
+	s.begin()
 	s.fail(errorType, err)
-	rt.metrics.end()
+	s.end()
 	s.putBuffers()
 }
 
@@ -362,24 +371,25 @@ func (o *outage) ok(log *zap.Logger) {
 }
 
 // serve runs the invocation in s and answers it exactly once (answer.go).
-// Its context ends once on every way out: end runs where the answer is
-// known, or from the guard when serve is left otherwise.
+// Its context ends once on every way out: finish runs where the answer is
+// known, or from the guard when serve is left otherwise. end (end.go) ends
+// the invocation after its answer, whichever way serve is left.
 func (s *slot) serve() {
 	rt := s.rt
 	inv := &s.inv
 	s.resp = s.bufs.Get()
 	s.ended, s.finished = false, false
-	s.countIn()
+	s.begin()
 	s.startWatch()
-	defer s.endServe()
-	// live is the invocation's context until end ends it.
+	defer s.end()
+	// live is the invocation's context until finish ends it.
 	var live *invocationContext
 	// Panics are recovered by the handler adapter; runtime.Goexit cannot
 	// be, and ends the slot's goroutine (the pool starts another). After
 	// it, or a context that cannot be decoded, the invocation ends here.
 	defer func() {
 		if live != nil {
-			s.end(live, nil) //nolint:errcheck // answered as exited or failed
+			s.finish(live, nil) //nolint:errcheck // answered as exited or failed
 		}
 		if !s.ended {
 			s.fail(errTypeHandlerExited, errors.New("the handler called runtime.Goexit"))
@@ -390,12 +400,13 @@ func (s *slot) serve() {
 		s.fail(errTypeInvalidDeadline, inv.DeadlineErr)
 		return
 	}
-	ctx := newInvocation(rt.baseCtx, inv.Deadline, &lambdacontext.LambdaContext{
+	ctx := newInvocation(rt.parentCtx(inv), inv.Deadline, &lambdacontext.LambdaContext{
 		AwsRequestID:       inv.RequestID,
 		InvokedFunctionArn: inv.FunctionARN,
 		TenantID:           inv.TenantID,
 	}, inv.TraceID, rt.handlerLog)
 	live = ctx
+	s.live.Store(ctx)
 	// Decoded into the context's own LambdaContext: one allocation for both.
 	lc := &ctx.lc
 	if inv.ClientContext != "" {
@@ -421,17 +432,18 @@ func (s *slot) serve() {
 	}
 	s.respHint = 0
 
+	s.label(ctx) // handed to the handler
 	contentType, body, direct, err := rt.h.runLent(ctx, inv.Payload, s.resp, &ctx.out)
 	if body != nil {
 		s.stream(ctx, contentType, body) // while ctx lives: body may need it
 		live = nil
-		if err := s.end(ctx, nil); err != nil {
+		if err := s.finish(ctx, nil); err != nil {
 			workFailedAfterStream(ctx, err) // fanout.go
 		}
 		return
 	}
 	live = nil
-	err = s.end(ctx, err) // the work's failure
+	err = s.finish(ctx, err) // the work's failure
 
 	// direct is the handler's own result: a json.RawMessage, or a
 	// RawHandler's response in an array it did not get from the runtime.
@@ -454,14 +466,6 @@ func (s *slot) serve() {
 			ErrResponseTooLarge, len(resp), rt.cfg.MaxResponseBytes))
 	default:
 		s.respond(resp, contentType)
-	}
-}
-
-// endServe ends the invocation of s in the counts, unless the overrun
-// watch replaced the slot, which did so then.
-func (s *slot) endServe() {
-	if s.endWatch() {
-		s.countOut()
 	}
 }
 

@@ -71,6 +71,7 @@ func (s *slot) stream(ctx *invocationContext, contentType string, body io.Reader
 		s.ended = true
 		rt.metrics.failed(nil)
 		logFailure(rt.log, inv, errTypeHandlerExited, err)
+		s.note(errTypeHandlerExited, nil, int(g.n))
 	}()
 
 	// A retry on a fresh connection (send) sends nothing twice that was
@@ -111,6 +112,14 @@ func (s *slot) stream(ctx *invocationContext, contentType string, body io.Reader
 	if interrupted != nil && err == nil {
 		rt.metrics.failed(nil)
 		logFailure(rt.log, inv, errTypeStreamInterrupted, interrupted)
+	}
+	switch {
+	case interrupted != nil:
+		s.note(errTypeStreamInterrupted, nil, len(s.resp.B))
+	case early:
+		s.note(failureType, failure, len(s.resp.B))
+	default: // failureType is "" unless the stream ended in its trailers
+		s.note(failureType, failure, int(g.n))
 	}
 	s.settle(err, again)
 }
@@ -184,8 +193,7 @@ func (g *guardedReader) ended(err error) error {
 	if g.c == nil || g.s.finished {
 		return err
 	}
-	g.s.finished = true
-	if ferr := g.rt.finish(g.c, nil); ferr != nil {
+	if ferr := g.s.finishWork(g.c, nil); ferr != nil {
 		return ferr
 	}
 	return err

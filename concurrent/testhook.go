@@ -1,8 +1,6 @@
 package concurrent
 
 import (
-	"io"
-
 	"github.com/lmigo/lmigo/concurrent/internal/testhook"
 	"go.uber.org/zap/zapcore"
 )
@@ -10,15 +8,17 @@ import (
 // init sets the hooks of concurrent/lambdatest (internal/testhook) here,
 // so that no exported name exists for them.
 func init() {
-	testhook.Output = func(logs, metrics io.Writer) any {
-		return Option(func(o *options) { o.stderr, o.stdout = zapcore.AddSync(logs), metrics })
+	testhook.Replace = func(p testhook.Process) any {
+		return Option(func(o *options) {
+			o.stderr, o.stdout, o.exit, o.environ = zapcore.AddSync(p.Logs), p.Metrics, p.Exit, p.Environ
+			if p.Own != nil {
+				o.own = zapcore.AddSync(p.Own)
+			}
+		})
 	}
-	testhook.Carry = func(v any) any {
-		return Option(func(o *options) { o.carried = append(o.carried, v) })
-	}
-	testhook.Read = func(opts any) ([]any, func(string) (string, bool)) {
+	testhook.Lookup = func(opts any) (func(string) (string, bool), func() []string) {
 		o := newOptions(opts.([]Option))
-		return o.carried, o.lookup
+		return o.lookup, o.environ
 	}
 	testhook.Refused = func(h any) error {
 		if r, ok := h.(refused); ok {

@@ -13,6 +13,9 @@
 //   - settings: a setting kept in a cache that every invocation shares,
 //     refreshed without a lock held across the call; its test measures
 //     how many invocations one refresh stalls either way (docs/lmi.md).
+//   - profiled: a function of CPU work that writes its own CPU profile
+//     when CPU_PROFILE names a file, split by invocation
+//     (docs/observability.md).
 //
 // Each has a test that serves it through the runtime with
 // concurrent/lambdatest (httpapi and sqs with realistic events from their

@@ -41,6 +41,12 @@ type Config struct {
 	Metrics         Metrics       // LMIGO_METRICS
 	MetricsInterval time.Duration // LMIGO_METRICS_INTERVAL: how often metrics are written
 	SIGTERM         bool          // LMIGO_SIGTERM: register an extension so that Lambda sends SIGTERM
+	// Report (LMIGO_REPORT): one line for each invocation once answered,
+	// and a look for goroutines that outlived their invocation each minute.
+	Report bool
+	// Labels (LMIGO_LABELS, on by default): each invocation runs under the
+	// profiler labels requestId and function.
+	Labels bool
 	// JSONCodec (LMIGO_JSON_CODEC) names the JSON codec of typed handlers,
 	// lower case: std, jsonv2, goccy, sonic or segmentio, or "" when unset.
 	JSONCodec string
@@ -143,7 +149,9 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	c.WedgedExit = r.durationOff(envWedgedExit, defaultWedgedExit, maxWedgedExit)
 	c.Metrics = r.metrics(envMetrics)
 	c.MetricsInterval = r.duration(envMetricsInterval, defaultMetricsInterval, minMetricsInterval, maxMetricsInterval)
-	c.SIGTERM = r.flag(envSIGTERM)
+	c.SIGTERM = r.flag(envSIGTERM, false)
+	c.Report = r.flag(envReport, false)
+	c.Labels = r.flag(envLabels, true)
 	c.JSONCodec = r.jsonCodec(envJSONCodec)
 	c.FunctionName = r.str(envFunctionName)
 	c.MetricsNamespace = r.namespace(envMetricsNamespace)

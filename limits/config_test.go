@@ -45,6 +45,7 @@ func defaults() Config {
 		MaxOverruns:         1,
 		WedgedExit:          10 * time.Second,
 		MetricsInterval:     60 * time.Second,
+		Labels:              true,
 	}
 }
 
@@ -167,6 +168,13 @@ func TestFromEnvGood(t *testing.T) {
 		{"sigterm off", map[string]string{envSIGTERM: "Off"}, func(c *Config) {}},
 		{"sigterm 0", map[string]string{envSIGTERM: "0"}, func(c *Config) {}},
 		{"sigterm empty", map[string]string{envSIGTERM: ""}, func(c *Config) {}},
+		{"report on", map[string]string{envReport: " On "}, func(c *Config) { c.Report = true }},
+		{"report 1", map[string]string{envReport: "1"}, func(c *Config) { c.Report = true }},
+		{"report off", map[string]string{envReport: "off"}, func(c *Config) {}},
+		{"labels off", map[string]string{envLabels: "OFF"}, func(c *Config) { c.Labels = false }},
+		{"labels 0", map[string]string{envLabels: "0"}, func(c *Config) { c.Labels = false }},
+		{"labels on", map[string]string{envLabels: "true"}, func(c *Config) {}},
+		{"labels empty", map[string]string{envLabels: " "}, func(c *Config) {}},
 		{"json codec Sonic", map[string]string{envJSONCodec: " Sonic "}, func(c *Config) { c.JSONCodec = "sonic" }},
 		{"json codec std", map[string]string{envJSONCodec: "std"}, func(c *Config) { c.JSONCodec = "std" }},
 		{"json codec empty", map[string]string{envJSONCodec: ""}, func(c *Config) {}},
@@ -296,6 +304,8 @@ func TestFromEnvBad(t *testing.T) {
 		{"metrics interval bad while off", map[string]string{envMetrics: "off", envMetricsInterval: "often"}, envMetricsInterval, "often", "not a Go duration"},
 		{"sigterm yes", map[string]string{envSIGTERM: "yes"}, envSIGTERM, "yes", "not on or off"},
 		{"sigterm 2", map[string]string{envSIGTERM: "2"}, envSIGTERM, "2", "not on or off"},
+		{"report yes", map[string]string{envReport: "yes"}, envReport, "yes", "not on or off"},
+		{"labels cpu", map[string]string{envLabels: "cpu"}, envLabels, "cpu", "not on or off"},
 		{"json codec unknown", map[string]string{envJSONCodec: "jsoniter"}, envJSONCodec, "jsoniter", "not a JSON codec (std, jsonv2, goccy, sonic, segmentio)"},
 		{"metrics namespace AWS", map[string]string{envMetricsNamespace: "AWS/Lambda"}, envMetricsNamespace, "AWS/Lambda", "begins with AWS/"},
 		{"metrics namespace not ASCII", map[string]string{envMetricsNamespace: "café"}, envMetricsNamespace, "café", "not 1..255 printable ASCII"},
@@ -361,6 +371,8 @@ func TestFromEnvAllErrors(t *testing.T) {
 		envMetrics:             "statsd",
 		envMetricsInterval:     "1ms",
 		envSIGTERM:             "maybe",
+		envReport:              "loud",
+		envLabels:              "some",
 		envJSONCodec:           "fast",
 		envFunctionName:        "fn",
 		envMetricsNamespace:    "AWS/x",
@@ -377,8 +389,8 @@ func TestFromEnvAllErrors(t *testing.T) {
 	}
 	want := []string{envRuntimeAPI, envMaxConcurrency, envBufferRetain, envMaxRequest,
 		envMaxResponse, envMemorySize, envMemoryLimitFraction, envLogLevel, envLogFormat, envShutdownTimeout,
-		envOverrunGrace, envMaxOverruns, envWedgedExit, envMetrics, envMetricsInterval, envSIGTERM, envJSONCodec,
-		envMetricsNamespace, envServiceName, envMetricsDisabled}
+		envOverrunGrace, envMaxOverruns, envWedgedExit, envMetrics, envMetricsInterval, envSIGTERM, envReport, envLabels,
+		envJSONCodec, envMetricsNamespace, envServiceName, envMetricsDisabled}
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Errorf("reported %v\nwant     %v", names, want)
 	}

@@ -82,8 +82,9 @@
 // turns them on; a second is CloudWatch's finest resolution, and an hour
 // bounds how much a crash can lose.
 //
-// LMIGO_SIGTERM is a switch: 1, true or on turn it on; 0, false or off (and
-// unset) leave it off; anything else is an error rather than a guess.
+// LMIGO_SIGTERM and LMIGO_REPORT are switches: 1, true or on turn them on;
+// 0, false or off (and unset) leave them off; anything else is an error
+// rather than a guess. LMIGO_LABELS is the same switch, on when unset.
 //
 // LMIGO_JSON_CODEC is std, jsonv2, goccy, sonic or segmentio, any case, or
 // unset; the runtime then checks that the bootstrap links the codec named.

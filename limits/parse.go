@@ -397,11 +397,14 @@ func (r *reader) metrics(name string) Metrics {
 	return MetricsOff
 }
 
-// flag parses an on/off switch: 1, true, on or 0, false, off, any case.
-func (r *reader) flag(name string) bool {
+// flag parses an on/off switch: 1, true, on or 0, false, off, any case;
+// unset is def.
+func (r *reader) flag(name string, def bool) bool {
 	raw, v := r.get(name)
 	switch strings.ToLower(v) {
-	case "", "0", "false", "off":
+	case "":
+		return def
+	case "0", "false", "off":
 		return false
 	case "1", "true", "on":
 		return true

@@ -27,6 +27,8 @@ const (
 	envMetrics             = "LMIGO_METRICS"
 	envMetricsInterval     = "LMIGO_METRICS_INTERVAL"
 	envSIGTERM             = "LMIGO_SIGTERM"
+	envReport              = "LMIGO_REPORT"
+	envLabels              = "LMIGO_LABELS"
 	envJSONCodec           = "LMIGO_JSON_CODEC"
 	envFunctionName        = "AWS_LAMBDA_FUNCTION_NAME"
 	envMetricsNamespace    = "POWERTOOLS_METRICS_NAMESPACE"
@@ -67,6 +69,8 @@ func Vars() []Var {
 		{envMetrics, "off", "Runtime metrics: off, or emf for one CloudWatch Embedded Metric Format line on stdout per interval and one at shutdown; any case."},
 		{envMetricsInterval, "60s", "How often metrics are written: a Go duration, 1s..1h."},
 		{envSIGTERM, "off", "on (1, true, on): register an internal extension at start, so that Lambda sends SIGTERM before it shuts the execution environment down; off (0, false, off): do not. Any case."},
+		{envReport, "off", "on (1, true, on): write one line, invocation report, for each invocation once its answer is sent, and look for goroutines that outlived their invocation once a minute; off (0, false, off): do not. Any case."},
+		{envLabels, "on", "on (1, true, on): run each invocation under the profiler labels requestId and function, which the goroutines it starts inherit, and find the goroutines that outlive it; off (0, false, off): no labels. Any case."},
 		{envJSONCodec, "std", "JSON codec of typed handlers: std (encoding/json, byte for byte as aws-lambda-go), jsonv2, goccy, sonic or segmentio, any case; a codec other than std must be linked into the bootstrap (import its package under concurrent/codec/)."},
 		{envFunctionName, "", "Function name, set by Lambda: the FunctionName dimension of the runtime metrics. (aws-lambda-go's lambdacontext reads this and the other variables Lambda sets itself.)"},
 		{envMetricsNamespace, "", "CloudWatch namespace of the handler's metrics (package concurrent/metrics), as Powertools reads it: 1..255 printable ASCII characters, not beginning with AWS/; unset, those metrics are not written."},

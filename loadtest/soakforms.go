@@ -65,6 +65,8 @@ const (
 	faultPostLostRST  = "post-lost-reset" // the answer read whole, not taken, its connection reset
 	faultPostLostFIN  = "post-lost-close" // ... its connection closed
 	faultPostStalled  = "post-stalled"    // the answer is taken, its reply never comes: the runtime cuts it
+	faultPostHead     = "post-head"       // ... only its reply's status line comes: the runtime cuts it
+	faultRepostStall  = "repost-stalled"  // ... its reply never comes, nor that of the answer posted again
 	faultPastDeadline = "past-deadline"   // handed out with a deadline already past by the runtime's clock
 	faultNextReset    = "next-reset"      // the /next reply reset: withheld
 	faultNextCutID    = "next-cut-status" // the /next reply cut in its status line: withheld
@@ -79,12 +81,18 @@ var soakFaultCycle = []string{
 	faultPost410, faultNone, faultNextCutHdr, faultPost400, faultNone, faultNextReset, faultPost413,
 	faultNone, faultNextCutBdy, faultPostReset, faultNone, faultNextSlow, faultNone, faultNextCutID,
 	faultPostSlow, faultNone, faultPostLostRST, faultNone, faultPostLostFIN, faultNone,
-	faultPostStalled, faultPastDeadline,
+	faultPostStalled, faultPastDeadline, faultPostHead, faultNone, faultRepostStall,
 }
 
 // soakDos are what the handler is asked to do, by index / len(soakFaultCycle),
 // so that every fault meets every outcome.
 var soakDos = []string{"ok", "error", "ok", "panic", "ok", "sleep", "ok", "error", "late", "ok", "huge", "ok"}
+
+// soakTailWait bounds the wait for every slot to poll again before the
+// SIGTERM tail: a slot whose answer was posted twice, neither reply ever
+// coming, is back two stall timeouts (10 s each) after its post, then
+// polls on a machine the race detector and nine bootstraps load.
+const soakTailWait = 60 * time.Second
 
 // soakPollResetEvery: one GET /next in so many is reset unregistered.
 const soakPollResetEvery = 41
@@ -169,6 +177,7 @@ func soakForm(ctx context.Context, cfg soakConfig, bin, form string, d time.Dura
 		calls, pollResets atomic.Int64
 		quiet             atomic.Bool // no faults by call index during the SIGTERM tail
 		lost              sync.Map    // request IDs whose first post was lost
+		reposts           sync.Map    // request IDs whose first post was seen (repostStalled)
 	)
 	api, err := rapitest.New(rapitest.Options{
 		MaxConcurrency: cfg.N,
@@ -181,6 +190,9 @@ func soakForm(ctx context.Context, cfg soakConfig, bin, form string, d time.Dura
 		},
 		Faults: func(_ int, r *http.Request) *rapitest.Fault {
 			if r.Method == http.MethodPost {
+				if f := repostStalled(r, &reposts); f != nil {
+					return f
+				}
 				return lostPost(r, &lost)
 			}
 			if !strings.HasSuffix(r.URL.Path, "/invocation/next") || quiet.Load() {
@@ -271,9 +283,9 @@ func soakForm(ctx context.Context, cfg soakConfig, bin, form string, d time.Dura
 	// The tail: N invocations in flight, then SIGTERM. Every slot polls
 	// again first, so that each is handed out at once: one whose answer's
 	// reply never came does so once the runtime cut it (rapi's stall
-	// timeout, 10 s, after the post).
+	// timeout, 10 s, after the post), or cut it twice (repostStalled).
 	quiet.Store(true)
-	wctx, wcancel = context.WithTimeout(ctx, 30*time.Second)
+	wctx, wcancel = context.WithTimeout(ctx, soakTailWait)
 	err = api.WaitPolls(wctx, cfg.N)
 	wcancel()
 	if err != nil {
@@ -345,6 +357,13 @@ func (fr *formRun) invoke(ctx context.Context, inv soakInv) {
 		// LMIGO_OVERRUN_GRACE, and at least rapi's stall timeout (10 s)
 		// from the post, then polls anew.
 		req.PostFault = &rapitest.Fault{Stall: time.Hour}
+	case faultPostHead:
+		req.PostFault = &rapitest.Fault{Raw: []byte("HTTP/1.1 202 Accepted\r\n"), Stall: time.Hour}
+	case faultRepostStall:
+		// repostStalled stalls the answer posted again once the first
+		// reply was cut: the slot waits out a second bound.
+		req.PostFault = &rapitest.Fault{Stall: time.Hour}
+		req.Headers = map[string]string{"Lambda-Runtime-Aws-Request-Id": inv.fault + "-" + inv.token}
 	case faultPastDeadline:
 		// The fake keeps its own deadline: the runtime must not take the
 		// slot back on this one.
@@ -443,10 +462,10 @@ func (fr *formRun) finish() {
 		}
 		switch n.what {
 		case rapitest.NoticeDuplicate:
-			if (inv.fault == faultPostReset || inv.fault == faultPostStalled) && !reposted[n.id] {
+			if (inv.fault == faultPostReset || inv.fault == faultPostStalled || inv.fault == faultPostHead) && !reposted[n.id] {
 				// The answer was taken and its reply reset, or never
-				// sent and cut: the runtime cannot know, and posts it
-				// once more.
+				// sent whole and cut: the runtime cannot know, and posts
+				// it once more.
 				reposted[n.id] = true
 				rep.Reposted++
 				continue
@@ -552,6 +571,22 @@ func lostPost(r *http.Request, lost *sync.Map) *rapitest.Fault {
 		return &rapitest.Fault{Reset: f == faultPostLostRST, Drop: f == faultPostLostFIN, ReadBody: true}
 	}
 	return nil
+}
+
+// repostStalled stalls, unserved, the second post for an invocation whose
+// request ID names faultRepostStall: the answer the runtime posts again
+// once it cut the first one's reply, which never came either.
+func repostStalled(r *http.Request, seen *sync.Map) *rapitest.Fault {
+	i := strings.Index(r.URL.Path, "/"+faultRepostStall+"-")
+	if i < 0 {
+		return nil
+	}
+	id := r.URL.Path[i+1:]
+	id = id[:strings.IndexByte(id, '/')]
+	if _, again := seen.LoadOrStore(id, true); !again {
+		return nil // served: its reply stalls (PostFault)
+	}
+	return &rapitest.Fault{Drop: true, ReadBody: true, Stall: time.Hour}
 }
 
 // maxLogLine is the emulator's log line buffer: a longer line stops its

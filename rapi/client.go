@@ -142,10 +142,3 @@ func (c *Client) InitError(ctx context.Context, errorType string, body []byte) e
 	}
 	return cn.post(ctx, opInitError, &cn.req, false)
 }
-
-// dial opens one connection, bounded by DialTimeout and ctx.
-func (c *Client) dial(ctx context.Context) (net.Conn, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.opts.DialTimeout)
-	defer cancel()
-	return c.opts.Dial(ctx, "tcp", c.addr)
-}

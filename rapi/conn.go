@@ -7,10 +7,22 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 )
+
+// The exchange of a Conn, in the order an invocation makes its calls:
+// Connect; Next, which first reads the answer a post left to it
+// (readPending, readLeft); Respond and Fail, posted with a poll queued
+// behind them when asked (post, leaveAnswer); Stream (streamTo,
+// endStream); ReadAnswer at shutdown; the cuts; Close. Each public call
+// has the pipeline's steps beside it. What they call is below, and never
+// calls back up: reading the answers (httpread.go), the socket
+// (socket.go), writing the requests (httpwrite.go, stream.go,
+// streamto.go), the framing (head.go, nextheaders.go, body.go).
+// files_test.go holds the package to it.
 
 // Operation names, as in StatusError.Op and error messages.
 const (
@@ -39,13 +51,6 @@ const (
 	// salvageWait bounds the wait for an early answer after a failed write.
 	salvageWait = 100 * time.Millisecond
 )
-
-// errLostPoll ends the error Next returns, once, for a dropped connection
-// that held a queued poll. It was dropped after the answer to the post in
-// front of the poll had begun (see lose).
-var errLostPoll = errors.New("the poll queued behind it was lost with its connection " +
-
-	"(the Runtime API may still hand it an invocation, which then fails)")
 
 // aLongTimeAgo is a deadline that makes blocked I/O return at once.
 var aLongTimeAgo = time.Unix(1, 0)
@@ -85,7 +90,11 @@ type Conn struct {
 	dormant     atomic.Bool // the current call's context cannot be done: the registration waits
 	closed      atomic.Bool
 	answerSince time.Time // under mu: first byte of the /next answer being read, else zero
-	awaiting    bool      // under mu: the reply to a post is being read (CutReply)
+	// replyPost is when the post whose reply is being read went out,
+	// zero when none is: until the reply's head is read (CutReply).
+	// replyCut: CutReply cut that wait.
+	replyPost time.Time
+	replyCut  bool
 }
 
 func newConn(c *Client) *Conn {
@@ -165,6 +174,80 @@ func errNilInvocation() error {
 	return fmt.Errorf("rapi: %s: %w: nil Invocation", opNext, ErrInvalid)
 }
 
+// readPending reads the answer that the last post left to this poll, on the
+// connection begin readied. reused is begin's. It is false when that answer
+// ended the connection, taking the queued poll with it. The poll then goes
+// out afresh on a new one.
+//
+//go:noinline
+func (c *Conn) readPending(ctx context.Context, reused bool) (bool, error) {
+	if c.pipe.pending == "" {
+		return reused, nil
+	}
+	if err := c.readLeft(ctx); err != nil {
+		return false, err
+	}
+	if err := c.pipe.lost; err != nil { // a success whose body broke
+		c.pipe.lost = nil
+		return false, err
+	}
+	if c.nc == nil {
+		return false, c.begin(ctx, opNext)
+	}
+	return reused, nil
+}
+
+// readLeft reads the answer that a post left to this Next (or ReadAnswer). A
+// context that fires before its first byte broke nothing: the answer stays
+// pending, and the poll queued. A connection that ends before it (reset, EOF,
+// CutReply) may have ended before the server took the post. So the post,
+// kept in req, is sent once more on a new connection, its answer read at
+// once. If the first one was taken, the second is refused (400, or 410). A
+// cut is reported whatever became of the second (see AnswerError).
+func (c *Conn) readLeft(ctx context.Context) error {
+	op := c.pipe.pending
+	c.pipe.pending = ""
+	c.awaitReply(c.pipe.posted)
+	_, err := c.peekWithin(lazyWake)
+	c.setLowat(0)
+	if err != nil {
+		cut := c.endReply()
+		if !cut && c.interrupted.Load() && !c.closed.Load() && ctx.Err() != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+			c.pipe.pending = op
+			return fmt.Errorf("rapi: %s: %w", op, ctx.Err())
+		}
+		if cut {
+			err = ErrNoReply
+		}
+		err = c.fail(ctx, op, err)
+		if !errors.Is(err, ErrTransport) {
+			return &AnswerError{Op: op, Err: err}
+		}
+		again := c.post(ctx, op, &c.req, false)
+		switch {
+		case cut && again != nil:
+			return &AnswerError{Op: op, Err: fmt.Errorf("%w; sent again: %w", err, again), Resent: true}
+		case cut:
+			return &AnswerError{Op: op, Err: fmt.Errorf("%w; sent again: accepted", err), Resent: true}
+		case again != nil:
+			return &AnswerError{Op: op, Err: again, Resent: true}
+		}
+		return nil
+	}
+	n := c.br.Buffered()
+	if err := c.readReply(ctx, op, nil, nil); err != nil {
+		if c.pipe.lost != nil { // reported here, with the answer's error
+			c.pipe.lost = nil
+			err = fmt.Errorf("%w; %w", err, errLostPoll)
+		}
+		return &AnswerError{Op: op, Err: err}
+	}
+	if c.nc != nil {
+		c.pipe.lowat = min(n-c.br.Buffered()+1, maxLowat)
+	}
+	return nil
+}
+
 // nextFailed handles err, met before any byte of the poll's answer. It
 // returns nil when the poll may go out again on a fresh connection, else the
 // error Next returns. A queued GET went out behind a post the server was
@@ -178,24 +261,6 @@ func (c *Conn) nextFailed(ctx context.Context, err error, final bool) error {
 	}
 	c.drop()
 	return nil
-}
-
-// CutReply interrupts the wait for the first byte of the reply to a post,
-// if one is waited for. The blocked read returns, and the post fails with
-// ErrTransport. A post left to Next is sent again once, as after any
-// transport error. It reports whether it cut. Posts are never cut by time
-// here: the caller knows how long a reply may take. concurrent cuts one
-// still missing past the invocation's deadline and its grace. Any goroutine
-// may call it.
-func (c *Conn) CutReply() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.awaiting || c.nc == nil {
-		return false
-	}
-	c.interrupted.Store(true) // as a context would: the Conn drops nc
-	_ = c.nc.SetDeadline(aLongTimeAgo)
-	return true
 }
 
 // Respond posts body as the response of inv, addressed by inv.RequestID. When
@@ -234,6 +299,53 @@ func (c *Conn) Fail(ctx context.Context, inv *Invocation, errorType string, body
 		return fmt.Errorf("rapi: %s: %w", opError, err)
 	}
 	return c.post(ctx, opError, &c.req, queue)
+}
+
+// idle refuses an answer while a poll is queued, before anything is built.
+// Its reply would come only after that poll's invocation. And req may still
+// hold the post in front of that poll (readLeft).
+func (c *Conn) idle(op string) error {
+	if c.pipe.queued && !c.closed.Load() {
+		return fmt.Errorf("rapi: %s: %w: a /next is queued on this Conn: call Next first", op, ErrInvalid)
+	}
+	return nil
+}
+
+// post sends r, with GET /next right behind it when queue is set, and reads
+// the response to r, which has a small body.
+func (c *Conn) post(ctx context.Context, op string, r *request, queue bool) error {
+	defer c.trim()
+	if err := c.begin(ctx, op); err != nil {
+		return err
+	}
+	if err := c.idle(op); err != nil {
+		return err
+	}
+	if err := c.write(r, queue); err != nil {
+		// A write that failed did not get the whole GET out (it is last). So
+		// the server cannot have registered it.
+		return c.salvage(ctx, op, err)
+	}
+	// Whatever ends the connection from here (error, Connection: close,
+	// interruption) goes through drop, which forgets the poll.
+	posted := time.Now()
+	c.pipe.queued = queue
+	if queue && len(r.body) <= lazyMaxBody && c.leaveAnswer(op, posted) {
+		return nil
+	}
+	return c.answer(ctx, op, nil, posted)
+}
+
+// leaveAnswer reports whether the answer to the post just written at
+// posted (with a poll queued behind it) is left to Next, and prepares for
+// it.
+func (c *Conn) leaveAnswer(op string, posted time.Time) bool {
+	if !c.pipe.lazy || posted.Sub(c.pipe.polled) > c.pipe.fresh {
+		return false
+	}
+	c.pipe.pending, c.pipe.posted = op, posted
+	c.setLowat(c.pipe.lowat)
+	return true
 }
 
 // Stream posts the response of inv (addressed and echoed as by Respond) in
@@ -289,6 +401,67 @@ func (c *Conn) Stream(ctx context.Context, inv *Invocation, contentType string, 
 	return c.streamTo(ctx, inv, body, onError, queue)
 }
 
+// streamTo streams body through c.sw. A body that is an io.WriterTo
+// (*bytes.Reader, *bytes.Buffer, *bufio.Reader, ...) writes itself out. Any
+// other is read into the chunk buffer, one chunk per Read (ReadFrom). An
+// error before the first byte is an ordinary /error; one after it goes in
+// the trailers. A panic or Goexit after the first byte drops the
+// connection.
+func (c *Conn) streamTo(ctx context.Context, inv *Invocation, body io.Reader, onError ErrorFunc, queue *bool) error {
+	w := &c.sw
+	*w = streamWriter{c: c, head: true}
+	finished := false
+	defer func() {
+		if !finished && !w.head { // the request is cut
+			c.drop()
+		}
+	}()
+	var rerr error
+	if wt, ok := body.(io.WriterTo); ok {
+		_, rerr = wt.WriteTo(w)
+		if errors.Is(rerr, io.EOF) {
+			rerr = nil
+		}
+	} else {
+		_, rerr = w.ReadFrom(body)
+	}
+	finished = true
+	q := queue != nil && *queue
+	if w.err != nil {
+		return c.salvage(ctx, opResponse, w.err)
+	}
+	if w.head && rerr != nil {
+		errorType, doc := onError(rerr, 0)
+		return c.Fail(ctx, inv, streamErrorType(errorType), doc, nil, q)
+	}
+	return c.endStream(ctx, w.head, w.sent, rerr, onError, q)
+}
+
+// endStream writes the end of a streamed body in one write. That is the last
+// chunk, with trailers unless rerr is nil, then the queued GET. It goes
+// behind the head when nothing was sent (headPending).
+func (c *Conn) endStream(ctx context.Context, headPending bool, sent int64, rerr error, onError ErrorFunc, queue bool) error {
+	end := c.req.head[:0]
+	if headPending {
+		end = c.req.head
+	}
+	if rerr == nil {
+		end = append(end, lastChunk...)
+	} else {
+		errorType, doc := onError(rerr, sent)
+		end = appendErrorTrailers(end, errorType, doc)
+	}
+	if queue {
+		end = append(end, c.c.pre.next...)
+	}
+	c.req.head = end
+	if _, err := c.nc.Write(end); err != nil {
+		return c.salvage(ctx, opResponse, err)
+	}
+	c.pipe.queued = queue
+	return c.answer(ctx, opResponse, nil, time.Now())
+}
+
 // ReadAnswer reads the answer to the last post when pipelining left it to
 // Next. It returns what Next would have returned for it: nil, or an
 // *AnswerError. A poll queued behind the post stays queued. With no answer
@@ -314,10 +487,10 @@ func (c *Conn) Queued() bool { return c.pipe.queued }
 // arrived more than Options.StallTimeout ago. The blocked read returns, and
 // Next fails with ErrTransport (and inv.RequestID, if it had been read). It
 // reports whether it cut. The wait for the first byte, the long poll itself,
-// is never cut. Nor are posts. The Runtime API answers a post only once the
-// caller has the body, which a slow caller may legitimately delay. The one
-// exception is the body of a post's answer past the discard cap, read through
-// to keep the poll queued behind it (Conn.discarded).
+// is never cut. Nor is the wait for a post's reply: the Runtime API answers
+// a post only once the caller has the body, which a slow caller may
+// legitimately delay (CutReply). The body of a post's reply is cut alike,
+// from its head, when it was not in whole with it.
 //
 // Call it periodically (every StallTimeout/4, say) from any goroutine. A
 // runtime with one Conn per slot calls it for each. It costs a lock.
@@ -327,6 +500,30 @@ func (c *Conn) CutIfStalled() bool {
 	if c.answerSince.IsZero() || c.nc == nil || time.Since(c.answerSince) < c.c.opts.StallTimeout {
 		return false
 	}
+	c.interrupted.Store(true) // as a context would: the Conn drops nc
+	_ = c.nc.SetDeadline(aLongTimeAgo)
+	return true
+}
+
+// CutReply interrupts the wait for the reply to a post that went out
+// before postedBefore, until the reply's head is read in full. The blocked
+// read returns, and the call waiting fails with an error wrapping
+// ErrTransport and ErrNoReply, even if the head came just then. A post left
+// to Next is sent again once, alone, as after any transport error, and its
+// reply is under CutReply alike. Next then returns an *AnswerError, even
+// when the post sent again was accepted. A later post is never cut: a
+// caller that looked at its clock, then cuts, cuts no answer made
+// meanwhile. It reports whether it cut. Posts are never cut by time here:
+// the caller knows how long a reply may take. concurrent cuts one still
+// missing past the invocation's deadline and its grace, and StallTimeout
+// after its post. Any goroutine may call it.
+func (c *Conn) CutReply(postedBefore time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.replyPost.IsZero() || !c.replyPost.Before(postedBefore) || c.replyCut || c.nc == nil {
+		return false
+	}
+	c.replyCut = true
 	c.interrupted.Store(true) // as a context would: the Conn drops nc
 	_ = c.nc.SetDeadline(aLongTimeAgo)
 	return true
@@ -355,14 +552,4 @@ func (c *Conn) Close() error {
 		stop()
 	}
 	return err
-}
-
-// idle refuses an answer while a poll is queued, before anything is built.
-// Its reply would come only after that poll's invocation. And req may still
-// hold the post in front of that poll (readLeft).
-func (c *Conn) idle(op string) error {
-	if c.pipe.queued && !c.closed.Load() {
-		return fmt.Errorf("rapi: %s: %w: a /next is queued on this Conn: call Next first", op, ErrInvalid)
-	}
-	return nil
 }

@@ -762,43 +762,135 @@ func mustNextCtx(t *testing.T, cn *Conn, ctx context.Context, inv *Invocation) {
 	}
 }
 
-// TestCutReply: CutReply cuts the wait for the reply to a post, never an
-// idle connection; the post it cuts fails with a transport error, and the
-// Conn serves on with a fresh connection.
+// TestCutReply: CutReply cuts the wait for the reply to a post made before
+// the time it is given, never an idle connection nor a later post, until
+// the reply's head is read in full: no reply, or only its status line. The
+// post it cuts fails with ErrTransport and ErrNoReply, and the Conn serves
+// on with a fresh connection.
 func TestCutReply(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		reply string // what the first post gets before the server stalls
+	}{
+		{"no reply", ""},
+		{"head", "HTTP/1.1 202 Accepted\r\n"},
+		{"headers", "HTTP/1.1 202 Accepted\r\nContent-Length: 16\r\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newTestServer(t, stallingAPI(tt.reply, func(post int64) bool { return post == 1 }))
+			cn := srv.client(t).Conn()
+			defer cn.Close()
+			var inv Invocation
+			mustNext(t, cn, &inv)
+			if cn.CutReply(time.Now().Add(time.Hour)) {
+				t.Fatal("cut an idle connection")
+			}
+			before := time.Now()
+			done := make(chan error, 1)
+			go func() { done <- cn.Respond(context.Background(), &inv, []byte("ok"), "", false) }()
+			for deadline := time.Now().Add(10 * time.Second); !cn.CutReply(time.Now()); time.Sleep(time.Millisecond) {
+				if cn.CutReply(before) {
+					t.Fatal("cut the reply to a post made after the time it was given")
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the post never waited for its reply")
+				}
+			}
+			if err := <-done; !errors.Is(err, ErrTransport) || !errors.Is(err, ErrNoReply) {
+				t.Fatalf("err = %v, want a transport error and ErrNoReply", err)
+			}
+			mustNext(t, cn, &inv)
+			if err := cn.Respond(context.Background(), &inv, []byte("ok"), "", false); err != nil {
+				t.Fatalf("after the cut: %v", err)
+			}
+		})
+	}
+}
+
+// stallingAPI hands out invocations and accepts posts, but for the posts
+// that stall names (1 for the first) it writes only first, the start of
+// its reply for the first post, then nothing more until the server closes.
+func stallingAPI(first string, stall func(post int64) bool) handler {
 	var posts atomic.Int64
-	srv := newTestServer(t, func(sc *srvConn, r *srvReq) action {
+	return func(sc *srvConn, r *srvReq) action {
 		if r.is("GET", pathNext) {
 			sc.bw.Write(nextResponse("id-"+strconv.FormatInt(posts.Load(), 10), nil, ""))
 			return keepOpen
 		}
-		if posts.Add(1) == 1 {
-			sc.wait() // the first post's reply never comes
+		if n := posts.Add(1); stall(n) {
+			if n == 1 {
+				sc.bw.WriteString(first)
+				sc.bw.Flush()
+			}
+			sc.wait()
 			return closeConn
 		}
 		sc.bw.Write(accepted)
 		return keepOpen
-	})
-	cn := srv.client(t).Conn()
-	defer cn.Close()
-	var inv Invocation
-	mustNext(t, cn, &inv)
-	if cn.CutReply() {
-		t.Fatal("cut an idle connection")
 	}
-	done := make(chan error, 1)
-	go func() { done <- cn.Respond(context.Background(), &inv, []byte("ok"), "", false) }()
-	for deadline := time.Now().Add(10 * time.Second); !cn.CutReply(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the post never waited for its reply")
-		}
-	}
-	if err := <-done; !errors.Is(err, ErrTransport) {
-		t.Fatalf("err = %v, want a transport error", err)
-	}
-	mustNext(t, cn, &inv)
-	if err := cn.Respond(context.Background(), &inv, []byte("ok"), "", false); err != nil {
-		t.Fatalf("after the cut: %v", err)
+}
+
+// TestCutReplyLeftToNext: a reply left to Next (pipelining) that CutReply
+// cuts makes Next return an *AnswerError wrapping ErrNoReply, even when
+// the post sent again is accepted. The reply to that post is under
+// CutReply alike. An answer cut once its status line came is not sent
+// again, and the poll queued behind it is reported lost. Each time the
+// Next after it polls afresh.
+func TestCutReplyLeftToNext(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		first  string // what the first post gets before the server stalls
+		again  bool   // the post sent again stalls too
+		resent bool
+		cuts   int64
+	}{
+		{"no reply, sent again", "", false, true, 1},
+		{"no reply, sent again, no reply", "", true, true, 2},
+		{"head", "HTTP/1.1 202 Accepted\r\n", false, false, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newTestServer(t, stallingAPI(tt.first, func(post int64) bool { return post == 1 || post == 2 && tt.again }))
+			cn := pipe(srv.client(t).Conn(), always)
+			defer cn.Close()
+			var inv Invocation
+			mustNext(t, cn, &inv)
+			if err := cn.Respond(context.Background(), &inv, []byte("ok"), "", queueOf(cn)); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cn.Next(context.Background(), &inv) }()
+			var cuts int64
+			var err error
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+				if cn.CutReply(time.Now()) {
+					cuts++
+				}
+				select {
+				case err = <-done:
+				default:
+					if time.Now().After(deadline) {
+						t.Fatal("Next never returned")
+					}
+					continue
+				}
+				break
+			}
+			var ae *AnswerError
+			if !errors.As(err, &ae) || !errors.Is(err, ErrNoReply) || ae.Resent != tt.resent || cuts != tt.cuts {
+				t.Fatalf("Next = %v (resent %v) after %d cuts; want an *AnswerError with ErrNoReply, resent %v, after %d",
+					err, ae != nil && ae.Resent, cuts, tt.resent, tt.cuts)
+			}
+			if tt.again && !strings.Contains(err.Error(), "sent again: rapi: response: transport failure: no reply") {
+				t.Errorf("the post sent again is not said cut: %v", err)
+			}
+			if !tt.resent && !errors.Is(err, errLostPoll) {
+				t.Errorf("the poll queued behind the post is not said lost: %v", err)
+			}
+			mustNext(t, cn, &inv)
+			if err := cn.Respond(context.Background(), &inv, []byte("ok"), "", false); err != nil {
+				t.Fatalf("after the cut: %v", err)
+			}
+		})
 	}
 }
 

@@ -147,9 +147,13 @@
 // error with inv.RequestID set and every other field empty. The Runtime API
 // handed the invocation out, so the caller should Fail it rather than leave
 // its caller to the deadline. An answer without a usable request ID can only
-// be skipped (a malformed answer, RequestID empty). Posts have no such bound.
-// The Runtime API answers a post only once the caller has the body, which a
-// slow caller may legitimately delay.
+// be skipped (a malformed answer, RequestID empty). Posts have no such bound
+// by time. The Runtime API answers a post only once the caller has the
+// body, which a slow caller may legitimately delay. The caller bounds them
+// instead: Conn.CutReply cuts the wait for a reply whose head has not come
+// whole, the call fails with ErrNoReply, and a post whose reply had not
+// begun is sent again once. The body of a reply, once its head is read, is
+// under CutIfStalled as any answer begun.
 //
 // Extensions (Client.RegisterExtension, Client.AwaitExtensionEvent): Lambda
 // sends the runtime SIGTERM before shutdown only when an extension is

@@ -28,6 +28,9 @@ var (
 	// ErrTransport: dial, write or read failed (reset, EOF mid-response). The
 	// Conn has dropped its connection and redials on its next call.
 	ErrTransport = errors.New("transport failure")
+	// ErrNoReply: Conn.CutReply cut the wait for the reply to a post, whose
+	// head had not come whole. Wrapped with ErrTransport.
+	ErrNoReply = errors.New("no reply in time: the wait for it was cut")
 	// errMalformed: the response broke HTTP/1.1 framing or the limits of this
 	// package (status line, headers, chunk framing). Or a /next response had
 	// no usable request ID. Also wrapped by Invocation.DeadlineErr.
@@ -93,7 +96,9 @@ func (e *StatusError) Is(target error) bool {
 // Resent says that the connection ended before any byte of the answer. Err is
 // then the answer to the same post, sent once more, alone, on a new
 // connection. A 400 or 410 then most likely means that the Runtime API had
-// taken the first one.
+// taken the first one. When CutReply cut the wait for the first answer, Err
+// wraps ErrNoReply, then what became of the post sent again: it is
+// returned even when that one was accepted.
 type AnswerError struct {
 	Op     string // response or error
 	Err    error

@@ -3,6 +3,7 @@ package rapi
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // The Extensions API, version 2020-01-01, as far as an internal extension
@@ -105,7 +106,7 @@ func (c *Conn) exchange(ctx context.Context, op string, r *request, sink headerS
 	if err := c.write(r, false); err != nil {
 		return c.fail(ctx, op, err)
 	}
-	return c.answer(ctx, op, sink)
+	return c.answer(ctx, op, sink, time.Time{}) // no post to cut: the wait is the call
 }
 
 // extSink keeps the Lambda-Extension-Identifier of a registration answer.

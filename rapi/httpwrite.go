@@ -1,14 +1,13 @@
 package rapi
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 )
 
 // The HTTP/1.1 requests a Conn writes, built by hand into its scratch around
-// a body that is not copied. They are then posted: written, with a poll
-// queued behind when the caller says so, and their answer read or left.
+// a body that is not copied, and written (write), with a poll queued behind
+// when the caller says so. conn.go posts them.
 
 // Paths of the Runtime API, version 2018-06-01.
 const (
@@ -192,44 +191,6 @@ func checkHeaderValue(name, v string, max int) error {
 		return fmt.Errorf("%w: %s value %q has a control byte", ErrInvalid, name, clipString(v))
 	}
 	return nil
-}
-
-func clipString(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "..."
-	}
-	return s
-}
-
-func clip(b []byte) string {
-	if len(b) > 64 {
-		return string(b[:64]) + "..."
-	}
-	return string(b)
-}
-
-// post sends r, with GET /next right behind it when queue is set, and reads
-// the response to r, which has a small body.
-func (c *Conn) post(ctx context.Context, op string, r *request, queue bool) error {
-	defer c.trim()
-	if err := c.begin(ctx, op); err != nil {
-		return err
-	}
-	if err := c.idle(op); err != nil {
-		return err
-	}
-	if err := c.write(r, queue); err != nil {
-		// A write that failed did not get the whole GET out (it is last). So
-		// the server cannot have registered it.
-		return c.salvage(ctx, op, err)
-	}
-	// Whatever ends the connection from here (error, Connection: close,
-	// interruption) goes through drop, which forgets the poll.
-	c.pipe.queued = queue
-	if queue && len(r.body) <= lazyMaxBody && c.leaveAnswer(op) {
-		return nil
-	}
-	return c.answer(ctx, op, nil)
 }
 
 // write sends r, followed by GET /next when next is set, with one write

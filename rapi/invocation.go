@@ -61,19 +61,3 @@ func (inv *Invocation) reset() {
 	*inv = Invocation{} // cleared in place: no copy of the struct on the stack (Next's frame)
 	inv.Payload, inv.DeadlineErr = p, errNoDeadline
 }
-
-// resetKeepingID empties inv after an answer failed. It keeps the request
-// ID when one was read and is safe to post to. The invocation was handed
-// out, and only the runtime can still end it before its deadline. It keeps
-// the invocation ID too, if read, so that the error answer echoes it.
-func (c *Conn) resetKeepingID(inv *Invocation) {
-	id, invID := inv.RequestID, inv.InvocationID
-	if id == "" {
-		id, invID = c.hdrs.requestID(), c.hdrs.gathered(fInvocationID)
-	}
-	inv.reset()
-	inv.RequestID = id
-	if id != "" {
-		inv.InvocationID = invID
-	}
-}

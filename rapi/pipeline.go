@@ -1,11 +1,7 @@
 package rapi
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"net"
-	"os"
 	"syscall"
 	"time"
 )
@@ -13,7 +9,7 @@ import (
 // Pipelining: a post whose caller says queue writes the Conn's next GET
 // /next right behind it. It leaves its answer to the Next that reads that
 // poll. The package doc says what it is for, and what happens to a queued
-// poll when a post fails.
+// poll when a post fails. Its steps are in conn.go, beside the calls.
 
 const (
 	// lazyFresh: an answer is left for the next Next only when the poll it
@@ -56,11 +52,12 @@ type pipeline struct {
 	// lost is what Next reports, once, about a queued poll that a drop
 	// took with it after the server may have registered it (lose).
 	lost error
-	// pending names the post whose answer Next must read first. The
-	// Conn's req holds that post meanwhile (trim leaves it), to be sent
-	// again. polled is when the last /next answer began: an answer is
-	// left only within fresh (lazyFresh) of it.
+	// pending names the post whose answer Next must read first, which
+	// went out at posted. The Conn's req holds that post meanwhile (trim
+	// leaves it), to be sent again. polled is when the last /next answer
+	// began: an answer is left only within fresh (lazyFresh) of it.
 	pending string
+	posted  time.Time
 	polled  time.Time
 	fresh   time.Duration
 	// lowat is the learned size of an accepted answer plus one; lowatOn:
@@ -76,132 +73,4 @@ type pipeline struct {
 
 func newPipeline() pipeline {
 	return pipeline{lazy: true, fresh: lazyFresh}
-}
-
-// leaveAnswer reports whether the answer to the post just written (with a
-// poll queued behind it) is left to Next, and prepares for it.
-func (c *Conn) leaveAnswer(op string) bool {
-	if !c.pipe.lazy || time.Since(c.pipe.polled) > c.pipe.fresh {
-		return false
-	}
-	c.pipe.pending = op
-	c.setLowat(c.pipe.lowat)
-	return true
-}
-
-// readPending reads the answer that the last post left to this poll, on the
-// connection begin readied. reused is begin's. It is false when that answer
-// ended the connection, taking the queued poll with it. The poll then goes
-// out afresh on a new one.
-//
-//go:noinline
-func (c *Conn) readPending(ctx context.Context, reused bool) (bool, error) {
-	if c.pipe.pending == "" {
-		return reused, nil
-	}
-	if err := c.readLeft(ctx); err != nil {
-		return false, err
-	}
-	if err := c.pipe.lost; err != nil { // a success whose body broke
-		c.pipe.lost = nil
-		return false, err
-	}
-	if c.nc == nil {
-		return false, c.begin(ctx, opNext)
-	}
-	return reused, nil
-}
-
-// readLeft reads the answer that a post left to this Next (or ReadAnswer). A
-// context that fires before its first byte broke nothing: the answer stays
-// pending, and the poll queued. A connection that ends before it (reset, EOF)
-// may have ended before the server took the post. So the post, kept in req,
-// is sent once more on a new connection, its answer read at once. If the
-// first one was taken, the second is refused (400, or 410).
-func (c *Conn) readLeft(ctx context.Context) error {
-	op := c.pipe.pending
-	c.pipe.pending = ""
-	c.awaitReply(true)
-	_, err := c.peekWithin(lazyWake)
-	c.awaitReply(false)
-	c.setLowat(0)
-	if err != nil {
-		if c.interrupted.Load() && !c.closed.Load() && ctx.Err() != nil && errors.Is(err, os.ErrDeadlineExceeded) {
-			c.pipe.pending = op
-			return fmt.Errorf("rapi: %s: %w", op, ctx.Err())
-		}
-		err = c.fail(ctx, op, err)
-		if !errors.Is(err, ErrTransport) {
-			return &AnswerError{Op: op, Err: err}
-		}
-		if err := c.post(ctx, op, &c.req, false); err != nil {
-			return &AnswerError{Op: op, Err: err, Resent: true}
-		}
-		return nil
-	}
-	n := c.br.Buffered()
-	if err := c.answer(ctx, op, nil); err != nil {
-		if c.pipe.lost != nil { // reported here, with the answer's error
-			c.pipe.lost = nil
-			err = fmt.Errorf("%w; %w", err, errLostPoll)
-		}
-		return &AnswerError{Op: op, Err: err}
-	}
-	if c.nc != nil {
-		c.pipe.lowat = min(n-c.br.Buffered()+1, maxLowat)
-	}
-	return nil
-}
-
-// peekWithin waits for the first byte of the answer, and once d has passed
-// without it, lowers the low-water mark and waits on.
-func (c *Conn) peekWithin(d time.Duration) ([]byte, error) {
-	if c.br.Buffered() > 0 || !c.pipe.lowatOn {
-		return c.br.Peek(1)
-	}
-	c.mu.Lock()
-	if !c.interrupted.Load() {
-		_ = c.nc.SetReadDeadline(time.Now().Add(d))
-	}
-	c.mu.Unlock()
-	b, err := c.br.Peek(1)
-	if err == nil || c.interrupted.Load() || !errors.Is(err, os.ErrDeadlineExceeded) {
-		c.clearDeadline()
-		return b, err
-	}
-	c.setLowat(0)
-	c.clearDeadline()
-	return c.br.Peek(1)
-}
-
-// clearDeadline removes peekWithin's deadline, unless an interruption has
-// set its own since.
-func (c *Conn) clearDeadline() {
-	c.mu.Lock()
-	if !c.interrupted.Load() {
-		_ = c.nc.SetReadDeadline(time.Time{})
-	}
-	c.mu.Unlock()
-}
-
-// lose is fail for an answer to a post that broke once begun. The server
-// reads the poll queued behind a post as soon as it has answered the post.
-// It keeps a poll whose connection ends registered; the emulator hands it
-// the next invocation, which then fails. With the framing lost, that poll's
-// answer cannot be read anymore. The next Next reports it, so that the
-// caller can log it, then polls afresh.
-func (c *Conn) lose(ctx context.Context, op string, err error) error {
-	queued := c.pipe.queued
-	err = c.fail(ctx, op, err)
-	if queued && !c.closed.Load() {
-		c.pipe.lost = fmt.Errorf("rapi: %s: the answer to the last %s broke: %w; %w", opNext, op, err, errLostPoll)
-	}
-	return err
-}
-
-// awaitReply marks the wait for a post's reply, for CutReply.
-func (c *Conn) awaitReply(on bool) {
-	c.mu.Lock()
-	c.awaiting = on
-	c.mu.Unlock()
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"syscall"
 	"time"
 )
@@ -53,6 +54,13 @@ func (c *Conn) begin(ctx context.Context, op string) error {
 		return c.fail(ctx, op, context.Canceled)
 	}
 	return nil
+}
+
+// dial opens one connection, bounded by DialTimeout and ctx.
+func (c *Client) dial(ctx context.Context) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.DialTimeout)
+	defer cancel()
+	return c.opts.Dial(ctx, "tcp", c.addr)
 }
 
 // watch arranges for ctx to interrupt blocked I/O. The registration is kept
@@ -174,6 +182,8 @@ func (c *Conn) drop() {
 func (c *Conn) fail(ctx context.Context, op string, err error) error {
 	c.drop()
 	switch {
+	case errors.Is(err, ErrNoReply): // whatever else ended the wait
+		return fmt.Errorf("rapi: %s: %w: %w", op, ErrTransport, err)
 	case c.closed.Load():
 		return fmt.Errorf("rapi: %s: %w", op, errClosed)
 	case ctx.Err() != nil:

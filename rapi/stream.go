@@ -1,7 +1,6 @@
 package rapi
 
 import (
-	"context"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -57,31 +56,6 @@ const lastChunk = "0\r\n\r\n"
 // so the invocation is answered whatever ErrorFunc returns. Stream calls it
 // at most once, on its own goroutine, and reads body until it returns.
 type ErrorFunc func(err error, sent int64) (errorType string, body []byte)
-
-// endStream writes the end of a streamed body in one write. That is the last
-// chunk, with trailers unless rerr is nil, then the queued GET. It goes
-// behind the head when nothing was sent (headPending).
-func (c *Conn) endStream(ctx context.Context, headPending bool, sent int64, rerr error, onError ErrorFunc, queue bool) error {
-	end := c.req.head[:0]
-	if headPending {
-		end = c.req.head
-	}
-	if rerr == nil {
-		end = append(end, lastChunk...)
-	} else {
-		errorType, doc := onError(rerr, sent)
-		end = appendErrorTrailers(end, errorType, doc)
-	}
-	if queue {
-		end = append(end, c.c.pre.next...)
-	}
-	c.req.head = end
-	if _, err := c.nc.Write(end); err != nil {
-		return c.salvage(ctx, opResponse, err)
-	}
-	c.pipe.queued = queue
-	return c.answer(ctx, opResponse, nil)
-}
 
 // chunk frames the n bytes read into sbuf as one chunk and returns it.
 func (c *Conn) chunk(n int) []byte {

@@ -1,7 +1,6 @@
 package rapi
 
 import (
-	"context"
 	"errors"
 	"io"
 	"strconv"
@@ -104,40 +103,4 @@ func (w *streamWriter) done(n int, err error) (int, error) {
 	w.head = false
 	w.sent += int64(n)
 	return n, nil
-}
-
-// streamTo streams body through c.sw. A body that is an io.WriterTo
-// (*bytes.Reader, *bytes.Buffer, *bufio.Reader, ...) writes itself out. Any
-// other is read into the chunk buffer, one chunk per Read (ReadFrom). An
-// error before the first byte is an ordinary /error; one after it goes in
-// the trailers. A panic or Goexit after the first byte drops the
-// connection.
-func (c *Conn) streamTo(ctx context.Context, inv *Invocation, body io.Reader, onError ErrorFunc, queue *bool) error {
-	w := &c.sw
-	*w = streamWriter{c: c, head: true}
-	finished := false
-	defer func() {
-		if !finished && !w.head { // the request is cut
-			c.drop()
-		}
-	}()
-	var rerr error
-	if wt, ok := body.(io.WriterTo); ok {
-		_, rerr = wt.WriteTo(w)
-		if errors.Is(rerr, io.EOF) {
-			rerr = nil
-		}
-	} else {
-		_, rerr = w.ReadFrom(body)
-	}
-	finished = true
-	q := queue != nil && *queue
-	if w.err != nil {
-		return c.salvage(ctx, opResponse, w.err)
-	}
-	if w.head && rerr != nil {
-		errorType, doc := onError(rerr, 0)
-		return c.Fail(ctx, inv, streamErrorType(errorType), doc, nil, q)
-	}
-	return c.endStream(ctx, w.head, w.sent, rerr, onError, q)
 }

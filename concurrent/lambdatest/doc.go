@@ -9,16 +9,44 @@
 //	var options = []lambda.Option{lambda.WithDisallowUnknownFields(true)} // main passes the same
 //
 //	func TestHandler(t *testing.T) {
-//		f := lambdatest.Start(t, handler, concurrent.WithLambdaOptions(options...))
+//		f := lambdatest.Start(t, handler, lambdatest.WithRuntime(concurrent.WithLambdaOptions(options...)))
 //		res := f.Invoke([]byte(`{"id":1}`))
 //		...
 //	}
 //
 // [CheckIsolation] answers the first question of a function on Lambda
 // Managed Instances, where N invocations share one process: does one
-// invocation's answer, log or metrics depend on the others? It serves each
-// event alone, then all at once, and names the events whose answers or
-// lines differ.
+// invocation's answer, log or metrics depend on the others? It serves the
+// events all at once, then each alone, and names the events whose answers
+// or lines differ.
+//
+// # Fresh processes
+//
+// CheckIsolation serves nothing in the test's own process. It runs the
+// test binary again: one child for each round serves all the events at
+// once, and one child for each event serves that event alone, twice.
+// Each child runs the same test (go test's -run of its name) up to the
+// same CheckIsolation call, which there serves the events the parent
+// sent, reports back and skips the rest of the test. Package variables,
+// a client or router built lazily, a first-invocation flag: each child
+// starts them fresh. So each event's alone answer comes from a state no
+// other event has touched, and each round served at once meets state no
+// invocation has built yet. Under -race, the race detector's reports in
+// any child fail the test. The children run at most GOMAXPROCS at a time
+// and end before the test's deadline.
+//
+// Out of reach: state outside the process (a database, a file, a stand-in
+// service the handler writes to) is shared by the children as it is by
+// invocations. The race detector sees a race only where nothing orders
+// the two accesses in that run: invocations that also pass objects
+// through a pool (fmt's, a sync.Pool) may be ordered by it, so a run can
+// miss a lazily built router's race; each round is a new chance, and
+// WithRounds adds rounds. A test must reach its CheckIsolation calls the
+// same way on every run: the child serves the parent's events, but
+// builds the handler again by the test's own code. TestMain, and what the
+// test does before the call, run in every child. A test binary run
+// through an emulator (go test -exec) runs its children through the
+// command in LMIGO_RIE_EXEC.
 //
 // # Environment
 //
@@ -33,20 +61,32 @@
 //
 // Start stops the runtime and waits for it at t.Cleanup, so nothing it
 // started outlives the test. A test package checks that with goleak in one
-// line, which ignores the default pool that ants (lmigo's goroutine pool)
-// starts when it is imported:
+// line:
 //
 //	func TestMain(m *testing.M) {
 //		lambdatest.VerifyTestMain(m)
 //	}
+//
+// It passes two kinds of goroutine that are no test's leak: the default
+// pool that ants (lmigo's goroutine pool) starts when it is imported, and
+// net/http's keep-alive connections (their reader and writer goroutines),
+// which a package-level HTTP or SDK client keeps to a stand-in that stays
+// up. A goroutine a handler leaks still fails it, one waiting in an HTTP
+// call too.
 //
 // # Output
 //
 // The lines of concurrent.Logger, concurrent.Slog, concurrent.SlogHandler
 // and the runtime's own lines about an invocation go to that invocation's
 // Result.Logs, its EMF documents to Result.Metrics, not to stderr and
-// stdout; the runtime's lines of no invocation are logged to t if the test
-// fails. A logger given with concurrent.WithLogger writes where it writes.
+// stdout. The runtime's lines of no invocation (its start and stop, the
+// WARN for an LMIGO_ variable it does not know) are logged to t, which go
+// test shows with -v and when the test fails; through CheckIsolation,
+// those of the child serving at once, and the warnings and errors of the
+// others, once each. A logger given with concurrent.WithLogger writes
+// where it writes.
+// Result.Leftover counts the goroutines an invocation left running after
+// its answer, read in a goroutine profile begun once the answer came.
 //
 // Package lambdatest is for tests: the runtime never imports it.
 package lambdatest

@@ -3,7 +3,10 @@ package lambdatest_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"log"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"regexp"
@@ -22,32 +25,26 @@ import (
 )
 
 // downstream stands for a call to another service slow enough that every
-// invocation of a burst is in it at once: it knows CheckIsolation's order
-// (each of n events alone, then rounds of n at once), lets the calls of
-// the first n invocations through and holds each later call until n are
-// in it, or until its invocation's deadline.
+// invocation of a burst is in it at once. Served alone (a child process
+// of CheckIsolation's), a call returns at once; else it is held until n
+// calls are in it, or until its invocation's deadline.
 type downstream struct {
 	n       int
-	alone   int // calls of the n invocations served alone
 	mu      sync.Mutex
-	calls   int
 	waiting int
 	round   chan struct{}
 }
 
-// newDownstream is a downstream for n events whose invocations call it
-// perInvocation times each.
-func newDownstream(n, perInvocation int) *downstream {
-	return &downstream{n: n, alone: n * perInvocation, round: make(chan struct{})}
+// newDownstream is a downstream for n events served at once.
+func newDownstream(n int) *downstream {
+	return &downstream{n: n, round: make(chan struct{})}
 }
 
 func (d *downstream) call(ctx context.Context) {
-	d.mu.Lock()
-	d.calls++
-	if d.calls <= d.alone {
-		d.mu.Unlock()
+	if lambdatest.ServedAlone() {
 		return
 	}
+	d.mu.Lock()
 	ch := d.round
 	if d.waiting++; d.waiting == d.n {
 		close(ch)
@@ -60,6 +57,10 @@ func (d *downstream) call(ctx context.Context) {
 	}
 }
 
+// events is how many events the isolation tests serve: each costs a child
+// process.
+const events = 8
+
 func orders(n int) [][]byte {
 	events := make([][]byte, n)
 	for i := range events {
@@ -68,26 +69,20 @@ func orders(n int) [][]byte {
 	return events
 }
 
-// sharer is a handler built on a downstream it calls calls times.
-type sharer struct {
-	calls   int
-	handler func(*downstream) any
-}
-
 // sharing are handlers that share request state between invocations, each
 // without a data race, so that CheckIsolation alone is what catches them
 // under -race too (isolationChildren has the racy ones).
-func sharing() map[string]sharer {
-	return map[string]sharer{
-		"package variable": {1, func(d *downstream) any {
+func sharing() map[string]func(*downstream) any {
+	return map[string]func(*downstream) any{
+		"package variable": func(d *downstream) any {
 			var current atomic.Int64 // the order in hand, across the call
 			return func(ctx context.Context, o order) (receipt, error) {
 				current.Store(int64(o.ID))
 				d.call(ctx)
 				return receipt{int(current.Load()), "stored"}, nil
 			}
-		}},
-		"shared bytes.Buffer": {1, func(d *downstream) any {
+		},
+		"shared bytes.Buffer": func(d *downstream) any {
 			var mu sync.Mutex
 			var buf bytes.Buffer
 			return func(ctx context.Context, o order) (string, error) {
@@ -100,8 +95,8 @@ func sharing() map[string]sharer {
 				defer mu.Unlock()
 				return buf.String(), nil
 			}
-		}},
-		"map shared by key": {1, func(d *downstream) any {
+		},
+		"map shared by key": func(d *downstream) any {
 			var mu sync.Mutex
 			pending := map[string]int{} // keyed by the function, not the invocation
 			return func(ctx context.Context, o order) (receipt, error) {
@@ -113,8 +108,8 @@ func sharing() map[string]sharer {
 				defer mu.Unlock()
 				return receipt{pending["order"], "stored"}, nil
 			}
-		}},
-		"logger with a request ID set once": {1, func(d *downstream) any {
+		},
+		"logger with a request ID set once": func(d *downstream) any {
 			var once sync.Once
 			var log *zap.Logger
 			return func(ctx context.Context, o order) (receipt, error) {
@@ -122,8 +117,43 @@ func sharing() map[string]sharer {
 				log.Info("order stored", zap.Int("id", o.ID))
 				return receipt{o.ID, "stored"}, nil
 			}
-		}},
-		"metrics of another invocation": {2, func(d *downstream) any {
+		},
+		"logger piling up fields": func(*downstream) any {
+			var mu sync.Mutex
+			var fields []zap.Field // grows with every invocation
+			return func(ctx context.Context, o order) (receipt, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				fields = append(fields, zap.Int("user", o.ID))
+				concurrent.Logger(ctx).Info("order stored", fields...) // its own user last
+				return receipt{o.ID, "stored"}, nil
+			}
+		},
+		"context kept in a package variable": func(*downstream) any {
+			var kept atomic.Pointer[context.Context] // the first invocation's
+			return func(ctx context.Context, o order) (receipt, error) {
+				kept.CompareAndSwap(nil, &ctx)
+				concurrent.Logger(*kept.Load()).Info("order stored", zap.Int("id", o.ID),
+					zap.String("requestID", fmt.Sprint("downstream-", o.ID)))
+				return receipt{o.ID, "stored"}, nil
+			}
+		},
+		"trace kept in a package variable": func(d *downstream) any {
+			var last atomic.Value // the trace of the last invocation to start
+			return func(ctx context.Context, o order) (string, error) {
+				last.Store(concurrent.TraceID(ctx))
+				d.call(ctx)
+				return fmt.Sprintf("%d traced %s", o.ID, last.Load()), nil
+			}
+		},
+		"first event's value kept": func(*downstream) any {
+			var first atomic.Int64 // set once, by the first event served
+			return func(ctx context.Context, o order) (receipt, error) {
+				first.CompareAndSwap(0, int64(o.ID))
+				return receipt{int(first.Load()), "stored"}, nil
+			}
+		},
+		"metrics of another invocation": func(d *downstream) any {
 			var last atomic.Pointer[context.Context]
 			return func(ctx context.Context, o order) (receipt, error) {
 				last.Store(&ctx)
@@ -134,11 +164,11 @@ func sharing() map[string]sharer {
 				d.call(ctx) // all have recorded before any ends
 				return receipt{o.ID, "stored"}, nil
 			}
-		}},
+		},
 	}
 }
 
-// TestCheckIsolationCatches runs CheckIsolation at N=64 on handlers that
+// TestCheckIsolationCatches runs CheckIsolation at N=8 on handlers that
 // share state, through a fakeTB, and checks that it fails saying where.
 func TestCheckIsolationCatches(t *testing.T) {
 	t.Setenv("POWERTOOLS_METRICS_NAMESPACE", "lambdatest")
@@ -146,10 +176,14 @@ func TestCheckIsolationCatches(t *testing.T) {
 		name string
 		want string // in the failure
 	}{
-		{"package variable", `event \d+ \(\{"id":\d+\}\) answered otherwise served beside 63 others \(round \d\), the answer of event \d+:\n  alone:  \{"id":\d+,"status":"stored"\}\n  beside: \{"id":\d+`},
-		{"shared bytes.Buffer", `answered otherwise served beside 63 others .*\n  alone:  "order \d+"\n  beside: "order \d+"`},
-		{"map shared by key", `answered otherwise served beside 63 others`},
-		{"logger with a request ID set once", `a log line carrying the request ID of an invocation that had ended was written while event 1 was served alone:\n  \{.*"message":"order stored".*"id":101`},
+		{"package variable", `event \d+ \(\{"id":\d+\}\) answered otherwise served beside 7 others \(round \d\), the answer of event \d+:\n  alone:  \{"id":\d+,"status":"stored"\}\n  beside: \{"id":\d+`},
+		{"shared bytes.Buffer", `answered otherwise served beside 7 others .*\n  alone:  "order \d+"\n  beside: "order \d+"`},
+		{"map shared by key", `answered otherwise served beside 7 others`},
+		{"logger with a request ID set once", `(a log line carrying the request ID of an invocation that had ended was written (in round \d|while event \d+ was served alone)|a line of event \d+ \(\{"id":\d+\}\) carries id=\d+, which event \d+ wrote alone \(round \d\)):\n  \{.*"message":"order stored".*"id":1\d\d`},
+		{"logger piling up fields", `a line of event \d+ \(\{"id":\d+\}\) carries user=\d+, which event \d+ wrote alone \(round \d\):\n  \{.*"message":"order stored".*"user":1\d\d,"user":1\d\d`},
+		{"context kept in a package variable", `(a log line carrying the request ID of an invocation that had ended was written (in round \d|while event \d+ was served alone)|a line of event \d+ \(\{"id":\d+\}\) carries id=\d+, which event \d+ wrote alone \(round \d\)):\n  \{.*"message":"order stored".*"requestID":"downstream-1\d\d"`},
+		{"trace kept in a package variable", `answered otherwise served beside 7 others \(round \d\), with the trace of event \d+:`},
+		{"first event's value kept", `event \d+ \(\{"id":\d+\}\) answered otherwise served beside 7 others \(round 1\), the answer of event \d+:`},
 		{"metrics of another invocation", `a line of event \d+ \(\{"id":\d+\}\) carries order\d+=\d+, which event \d+ wrote alone \(round \d\):\n  \{"_aws".*"order\d+":\d+`},
 	}
 	handlers := sharing()
@@ -157,7 +191,7 @@ func TestCheckIsolationCatches(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ft := &fakeTB{TB: t}
 			ft.run(func() {
-				lambdatest.CheckIsolation(ft, handlers[tt.name].handler(newDownstream(64, handlers[tt.name].calls)), orders(64))
+				lambdatest.CheckIsolation(ft, handlers[tt.name](newDownstream(events)), orders(events))
 			})
 			got := ft.text()
 			if !regexp.MustCompile(tt.want).MatchString(got) {
@@ -171,7 +205,7 @@ func TestCheckIsolationCatches(t *testing.T) {
 	}
 }
 
-// TestCheckIsolationPasses runs CheckIsolation at N=64 on handlers that
+// TestCheckIsolationPasses runs CheckIsolation at N=8 on handlers that
 // keep each invocation's state its own, with logs, metrics, downstream
 // calls, answers carrying their request ID or a time.
 func TestCheckIsolationPasses(t *testing.T) {
@@ -180,7 +214,7 @@ func TestCheckIsolationPasses(t *testing.T) {
 	tests := []struct {
 		name    string
 		handler func(d *downstream) any
-		opts    []concurrent.Option
+		opts    []lambdatest.Option
 	}{
 		{"locals, logs and metrics", func(d *downstream) any {
 			return func(ctx context.Context, o order) (receipt, error) {
@@ -199,20 +233,40 @@ func TestCheckIsolationPasses(t *testing.T) {
 				return fmt.Sprintf("%d for %s", o.ID, concurrent.RequestID(ctx)), nil
 			}
 		}, nil},
-		{"a time in the answer, normalised", func(*downstream) any {
+		{"its trace in the answer", func(d *downstream) any {
+			return func(ctx context.Context, o order) (string, error) {
+				d.call(ctx)
+				h := concurrent.TraceID(ctx)
+				root, _, _ := strings.Cut(strings.TrimPrefix(h, "Root="), ";")
+				return fmt.Sprintf("%d traced %s, root %s", o.ID, h, root), nil
+			}
+		}, nil},
+		{"a time in the answer, normalised by its event", func(*downstream) any {
 			return func(ctx context.Context, o order) (string, error) {
 				return fmt.Sprintf("%d at %s", o.ID, time.Now().Format(time.RFC3339Nano)), nil
 			}
-		}, []concurrent.Option{lambdatest.WithNormalize(func(b []byte) []byte {
-			before, _, _ := bytes.Cut(b, []byte(" at "))
-			return before
+		}, []lambdatest.Option{lambdatest.WithNormalize(func(event, answer []byte) []byte {
+			// The event says what the answer keeps: its own order, then the time.
+			var o order
+			if err := json.Unmarshal(event, &o); err != nil {
+				return event
+			}
+			if own := fmt.Sprintf(`"%d at `, o.ID); bytes.HasPrefix(answer, []byte(own)) {
+				return []byte(own)
+			}
+			return answer
 		})}},
-		{"a count in the answer, compared", func(*downstream) any {
+		{"a count in the answer, compared by its event", func(*downstream) any {
 			return func(ctx context.Context, o order) (receipt, error) {
 				return receipt{o.ID, fmt.Sprint(served.Add(1))}, nil
 			}
-		}, []concurrent.Option{lambdatest.WithCompare(func(alone, beside lambdatest.Result) error {
-			if !bytes.Equal(alone.Payload[:10], beside.Payload[:10]) { // {"id":1xx,
+		}, []lambdatest.Option{lambdatest.WithCompare(func(event []byte, alone, beside lambdatest.Result) error {
+			var o order
+			var a, b receipt
+			if json.Unmarshal(event, &o) != nil || json.Unmarshal(alone.Payload, &a) != nil || json.Unmarshal(beside.Payload, &b) != nil {
+				return fmt.Errorf("unreadable")
+			}
+			if a.ID != o.ID || b.ID != o.ID {
 				return fmt.Errorf("another order")
 			}
 			return nil
@@ -220,7 +274,7 @@ func TestCheckIsolationPasses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			lambdatest.CheckIsolation(t, tt.handler(newDownstream(64, 1)), orders(64), tt.opts...)
+			lambdatest.CheckIsolation(t, tt.handler(newDownstream(events)), orders(events), tt.opts...)
 		})
 	}
 }
@@ -265,6 +319,15 @@ var isolationChildren = map[string]func(*downstream) any{
 			return receipt{pending["order"], "stored"}, nil
 		}
 	},
+	"first event's value kept": func(*downstream) any {
+		var region int // set once, by the first event served
+		return func(ctx context.Context, o order) (receipt, error) {
+			if region == 0 {
+				region = o.ID
+			}
+			return receipt{region, "stored"}, nil
+		}
+	},
 	"logger with a request ID set once": func(d *downstream) any {
 		var log *zap.Logger
 		return func(ctx context.Context, o order) (receipt, error) {
@@ -285,10 +348,10 @@ func TestIsolationChild(t *testing.T) {
 	if name == "" {
 		t.Skip("the child of TestCheckIsolationRacy")
 	}
-	lambdatest.CheckIsolation(t, isolationChildren[name](newDownstream(64, 1)), orders(64))
+	lambdatest.CheckIsolation(t, isolationChildren[name](newDownstream(events)), orders(events))
 }
 
-// TestCheckIsolationRacy runs CheckIsolation at N=64 on the racy handlers,
+// TestCheckIsolationRacy runs CheckIsolation at N=8 on the racy handlers,
 // each in a child process, and checks that CheckIsolation reports them,
 // with or without -race (the race detector may report them too), unless
 // Go's own check of a map written at once ended the child first.
@@ -323,5 +386,199 @@ func TestCheckIsolationRacy(t *testing.T) {
 			}
 			t.Logf("caught by %s", strings.Join(by, ", "))
 		})
+	}
+}
+
+// TestCheckIsolationChildEnds: a handler that ends its process on one
+// event (log.Fatal on a request path) fails the test, saying which event
+// ended which child and with what output.
+func TestCheckIsolationChildEnds(t *testing.T) {
+	handler := func(ctx context.Context, o order) (receipt, error) {
+		if o.ID == 101 {
+			log.Fatalf("order %d: no such order", o.ID) // only ever in a child
+		}
+		return receipt{o.ID, "stored"}, nil
+	}
+	ft := &fakeTB{TB: t}
+	ft.run(func() { lambdatest.CheckIsolation(ft, handler, orders(3)) })
+	got := ft.text()
+	for _, want := range []string{
+		`the process ended \(exit status 1\) while event 1 \({"id":101}\) was served alone, in a child process of the test: on Lambda, log.Fatal, os.Exit or a crash on a request path ends every invocation in flight; its last output:\n(.*\n)*.*order 101: no such order`,
+		`the process ended \(exit status 1\) while the events were served at once \(round 1\), in a child process of the test`,
+	} {
+		if !regexp.MustCompile(want).MatchString(got) {
+			t.Errorf("CheckIsolation failed with:\n%s\nwant a failure matching %q", got, want)
+		}
+	}
+	if strings.Contains(got, "event 0 ") || strings.Contains(got, "event 2 ") {
+		t.Errorf("CheckIsolation blamed an event that did not end its process:\n%s", got)
+	}
+	t.Logf("%.1500s", got)
+}
+
+// TestCheckIsolationCallNotReached: a test that does not reach its
+// CheckIsolation call again in a child process fails, saying so.
+func TestCheckIsolationCallNotReached(t *testing.T) {
+	if lambdatest.IsChild() {
+		return // as a test whose path depends on what varies between runs
+	}
+	ft := &fakeTB{TB: t}
+	ft.run(func() {
+		lambdatest.CheckIsolation(ft, func(o order) (receipt, error) { return receipt{o.ID, "stored"}, nil }, orders(2))
+	})
+	if want := "it ran no such CheckIsolation call (a test must make its calls the same way each time it runs)"; !strings.Contains(ft.text(), want) {
+		t.Fatalf("CheckIsolation failed with:\n%s\nwant %q", ft.text(), want)
+	}
+}
+
+// TestCheckIsolationWedged: a runtime that wedges in a child process (every
+// slot held by a handler that ignores its context) fails the test, naming
+// the hung invocations, and the child's work ends.
+func TestCheckIsolationWedged(t *testing.T) {
+	t.Setenv("LMIGO_OVERRUN_GRACE", "1ms")
+	t.Setenv("LMIGO_MAX_OVERRUNS", "0")
+	t.Setenv("LMIGO_WEDGED_EXIT", "1ms")
+	handler := func(context.Context, order) (receipt, error) {
+		<-make(chan struct{}) // ignores its context; only ever in a child
+		return receipt{}, nil
+	}
+	ft := &fakeTB{TB: t}
+	ft.run(func() { lambdatest.CheckIsolation(ft, handler, orders(2), lambdatest.WithTimeout(20*time.Millisecond)) })
+	want := `while the events were served at once \(round \d\), in a child process: the runtime is wedged: every slot is held by a handler that overran its deadline and ignores its context \(request IDs [0-9a-f-]{36}, [0-9a-f-]{36}\); on Lambda it would exit 1 now`
+	if !regexp.MustCompile(want).MatchString(ft.text()) {
+		t.Fatalf("CheckIsolation failed with:\n%s\nwant a failure matching %q", ft.text(), want)
+	}
+	// The runtime's own lines about the hung invocations are not the
+	// handler's lines written after its invocation ended.
+	if strings.Contains(ft.text(), "had ended") {
+		t.Errorf("CheckIsolation blamed the runtime's own lines on the handler:\n%s", ft.text())
+	}
+}
+
+// TestCheckIsolationVariesEvenAlone: an answer that varies by nature (a
+// random token, a first-invocation flag) fails saying that it varies even
+// alone, naming the event and WithNormalize, and blames no shared state.
+func TestCheckIsolationVariesEvenAlone(t *testing.T) {
+	tests := []struct {
+		name    string
+		handler func() any
+	}{
+		{"a random token", func() any {
+			return func(o order) (string, error) {
+				return fmt.Sprintf("%d token %016x", o.ID, rand.Uint64()), nil
+			}
+		}},
+		{"a cold-start flag", func() any {
+			var served atomic.Bool // the process's, not the event's
+			return func(o order) (string, error) {
+				return fmt.Sprintf("%d cold %v", o.ID, !served.Swap(true)), nil
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ft := &fakeTB{TB: t}
+			ft.run(func() { lambdatest.CheckIsolation(ft, tt.handler(), orders(3)) })
+			got := ft.text()
+			for i := range 3 {
+				want := fmt.Sprintf(`event %d ({"id":%d}) answered otherwise even alone`, i, 100+i)
+				if !strings.Contains(got, want) {
+					t.Errorf("CheckIsolation failed with:\n%s\nwant %q", got, want)
+				}
+			}
+			if !strings.Contains(got, "WithNormalize") {
+				t.Errorf("the failure does not point at WithNormalize:\n%s", got)
+			}
+			for _, blame := range []string{"look for", "beside", "the answer of event"} {
+				if strings.Contains(got, blame) {
+					t.Errorf("the failure blames shared state (%q):\n%s", blame, got)
+				}
+			}
+			t.Logf("%.700s", got)
+		})
+	}
+}
+
+// TestCheckIsolationClaimsOnlyOneEventsAnswer: an answer beside others is
+// said to be another event's only when that event alone, and no other,
+// answers so. Here events 1 and 2 both answer "b" alone, and every answer
+// beside others is "b": event 0 answered otherwise, of no one event.
+func TestCheckIsolationClaimsOnlyOneEventsAnswer(t *testing.T) {
+	evs := [][]byte{[]byte(`{"id":1,"note":"a"}`), []byte(`{"id":2,"note":"b"}`), []byte(`{"id":3,"note":"b"}`)}
+	d := newDownstream(len(evs))
+	var inFlight atomic.Int64
+	handler := func(ctx context.Context, o order) (string, error) {
+		inFlight.Add(1)
+		d.call(ctx) // beside others, all three are in flight
+		n := inFlight.Load()
+		d.call(ctx) // none has left before all have read
+		inFlight.Add(-1)
+		if n > 1 {
+			return "b", nil // busy: an answer that is no one event's
+		}
+		return o.Note, nil
+	}
+	ft := &fakeTB{TB: t}
+	ft.run(func() { lambdatest.CheckIsolation(ft, handler, evs) })
+	got := ft.text()
+	if want := `event 0 ({"id":1,"note":"a"}) answered otherwise served beside 2 others (round 1):`; !strings.Contains(got, want) {
+		t.Errorf("CheckIsolation failed with:\n%s\nwant %q", got, want)
+	}
+	if strings.Contains(got, "the answer of event") || strings.Contains(got, "event 1 ") || strings.Contains(got, "event 2 ") {
+		t.Errorf("CheckIsolation named an event whose answer it was not:\n%s", got)
+	}
+}
+
+const countedEnv = "LAMBDATEST_COUNTED_CHILD"
+
+// TestCheckIsolationCountedChild is the child of TestCheckIsolationCounted.
+func TestCheckIsolationCountedChild(t *testing.T) {
+	if os.Getenv(countedEnv) == "" {
+		t.Skip("the child of TestCheckIsolationCounted")
+	}
+	lambdatest.CheckIsolation(t, func(o order) (receipt, error) { return receipt{o.ID, "stored"}, nil }, orders(2))
+}
+
+// TestCheckIsolationCounted: go test -count runs a test again under its
+// name; each run's CheckIsolation call is found by its children.
+func TestCheckIsolationCounted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs child processes")
+	}
+	args := append(strings.Fields(os.Getenv(rie.ExecEnv)), os.Args[0], "-test.run=^TestCheckIsolationCountedChild$", "-test.count=3")
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), countedEnv+"=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("CheckIsolation under -count=3: %v\n%s", err, out)
+	}
+}
+
+// TestCheckIsolationLineAfterTheEnd: a goroutine the handler leaves
+// behind, logging for its invocation once that has ended, is reported.
+func TestCheckIsolationLineAfterTheEnd(t *testing.T) {
+	var mu sync.Mutex
+	var goAhead, logged chan struct{} // of the last invocation's goroutine
+	handler := func(ctx context.Context, o order) (receipt, error) {
+		mu.Lock()
+		prevGo, prevLogged := goAhead, logged
+		myGo, myLogged := make(chan struct{}), make(chan struct{})
+		goAhead, logged = myGo, myLogged
+		mu.Unlock()
+		go func() {
+			<-myGo // the next invocation has started: this one has ended
+			concurrent.Logger(ctx).Info("order audited", zap.Int("id", o.ID))
+			close(myLogged)
+		}()
+		if prevGo != nil {
+			close(prevGo)
+			<-prevLogged // the line is written while this invocation runs
+		}
+		return receipt{o.ID, "stored"}, nil
+	}
+	ft := &fakeTB{TB: t}
+	ft.run(func() { lambdatest.CheckIsolation(ft, handler, orders(2)) })
+	want := `a log line carrying the request ID of an invocation that had ended was written while event \d was served alone:\n  \{.*"message":"order audited"`
+	if !regexp.MustCompile(want).MatchString(ft.text()) {
+		t.Fatalf("CheckIsolation failed with:\n%s\nwant a failure matching %q", ft.text(), want)
 	}
 }

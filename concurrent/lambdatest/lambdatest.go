@@ -3,9 +3,14 @@ package lambdatest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,9 +19,6 @@ import (
 	"github.com/lmigo/lmigo/rapi/rapitest"
 )
 
-// DefaultConcurrency is N when no WithConcurrency option says otherwise.
-const DefaultConcurrency = 8
-
 // Function is a handler served by a runtime at N slots against a fake
 // Runtime API. Its methods are safe for concurrent use.
 type Function struct {
@@ -24,17 +26,25 @@ type Function struct {
 	api    *rapitest.Server
 	rt     *concurrent.Runtime
 	n      int
-	ctx    context.Context // done once the runtime has stopped
-	cancel context.CancelFunc
+	ctx    context.Context    // done once the runtime has stopped
+	cancel context.CancelFunc // nil once stop has run
+	halt   context.CancelFunc // the same, kept: exit stops the runtime
+	exited atomic.Bool        // exit was called
 	done   chan error
 	stopMu sync.Mutex
 	out    output
+	// counts: Invoke counts the goroutines left running (Result.Leftover);
+	// CheckIsolation's invocations do not, which saves a profile each.
+	counts bool
 }
 
 // Result is how one invocation ended, as its caller reads it.
 type Result struct {
 	// RequestID is the invocation's request ID.
 	RequestID string
+	// TraceID is the invocation's trace header, Lambda-Runtime-Trace-Id
+	// (concurrent.TraceID): "Root=1-...;Parent=...;Sampled=0".
+	TraceID string
 	// Payload is the answer's body; nil when Err is set.
 	Payload []byte
 	// Err is nil on success, else an *Error: the error type and message
@@ -48,6 +58,14 @@ type Result struct {
 	// Metrics are the EMF documents this invocation wrote (package
 	// concurrent/metrics), one line each.
 	Metrics []string
+	// Leftover counts the goroutines its handler started that still ran
+	// once the answer came: they outlived the invocation (leftover.go).
+	// Work started with concurrent.Go is waited for, and counts 0.
+	// CheckIsolation does not count them: 0 in the Results it compares.
+	Leftover int
+	// Detached counts the goroutines concurrent.GoDetached started for
+	// it that still ran then, which are meant to outlive it.
+	Detached int
 }
 
 // Error is a function error as the caller of an invocation reads it.
@@ -60,55 +78,25 @@ type Error struct {
 func (e *Error) Error() string { return e.Type + ": " + e.Message }
 
 // Start serves handler through the runtime a bootstrap runs
-// (concurrent.New and Run), with opts, against a new fake Runtime API at N
+// (concurrent.New and Run, with the options of WithRuntime), against a new fake Runtime API at N
 // slots: DefaultConcurrency unless WithConcurrency says. The runtime reads
 // the process's environment as a bootstrap does (a t.Setenv before Start
 // reaches it), with the fake's address, N and AWS_LAMBDA_LOG_FORMAT=JSON on
 // top. Start returns once every slot polls. At t.Cleanup the runtime is
 // stopped and waited for, and the test fails if the runtime broke exactly
 // once (a duplicate, unknown or cross-wired answer, one without its
-// invocation's ID) or polled beyond N. The soft memory limit Run sets
-// from the memory size is put back once the last Function has stopped.
-func Start(t testing.TB, handler any, opts ...concurrent.Option) *Function {
+// invocation's ID) or polled beyond N. A runtime that would exit (every
+// slot held by a handler that overran its deadline, past
+// LMIGO_WEDGED_EXIT) fails the test instead, naming the hung invocations,
+// and stops serving. The soft memory limit Run sets from the memory size,
+// and _X_AMZN_TRACE_ID, which a runtime at N=1 sets to each invocation's
+// trace, are put back once the last Function has stopped.
+func Start(t testing.TB, handler any, opts ...Option) *Function {
 	t.Helper()
 	f := start(t, handler, opts)
+	f.counts = true
 	t.Cleanup(f.stop)
 	return f
-}
-
-// config is what lambdatest's own options set.
-type config struct {
-	n         int
-	timeout   time.Duration
-	rounds    int
-	normalize func(answer []byte) []byte
-	compare   func(alone, beside Result) error
-}
-
-type setting func(*config)
-
-func carry(s setting) concurrent.Option { return testhook.Carry(s).(concurrent.Option) }
-
-// WithConcurrency sets N, the invocations served at once, for Start.
-// CheckIsolation sets its own N, the number of its events.
-func WithConcurrency(n int) concurrent.Option { return carry(func(c *config) { c.n = n }) }
-
-// WithTimeout sets each invocation's timeout (rapitest.DefaultTimeout,
-// Lambda's 3 s, by default); a handler still running then ends its
-// invocation with Sandbox.Timedout.
-func WithTimeout(d time.Duration) concurrent.Option {
-	return carry(func(c *config) { c.timeout = d })
-}
-
-func readConfig(opts []concurrent.Option) (config, func(string) (string, bool)) {
-	c := config{n: DefaultConcurrency, timeout: rapitest.DefaultTimeout, rounds: DefaultRounds}
-	carried, lookup := testhook.Read(opts)
-	for _, v := range carried {
-		if s, ok := v.(setting); ok {
-			s(&c)
-		}
-	}
-	return c, lookup
 }
 
 // defaults are the variables the platform sets on a managed instance,
@@ -121,38 +109,53 @@ var defaults = map[string]string{
 	"AWS_REGION":                      "us-east-1",
 }
 
-func start(t testing.TB, handler any, opts []concurrent.Option) *Function {
+func start(t testing.TB, handler any, opts []Option) *Function {
 	t.Helper()
-	c, lookup := readConfig(opts)
-	return startConfig(t, handler, opts, c, lookup)
+	c, lookup, err := readConfig(opts)
+	if err != nil {
+		t.Fatalf("lambdatest: %v", err)
+	}
+	return startConfig(t, handler, c, lookup)
 }
 
-// memoryLimit gives the test process its soft memory limit back once the
-// last running Function has stopped: Run sets one from the memory size.
-var memoryLimit struct {
+// held is what Run changes in the process, given back once the last
+// running Function has stopped: the soft memory limit Run sets from the
+// memory size, and _X_AMZN_TRACE_ID, which a runtime at N=1 sets to each
+// invocation's trace.
+var held struct {
 	sync.Mutex
-	running int
-	before  int64
+	running     int
+	memoryLimit int64
+	trace       string
+	traceSet    bool
 }
 
-func holdMemoryLimit() {
-	memoryLimit.Lock()
-	defer memoryLimit.Unlock()
-	if memoryLimit.running == 0 {
-		memoryLimit.before = debug.SetMemoryLimit(-1)
+const traceEnv = "_X_AMZN_TRACE_ID"
+
+func holdProcess() {
+	held.Lock()
+	defer held.Unlock()
+	if held.running == 0 {
+		held.memoryLimit = debug.SetMemoryLimit(-1)
+		held.trace, held.traceSet = os.LookupEnv(traceEnv)
 	}
-	memoryLimit.running++
+	held.running++
 }
 
-func releaseMemoryLimit() {
-	memoryLimit.Lock()
-	defer memoryLimit.Unlock()
-	if memoryLimit.running--; memoryLimit.running == 0 {
-		debug.SetMemoryLimit(memoryLimit.before)
+func releaseProcess() {
+	held.Lock()
+	defer held.Unlock()
+	if held.running--; held.running == 0 {
+		debug.SetMemoryLimit(held.memoryLimit)
+		if held.traceSet {
+			_ = os.Setenv(traceEnv, held.trace)
+		} else {
+			_ = os.Unsetenv(traceEnv)
+		}
 	}
 }
 
-func startConfig(t testing.TB, handler any, opts []concurrent.Option, c config, lookup func(string) (string, bool)) *Function {
+func startConfig(t testing.TB, handler any, c config, lookup func(string) (string, bool)) *Function {
 	t.Helper()
 	api, err := rapitest.New(rapitest.Options{MaxConcurrency: c.n, Queue: true, Timeout: c.timeout})
 	if err != nil {
@@ -176,16 +179,18 @@ func startConfig(t testing.TB, handler any, opts []concurrent.Option, c config, 
 		v, ok := defaults[k]
 		return v, ok
 	}
-	all := append(append([]concurrent.Option(nil), opts...), concurrent.WithLookupEnv(env),
-		testhook.Output(logWriter{&f.out}, metricWriter{&f.out}).(concurrent.Option))
+	all := append(append([]concurrent.Option(nil), c.runtime...), concurrent.WithLookupEnv(env),
+		testhook.Replace(testhook.Process{Logs: writer{&f.out, handlerLine}, Own: writer{&f.out, runtimeLine},
+			Metrics: writer{&f.out, metricDoc}, Exit: f.exit, Environ: c.environ}).(concurrent.Option))
 	f.rt, err = concurrent.New(handler, all...)
 	if err != nil {
 		_ = api.Close()
 		t.Fatalf("lambdatest: %v", err)
 	}
-	holdMemoryLimit()
+	holdProcess()
 	var run context.Context
 	run, f.cancel = context.WithCancel(context.Background())
+	f.halt = f.cancel
 	// Invoke waits for a slot until the runtime has stopped, no longer.
 	var stopped context.CancelFunc
 	f.ctx, stopped = context.WithCancel(context.Background())
@@ -198,7 +203,23 @@ func startConfig(t testing.TB, handler any, opts []concurrent.Option, c config, 
 		f.stop()
 		t.Fatalf("lambdatest: the runtime stopped before it polled: %v", err)
 	}
+	f.logRuntime()
 	return f
+}
+
+// exit is where the runtime would end the process, on Lambda so that it
+// replaces a wedged environment. Here it fails the test that owns the
+// runtime and stops the runtime, so that later invocations fail at once;
+// the test process lives on.
+func (f *Function) exit(code int) {
+	f.exited.Store(true)
+	defer f.halt()
+	ids := f.out.wedged()
+	if len(ids) == 0 {
+		ids = []string{"none listed"}
+	}
+	f.tb.Errorf("lambdatest: the runtime is wedged: every slot is held by a handler that overran its deadline "+
+		"and ignores its context (request IDs %s); on Lambda it would exit %d now", strings.Join(ids, ", "), code)
 }
 
 // stop ends the runtime and the fake, once, and checks the accounting.
@@ -213,17 +234,22 @@ func (f *Function) stop() {
 	if err := <-f.done; err != nil {
 		f.tb.Errorf("lambdatest: the runtime stopped: %v", err)
 	}
-	releaseMemoryLimit()
+	releaseProcess()
 	_ = f.api.Close()
 	st := f.api.Stats()
 	if st.Duplicates+st.Unknown+st.CrossWired+st.NoEcho+st.Violations > 0 {
 		f.tb.Errorf("lambdatest: the runtime broke exactly once or N=%d: %d duplicate, %d unknown, %d cross-wired, %d unechoed answers, %d polls beyond N",
 			f.n, st.Duplicates, st.Unknown, st.CrossWired, st.NoEcho, st.Violations)
 	}
-	if f.tb.Failed() {
-		for _, l := range f.out.unattributed() {
-			f.tb.Logf("runtime: %s", l)
-		}
+	f.logRuntime()
+}
+
+// logRuntime logs the runtime's lines of no invocation written since it
+// last did (its start lines, a WARN for an LMIGO_ typo, its stop line):
+// go test shows them with -v, and when the test fails.
+func (f *Function) logRuntime() {
+	for _, l := range f.out.takeOther() {
+		f.tb.Logf("runtime: %s", l)
 	}
 }
 
@@ -234,17 +260,32 @@ func (f *Function) stop() {
 // Invoke is safe for concurrent use; the caller may reuse payload once it
 // returns.
 func (f *Function) Invoke(payload []byte) Result {
-	r, err := f.api.Invoke(f.ctx, rapitest.Request{Payload: payload})
+	trace := newTraceID()
+	r, err := f.api.Invoke(f.ctx, rapitest.Request{Payload: payload, TraceID: trace})
 	if err != nil {
 		f.tb.Errorf("lambdatest: invoke: %v", err)
-		return Result{RequestID: r.RequestID, Err: &Error{Type: "lambdatest.InvokeFailed", Message: err.Error()}}
+		return Result{RequestID: r.RequestID, TraceID: trace,
+			Err: &Error{Type: "lambdatest.InvokeFailed", Message: err.Error()}}
 	}
-	res := Result{RequestID: r.RequestID, Payload: r.Body}
+	res := Result{RequestID: r.RequestID, TraceID: trace, Payload: r.Body}
 	if r.Err != nil {
 		res.Payload, res.Err = nil, callerError(r.Err)
 	}
 	res.Logs, res.Metrics = f.out.take(r.RequestID)
+	if !f.counts {
+		return res
+	}
+	if res.Leftover, res.Detached, err = leftovers(r.RequestID); err != nil {
+		f.tb.Errorf("lambdatest: cannot count the goroutines left running: %v", err)
+	}
 	return res
+}
+
+// newTraceID is an X-Ray trace header of random IDs, unique across the
+// processes of one CheckIsolation.
+func newTraceID() string {
+	return fmt.Sprintf("Root=1-%08x-%08x%016x;Parent=%016x;Sampled=0",
+		time.Now().Unix(), rand.Uint32(), rand.Uint64(), rand.Uint64())
 }
 
 // callerError is what Lambda's Invoke API gives the caller of a failed

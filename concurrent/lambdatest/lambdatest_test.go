@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"reflect"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -20,6 +23,7 @@ import (
 	"github.com/lmigo/lmigo/concurrent"
 	"github.com/lmigo/lmigo/concurrent/lambdatest"
 	"github.com/lmigo/lmigo/concurrent/metrics"
+	"go.uber.org/zap"
 )
 
 type order struct {
@@ -104,6 +108,78 @@ func TestInvokeTimeout(t *testing.T) {
 	}
 }
 
+// TestWedgedFailsTheTest: a runtime whose every slot is held by a handler
+// that ignores its context, past LMIGO_WEDGED_EXIT, would exit on Lambda.
+// Under lambdatest it fails the test that owns it, naming the request
+// IDs, and the test process lives on.
+func TestWedgedFailsTheTest(t *testing.T) {
+	t.Setenv("LMIGO_OVERRUN_GRACE", "1ms")
+	t.Setenv("LMIGO_MAX_OVERRUNS", "0")
+	t.Setenv("LMIGO_WEDGED_EXIT", "1ms")
+	release := make(chan struct{})
+	ft := &fakeTB{TB: t}
+	var res lambdatest.Result
+	var wedged bool
+	ft.run(func() {
+		defer close(release) // before the runtime stops
+		f := lambdatest.Start(ft, func(context.Context) error {
+			<-release // ignores its context
+			return nil
+		}, lambdatest.WithConcurrency(1), lambdatest.WithTimeout(20*time.Millisecond))
+		res = f.Invoke([]byte(`{}`))
+		wedged = ft.waitError("lambdatest: the runtime is wedged")
+		// The runtime is stopped, as the process would have exited.
+		if after := f.Invoke([]byte(`{}`)); after.Err == nil {
+			t.Errorf("an invocation after the wedged exit was answered: %s", after.Payload)
+		}
+	})
+	var e *lambdatest.Error
+	if !errors.As(res.Err, &e) || e.Type != "Sandbox.Timedout" {
+		t.Fatalf("Err %v, want Sandbox.Timedout", res.Err)
+	}
+	if want := "the runtime is wedged: every slot is held by a handler that overran its deadline and ignores its context (request IDs " +
+		res.RequestID + "); on Lambda it would exit 1 now"; !wedged || !strings.Contains(ft.text(), want) {
+		t.Fatalf("the test failed with:\n%s\nwant %q", ft.text(), want)
+	}
+}
+
+// TestRuntimeLinesLogged: the runtime's lines of no invocation (its start
+// and stop, the WARN for an LMIGO_ variable it does not know) are logged
+// to the test, which go test shows with -v and on failure; once each
+// through CheckIsolation's child processes.
+func TestRuntimeLinesLogged(t *testing.T) {
+	t.Setenv("LMIGO_SLOT", "4") // a typo of LMIGO_SLOTS
+	warn := `"level":"WARN","timestamp":"`
+	typo := `"message":"unknown variable ignored","variable":"LMIGO_SLOT","nearest":"LMIGO_SLOTS"`
+	t.Run("Start", func(t *testing.T) {
+		ft := &fakeTB{TB: t}
+		ft.run(func() {
+			f := lambdatest.Start(ft, func() {})
+			f.Invoke([]byte(`{}`))
+		})
+		got := ft.logged()
+		for _, want := range []string{typo, `"message":"runtime starting"`, `"message":"runtime stopped"`} {
+			if !strings.Contains(got, want) {
+				t.Errorf("the test's log:\n%s\nwant a line with %s", got, want)
+			}
+		}
+		if !strings.Contains(got, "runtime: {"+strings.TrimSuffix(warn, `"timestamp":"`)) || ft.Failed() {
+			t.Errorf("the WARN line is not logged as the runtime's, or the test failed (%q):\n%s", ft.text(), got)
+		}
+	})
+	t.Run("CheckIsolation", func(t *testing.T) {
+		ft := &fakeTB{TB: t}
+		ft.run(func() { lambdatest.CheckIsolation(ft, func() {}, [][]byte{[]byte(`{}`), []byte(`{}`)}) })
+		got := ft.logged()
+		if n := strings.Count(got, typo); n != 1 || ft.Failed() {
+			t.Errorf("the WARN is logged %d times, want once; failures %q:\n%s", n, ft.text(), got)
+		}
+		if n := strings.Count(got, `"message":"runtime starting"`); n != 1 {
+			t.Errorf("%d start lines logged, want those of the child serving at once:\n%s", n, got)
+		}
+	})
+}
+
 // TestStartRestoresMemoryLimit: Run sets the soft memory limit from the
 // function's memory size; the test process gets its own back at Cleanup,
 // also when two Functions overlap.
@@ -122,6 +198,91 @@ func TestStartRestoresMemoryLimit(t *testing.T) {
 	})
 	if after := debug.SetMemoryLimit(-1); after != before {
 		t.Fatalf("soft memory limit %d after the Functions stopped, want %d as before", after, before)
+	}
+}
+
+// TestParallelFunctions: three Functions in parallel tests, one of which
+// ends mid-way, each hold only their own lines and metrics, and the
+// process's state is the same afterwards.
+func TestParallelFunctions(t *testing.T) {
+	t.Setenv("POWERTOOLS_METRICS_NAMESPACE", "lambdatest")
+	type state struct {
+		limit int64
+		procs int
+		wd    string
+		env   []string
+	}
+	now := func() state {
+		wd, _ := os.Getwd()
+		env := os.Environ()
+		slices.Sort(env)
+		return state{debug.SetMemoryLimit(-1), runtime.GOMAXPROCS(0), wd, env}
+	}
+	before := now()
+	handler := func(ctx context.Context, o order) (receipt, error) {
+		concurrent.Logger(ctx).Info("order", zap.Int("id", o.ID))
+		if err := metrics.AddMetadata(ctx, "orderId", o.ID); err != nil {
+			return receipt{}, err
+		}
+		return receipt{o.ID, "stored"}, metrics.Add(ctx, "Orders", metrics.Count, 1)
+	}
+	t.Run("group", func(t *testing.T) {
+		for fn := range 3 {
+			t.Run(fmt.Sprint(fn), func(t *testing.T) {
+				t.Parallel()
+				f := lambdatest.Start(t, handler, lambdatest.WithConcurrency(4))
+				var wg sync.WaitGroup
+				for i := range 16 {
+					id := 1000*fn + i
+					wg.Go(func() {
+						r := f.Invoke(fmt.Appendf(nil, `{"id":%d}`, id))
+						own := fmt.Sprintf(`"requestId":"%s"`, r.RequestID)
+						for _, l := range append(append([]string(nil), r.Logs...), r.Metrics...) {
+							if !strings.Contains(l, own) || (!strings.Contains(l, fmt.Sprint(id)) && !strings.Contains(l, "ColdStart")) {
+								t.Errorf("Function %d, order %d holds a line not its own: %s", fn, id, l)
+							}
+						}
+						if r.Err != nil || len(r.Logs) != 1 || len(r.Metrics) == 0 {
+							t.Errorf("Function %d, order %d: %v, %d lines, %d documents", fn, id, r.Err, len(r.Logs), len(r.Metrics))
+						}
+					})
+				}
+				wg.Wait()
+				if fn == 1 {
+					t.SkipNow() // ends mid-way: the cleanup still stops the runtime
+				}
+			})
+		}
+	})
+	if after := now(); after.limit != before.limit || after.procs != before.procs || after.wd != before.wd || !slices.Equal(after.env, before.env) {
+		t.Fatalf("the process's state changed: before %+v\nafter %+v", before, after)
+	}
+}
+
+// TestStartRestoresTraceEnv: at N=1 the runtime sets _X_AMZN_TRACE_ID to
+// each invocation's trace; the test process gets its own value back, or
+// none, once the Function has stopped.
+func TestStartRestoresTraceEnv(t *testing.T) {
+	for _, before := range []string{"", "Root=1-00000000-000000000000000000000000;Sampled=0"} {
+		t.Run(fmt.Sprintf("before %q", before), func(t *testing.T) {
+			t.Setenv("_X_AMZN_TRACE_ID", before) // restored after the test
+			if before == "" {
+				_ = os.Unsetenv("_X_AMZN_TRACE_ID")
+			}
+			t.Run("N=1", func(t *testing.T) {
+				f := lambdatest.Start(t, func(ctx context.Context) (string, error) {
+					return os.Getenv("_X_AMZN_TRACE_ID"), nil
+				}, lambdatest.WithConcurrency(1))
+				res := f.Invoke([]byte(`{}`))
+				if res.Err != nil || !strings.Contains(string(res.Payload), "Root=") || string(res.Payload) == fmt.Sprintf("%q", before) {
+					t.Fatalf("the handler read _X_AMZN_TRACE_ID %s, %v; want its invocation's trace", res.Payload, res.Err)
+				}
+			})
+			got, set := os.LookupEnv("_X_AMZN_TRACE_ID")
+			if set != (before != "") || got != before {
+				t.Fatalf("_X_AMZN_TRACE_ID is %q (set: %v) after the Function stopped, want %q as before", got, set, before)
+			}
+		})
 	}
 }
 
@@ -160,7 +321,7 @@ func TestWithLambdaOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := lambdatest.Start(t, tt.handler, concurrent.WithLambdaOptions(tt.opts...))
+			f := lambdatest.Start(t, tt.handler, lambdatest.WithRuntime(concurrent.WithLambdaOptions(tt.opts...)))
 			res := f.Invoke([]byte(tt.payload))
 			if tt.wantErr != "" {
 				if res.Err == nil || !strings.HasPrefix(res.Err.Error(), tt.wantErr) {
@@ -178,7 +339,7 @@ func TestWithLambdaOptions(t *testing.T) {
 	// at the end of the test that started it.
 	var ran atomic.Int32
 	t.Run("WithEnableSIGTERM", func(t *testing.T) {
-		f := lambdatest.Start(t, echo, concurrent.WithLambdaOptions(lambda.WithEnableSIGTERM(func() { ran.Add(1) })))
+		f := lambdatest.Start(t, echo, lambdatest.WithRuntime(concurrent.WithLambdaOptions(lambda.WithEnableSIGTERM(func() { ran.Add(1) }))))
 		if res := f.Invoke([]byte(`{}`)); res.Err != nil {
 			t.Fatal(res.Err)
 		}
@@ -192,7 +353,7 @@ func TestWithLambdaOptions(t *testing.T) {
 
 	t.Run("unreadable", func(t *testing.T) {
 		ft := &fakeTB{TB: t}
-		ft.run(func() { lambdatest.Start(ft, echo, concurrent.WithLambdaOptions(nil)) })
+		ft.run(func() { lambdatest.Start(ft, echo, lambdatest.WithRuntime(concurrent.WithLambdaOptions(nil))) })
 		if !ft.fatal || !strings.Contains(ft.text(), "lambda.Option 0 is nil") {
 			t.Fatalf("Start with a nil lambda.Option: %q, want a fatal naming it", ft.text())
 		}
@@ -275,5 +436,75 @@ func TestInvokeLogsAndMetrics(t *testing.T) {
 	}
 	if coldStarts != 1 {
 		t.Errorf("%d ColdStart documents, want 1", coldStarts)
+	}
+}
+
+// TestInvokeLogsFiledByRequestID: a line is its invocation's by its first
+// top-level requestId, matched exactly, whatever other request IDs it
+// carries (a downstream's, under any case, nested, or a second requestId).
+func TestInvokeLogsFiledByRequestID(t *testing.T) {
+	handler := func(ctx context.Context, o order) (receipt, error) {
+		log := concurrent.Logger(ctx)
+		ds := fmt.Sprint("downstream-", o.ID)
+		log.Info("requestID", zap.String("requestID", ds))
+		log.Info("RequestId", zap.String("RequestId", ds))
+		log.Info("REQUESTID", zap.String("REQUESTID", ds))
+		log.Info("nested", zap.Any("downstream", map[string]string{"requestId": ds}))
+		log.Info("second", zap.String("requestId", ds))
+		return receipt{o.ID, "stored"}, nil
+	}
+	f := lambdatest.Start(t, handler, lambdatest.WithConcurrency(2))
+	for id := 1; id <= 2; id++ {
+		res := f.Invoke(fmt.Appendf(nil, `{"id":%d}`, id))
+		var msgs []string
+		for _, l := range res.Logs {
+			var line struct{ Message string }
+			_ = json.Unmarshal([]byte(l), &line)
+			msgs = append(msgs, line.Message)
+			if !strings.Contains(l, `"requestId":"`+res.RequestID+`"`) {
+				t.Errorf("invocation %d holds a line of another: %s", id, l)
+			}
+		}
+		if want := []string{"requestID", "RequestId", "REQUESTID", "nested", "second"}; !slices.Equal(msgs, want) {
+			t.Errorf("invocation %d: lines %q, want %q", id, msgs, want)
+		}
+	}
+}
+
+// TestOptionsAreTheirOwn: lambdatest's options cannot be given to
+// concurrent.New, nor the runtime's to Start but through WithRuntime:
+// Go's assignability, which the compiler checks, as reflect reports it.
+func TestOptionsAreTheirOwn(t *testing.T) {
+	runtimeOption := reflect.TypeFor[concurrent.Option]()
+	for name, fn := range map[string]any{
+		"WithConcurrency": lambdatest.WithConcurrency, "WithTimeout": lambdatest.WithTimeout,
+		"WithRounds": lambdatest.WithRounds, "WithNormalize": lambdatest.WithNormalize,
+		"WithCompare": lambdatest.WithCompare,
+	} {
+		if out := reflect.TypeOf(fn).Out(0); out.AssignableTo(runtimeOption) {
+			t.Errorf("lambdatest.%s returns a %v, which concurrent.New takes", name, out)
+		}
+	}
+	if start := reflect.TypeOf(lambdatest.Start); runtimeOption.AssignableTo(start.In(2).Elem()) {
+		t.Errorf("lambdatest.Start takes a concurrent.Option as its own")
+	}
+}
+
+// TestOptionsRefused: an option no run can honour fails the test at once,
+// naming it.
+func TestOptionsRefused(t *testing.T) {
+	for _, tt := range []struct {
+		opt  lambdatest.Option
+		want string
+	}{
+		{lambdatest.WithConcurrency(0), "WithConcurrency(0): N is at least 1"},
+		{lambdatest.WithRounds(0), "WithRounds(0)"},
+		{lambdatest.WithTimeout(-time.Second), "WithTimeout(-1s)"},
+	} {
+		ft := &fakeTB{TB: t}
+		ft.run(func() { lambdatest.CheckIsolation(ft, func() {}, [][]byte{[]byte(`{}`)}, tt.opt) })
+		if !ft.fatal || !strings.Contains(ft.text(), tt.want) {
+			t.Errorf("CheckIsolation with %s: %q, want a fatal naming it", tt.want, ft.text())
+		}
 	}
 }

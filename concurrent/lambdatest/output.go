@@ -14,6 +14,7 @@ type output struct {
 	ended map[string]bool // request IDs whose lines were taken
 	late  []lateLine      // lines for an ended invocation
 	other []string        // lines of no invocation (the runtime's own)
+	told  int             // of other, how many takeOther returned
 }
 
 type lines struct{ logs, metrics []string }
@@ -34,38 +35,74 @@ func (o *output) init() {
 	o.ended = map[string]bool{}
 }
 
-type logWriter struct{ o *output }
-type metricWriter struct{ o *output }
+// kind is what a writer takes: the handler's log lines, the runtime's
+// own, or EMF documents.
+type kind int
+
+const (
+	handlerLine kind = iota
+	runtimeLine
+	metricDoc
+)
+
+type writer struct {
+	o    *output
+	kind kind
+}
 
 // Write takes whole lines: the runtime writes each line in one Write.
-func (w logWriter) Write(p []byte) (int, error)    { w.o.file(p, false); return len(p), nil }
-func (w metricWriter) Write(p []byte) (int, error) { w.o.file(p, true); return len(p), nil }
-
-func (o *output) file(p []byte, metric bool) {
+func (w writer) Write(p []byte) (int, error) {
 	for l := range bytes.Lines(p) {
 		l = bytes.TrimRight(l, "\r\n")
 		if len(l) == 0 {
 			continue
 		}
-		var doc struct {
-			RequestID string `json:"requestId"`
+		if id, msg := requestID(l); !afterwards[msg] {
+			w.o.add(id, string(l), w.kind)
 		}
-		_ = json.Unmarshal(l, &doc)
-		o.add(doc.RequestID, string(l), metric)
 	}
+	return len(p), nil
 }
 
-func (o *output) add(id, line string, metric bool) {
+// requestID is the value of the line's first top-level requestId, the
+// key matched exactly: the runtime writes it before any field of the
+// handler's, which may carry a downstream's requestID. msg is the line's
+// first message.
+func requestID(line []byte) (id, msg string) {
+	ms, _ := members(line)
+	idSeen, msgSeen := false, false
+	for _, m := range ms {
+		switch {
+		case m.key == "requestId" && !idSeen:
+			idSeen = true
+			_ = json.Unmarshal(m.value, &id)
+		case m.key == "message" && !msgSeen:
+			msgSeen = true
+			_ = json.Unmarshal(m.value, &msg)
+		}
+	}
+	return id, msg
+}
+
+// afterwards are the runtime's lines about an invocation once it ended
+// (LMIGO_REPORT's report line, and the warning of goroutines it left):
+// Result says the same of it (Err, Payload, Leftover), and they are
+// neither its lines nor late ones.
+var afterwards = map[string]bool{"invocation report": true, "goroutines outlived their invocation": true}
+
+func (o *output) add(id, line string, k kind) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	switch {
-	case id == "":
+	case id == "" || (o.ended[id] && k == runtimeLine):
+		// The runtime's own line about an invocation that has ended (its
+		// handler overran) is the runtime's to say, not the handler's.
 		if len(o.other) < maxOther {
 			o.other = append(o.other, line)
 		}
 	case o.ended[id]:
 		if len(o.late) < maxOther {
-			o.late = append(o.late, lateLine{id, line, metric})
+			o.late = append(o.late, lateLine{id, line, k == metricDoc})
 		}
 	default:
 		ls := o.byID[id]
@@ -73,7 +110,7 @@ func (o *output) add(id, line string, metric bool) {
 			ls = &lines{}
 			o.byID[id] = ls
 		}
-		if metric {
+		if k == metricDoc {
 			ls.metrics = append(ls.metrics, line)
 		} else {
 			ls.logs = append(ls.logs, line)
@@ -103,8 +140,43 @@ func (o *output) takeLate() []lateLine {
 	return l
 }
 
-func (o *output) unattributed() []string {
+// takeOther returns the lines of no invocation written since it was last
+// called.
+func (o *output) takeOther() []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return append([]string(nil), o.other...)
+	l := append([]string(nil), o.other[o.told:]...)
+	o.told = len(o.other)
+	return l
+}
+
+// wedged returns the request IDs the runtime's last FATAL line names as
+// hung, the line it writes before its wedged exit.
+func (o *output) wedged() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for i := len(o.other) - 1; i >= 0; i-- {
+		ms, _ := members([]byte(o.other[i]))
+		fatal := false
+		var hung []struct {
+			RequestID string `json:"requestId"`
+		}
+		for _, m := range ms {
+			switch m.key {
+			case "level":
+				fatal = string(m.value) == `"FATAL"`
+			case "hung":
+				_ = json.Unmarshal(m.value, &hung)
+			}
+		}
+		if !fatal {
+			continue
+		}
+		ids := make([]string, len(hung))
+		for j, h := range hung {
+			ids[j] = h.RequestID
+		}
+		return ids
+	}
+	return nil
 }

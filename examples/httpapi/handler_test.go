@@ -200,7 +200,7 @@ func TestIsolation(t *testing.T) {
 		})
 	}
 	servedCount := regexp.MustCompile(`\\"served\\":\d+`)
-	lambdatest.CheckIsolation(t, handle, evs, lambdatest.WithNormalize(func(answer []byte) []byte {
+	lambdatest.CheckIsolation(t, handle, evs, lambdatest.WithNormalize(func(_, answer []byte) []byte {
 		return servedCount.ReplaceAll(answer, nil)
 	}))
 }

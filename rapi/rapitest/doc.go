@@ -11,7 +11,7 @@
 // so that nothing it started outlives it. A function's own tests use
 // concurrent/lambdatest, which does this in one call; its VerifyTestMain
 // is goleak's, past the default pool that ants (lmigo's goroutine pool)
-// starts when it is imported.
+// starts when it is imported and net/http's keep-alive connections.
 //
 // # Model
 //

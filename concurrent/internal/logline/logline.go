@@ -246,7 +246,8 @@ func dropMembers(line []byte, limit int) []byte {
 // they take at most boundedValues bytes as JSON escapes them; the rest of
 // MaxLine is left for keys, IDs, the level, the time and the
 // runtime's other values, which are short or bounded where they are made
-// (stacks, lists).
+// (stacks, lists). An error goes as text (errorText), so that zap derives
+// no field from it that the bound does not measure.
 const boundedValues = MaxLine - 8<<10
 
 // boundCore bounds the runtime's own lines on their way to a user's core.
@@ -286,13 +287,14 @@ func (c boundCore) Write(ent zapcore.Entry, fs []zapcore.Field) error {
 
 // boundValues cuts msg and the string-like values of fs so that together
 // they fit boundedValues: the short ones whole, the long ones sharing the
-// rest alike. fs is copied when a value changes.
+// rest alike. fs is copied when a value changes, or holds an error.
 func boundValues(msg string, fs []zapcore.Field, errText func(error) string) (string, []zapcore.Field) {
+	fs = errorText(fs, errText)
 	vals := make([]string, len(fs)+1)
 	vals[0] = msg
 	total := jsonLen(msg)
 	for i := range fs {
-		if s, ok := fieldText(&fs[i], errText); ok {
+		if s, ok := fieldText(&fs[i]); ok {
 			vals[i+1] = s
 			total += jsonLen(s)
 		}
@@ -326,17 +328,46 @@ func boundValues(msg string, fs []zapcore.Field, errText func(error) string) (st
 	return msg, out
 }
 
-// fieldText is the text of a string, error or stringer field.
-func fieldText(f *zapcore.Field, errText func(error) string) (string, bool) {
+// errorText returns fs with each error field written as zap writes an
+// error, but as strings the bound measures: its text (errText), under its
+// key, and its verbose form (%+v, a stack with pkg/errors) under key +
+// "Verbose", where it has one. A group's causes (multierr's Errors) are not
+// listed apart: its text holds theirs. fs is copied when it holds an error.
+func errorText(fs []zapcore.Field, errText func(error) string) []zapcore.Field {
+	var out []zapcore.Field
+	for i, f := range fs {
+		err, ok := f.Interface.(error)
+		if f.Type != zapcore.ErrorType || !ok || err == nil {
+			if out != nil {
+				out = append(out, f)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]zapcore.Field, 0, len(fs)+1), fs[:i]...)
+		}
+		text := errText(err)
+		out = append(out, zap.String(f.Key, text))
+		_, group := err.(interface{ Errors() []error })
+		if _, verbose := err.(fmt.Formatter); verbose && !group {
+			if v := fmt.Sprintf("%+v", err); v != text {
+				out = append(out, zap.String(f.Key+"Verbose", v))
+			}
+		}
+	}
+	if out == nil {
+		return fs
+	}
+	return out
+}
+
+// fieldText is the text of a string or stringer field.
+func fieldText(f *zapcore.Field) (string, bool) {
 	switch f.Type {
 	case zapcore.StringType:
 		return f.String, true
 	case zapcore.ByteStringType, zapcore.BinaryType:
 		return string(f.Interface.([]byte)), true
-	case zapcore.ErrorType:
-		if err, ok := f.Interface.(error); ok && err != nil {
-			return errText(err), true
-		}
 	case zapcore.StringerType:
 		if s, ok := f.Interface.(fmt.Stringer); ok && s != nil {
 			return stringOf(s), true
