@@ -60,8 +60,10 @@ type config struct {
 	// eventsDesc says what the events are, for the report.
 	eventsDesc string
 	userItems  []item
-	Lmigo      string `json:"-"`
-	Ref        string `json:"-"`
+	// fnOut takes the output of the user's function (run, size).
+	fnOut *fnOutput
+	Lmigo string `json:"-"`
+	Ref   string `json:"-"`
 	// Extra runtimes of a comparison, NAME=BINARY: variants run
 	// interleaved with those of -runtimes (-target fake or rie).
 	Extra []string `json:"extra,omitempty"`

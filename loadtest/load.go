@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"maps"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +38,9 @@ type loadSpec struct {
 	// answered, when set, counts every answer as it comes: the progress
 	// of a run on a terminal.
 	answered *atomic.Int64
+	// poisson, when not 0, seeds the open model's arrivals at random (a
+	// Poisson process at rate): the same seed sends at the same times.
+	poisson uint64
 }
 
 // loadStats is what a load observed. Answered = OK + FuncErrors + Wrong.
@@ -48,9 +53,21 @@ type loadStats struct {
 	Throttles  int64 // refusals (Runtime.Unavailable): retried, or rejected (loadSpec.next)
 	Abandoned  int64 // never accepted: still throttled when the window closed
 	FirstErr   string
+	// HTTPErrors counts the wrong answers that were an HTTP door's
+	// response of status 400 or more, by status.
+	HTTPErrors map[int]int64
 	MaxLag     time.Duration // open: worst delay of a send behind its intended time (the schedule's own)
 	Hist       *hdrhistogram.Histogram
+	// Groups holds the latencies of the items of each group (item.group),
+	// at most maxGroups of them; the others share otherGroup.
+	Groups map[string]*hdrhistogram.Histogram
 }
+
+// Bounds of the latencies kept per group.
+const (
+	maxGroups  = 64
+	otherGroup = "(other files)"
+)
 
 func (s *loadStats) answered() int64 { return s.OK + s.FuncErrors + s.Wrong }
 
@@ -66,6 +83,12 @@ func (s *loadStats) add(o loadStats) {
 	if s.FirstErr == "" {
 		s.FirstErr = o.FirstErr
 	}
+	for status, n := range o.HTTPErrors {
+		if s.HTTPErrors == nil {
+			s.HTTPErrors = map[int]int64{}
+		}
+		s.HTTPErrors[status] += n
+	}
 }
 
 // newHist records nanoseconds from 1 ns to 5 min with 3 significant digits.
@@ -75,9 +98,11 @@ func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, int64(5*time
 type recorder struct {
 	ok, funcErrors, wrong, failures, throttles, abandoned atomic.Int64
 
-	mu       sync.Mutex
-	hist     *hdrhistogram.Histogram
-	firstErr string
+	mu         sync.Mutex
+	hist       *hdrhistogram.Histogram
+	groups     map[string]*hdrhistogram.Histogram
+	firstErr   string
+	httpErrors map[int]int64
 
 	progress *atomic.Int64 // loadSpec.answered
 }
@@ -118,6 +143,14 @@ func (r *recorder) do(ctx context.Context, inv invoker, it *item, pause time.Dur
 		case !it.check(o):
 			r.wrong.Add(1)
 			r.firstError(it.name + ": unexpected answer " + o.FunctionError + " " + abbreviate(o.Body, 200))
+			if s, ok := httpStatus(o.Body); ok && s >= 400 {
+				r.mu.Lock()
+				if r.httpErrors == nil {
+					r.httpErrors = map[int]int64{}
+				}
+				r.httpErrors[s]++
+				r.mu.Unlock()
+			}
 		case o.FunctionError != "":
 			r.funcErrors.Add(1)
 		default:
@@ -125,12 +158,33 @@ func (r *recorder) do(ctx context.Context, inv invoker, it *item, pause time.Dur
 		}
 		r.mu.Lock()
 		_ = r.hist.RecordValue(max(int64(lat), 1)) // above 5 min: dropped, cannot happen within the bounds
+		if it.group != "" {
+			_ = r.group(it.group).RecordValue(max(int64(lat), 1))
+		}
 		r.mu.Unlock()
 		if r.progress != nil {
 			r.progress.Add(1)
 		}
 		return
 	}
+}
+
+// group is the histogram of group g; r.mu is held.
+func (r *recorder) group(g string) *hdrhistogram.Histogram {
+	if r.groups == nil {
+		r.groups = map[string]*hdrhistogram.Histogram{}
+	}
+	h := r.groups[g]
+	if h == nil {
+		if len(r.groups) >= maxGroups-1 {
+			g = otherGroup
+		}
+		if h = r.groups[g]; h == nil {
+			h = newHist()
+			r.groups[g] = h
+		}
+	}
+	return h
 }
 
 // firstError keeps msg if it is the first error.
@@ -148,7 +202,7 @@ func (r *recorder) stats(elapsed time.Duration) loadStats {
 	return loadStats{
 		Elapsed: elapsed, OK: r.ok.Load(), FuncErrors: r.funcErrors.Load(), Wrong: r.wrong.Load(),
 		Failures: r.failures.Load(), Throttles: r.throttles.Load(), Abandoned: r.abandoned.Load(),
-		FirstErr: r.firstErr, Hist: r.hist,
+		FirstErr: r.firstErr, HTTPErrors: maps.Clone(r.httpErrors), Hist: r.hist, Groups: r.groups,
 	}
 }
 
@@ -201,8 +255,9 @@ func openLoop(ctx context.Context, inv invoker, spec loadSpec) loadStats {
 	start := time.Now()
 	sendBy := start.Add(spec.window)
 	var maxLag time.Duration
+	next := schedule(spec)
 	for i := 0; i < spec.count; i++ {
-		t := start.Add(time.Duration(float64(i) * float64(time.Second) / spec.rate))
+		t := start.Add(next())
 		if t.After(sendBy) || !sleepUntil(ctx, t) {
 			break
 		}
@@ -214,6 +269,31 @@ func openLoop(ctx context.Context, inv invoker, spec loadSpec) loadStats {
 	st := rec.stats(time.Since(start))
 	st.MaxLag = maxLag
 	return st
+}
+
+// schedule returns, call by call, when each invocation of an open load
+// is due after its start: i/rate, or with spec.poisson at random, each
+// gap drawn from the exponential distribution of mean 1/rate.
+func schedule(spec loadSpec) func() time.Duration {
+	gap := float64(time.Second) / spec.rate
+	if spec.poisson == 0 {
+		i := 0
+		return func() time.Duration {
+			d := time.Duration(float64(i) * gap)
+			i++
+			return d
+		}
+	}
+	r := rand.New(rand.NewPCG(spec.poisson, spec.poisson^0x9e3779b97f4a7c15))
+	var at float64
+	first := true
+	return func() time.Duration {
+		if !first {
+			at += r.ExpFloat64() * gap
+		}
+		first = false
+		return time.Duration(at)
+	}
 }
 
 // retryWait waits before a throttled invocation is retried: d when d > 0;

@@ -506,3 +506,34 @@ func TestPanicWorkloadRefused(t *testing.T) {
 		t.Fatalf("problems %q, want the workload refused before anything starts", r.Problems)
 	}
 }
+
+// TestSchedule: evenly spaced, or at random with a mean gap of 1/rate,
+// the same for the same seed.
+func TestSchedule(t *testing.T) {
+	even := schedule(loadSpec{rate: 1000})
+	for i := range 5 {
+		if d := even(); d != time.Duration(i)*time.Millisecond {
+			t.Fatalf("even %d at %v", i, d)
+		}
+	}
+	a, b := schedule(loadSpec{rate: 1000, poisson: 7}), schedule(loadSpec{rate: 1000, poisson: 7})
+	var last time.Duration
+	short := 0
+	const n = 20000
+	for i := range n {
+		d := a()
+		if d != b() || d < last {
+			t.Fatalf("arrival %d at %v: not the same for one seed, or before %v", i, d, last)
+		}
+		if d-last < 100*time.Microsecond && i > 0 {
+			short++ // P(gap < mean/10) = 1 - e^-0.1 ≈ 9.5%
+		}
+		last = d
+	}
+	if mean := last / (n - 1); mean < 950*time.Microsecond || mean > 1050*time.Microsecond {
+		t.Errorf("mean gap %v, want 1 ms", mean)
+	}
+	if share := float64(short) / n; share < 0.08 || share > 0.11 {
+		t.Errorf("%.3f of the gaps under a tenth of the mean, want about 0.095: not exponential", share)
+	}
+}

@@ -80,6 +80,9 @@ func fmtMiBDelta(v float64) string {
 func fmtMS(v float64) string    { return fmt.Sprintf("%.1fms", v) }
 func fmtCount(v float64) string { return fmt.Sprintf("%.0f", v) }
 
+// fmtMSf writes milliseconds as fmtLatency does microseconds.
+func fmtMSf(v float64) string { return fmtLatency(v * 1e3) }
+
 func fmtOne(v float64) string {
 	if v != 0 && v < 0.1 {
 		return fmt.Sprintf("%.2f", v)
@@ -750,11 +753,18 @@ func runLines(rep *report) (glance, details [][]string) {
 		if warm := l.Throttles - measured; warm > 0 {
 			thr += fmt.Sprintf(", %d in the warm-up", warm)
 		}
-		add(&details, "throttled attempts, "+handled, thr+": "+throttleMeaning(sc, measured, l.Throttles-measured, m))
+		meaning := throttleMeaning(sc, measured, l.Throttles-measured, m)
+		if r.Exited != "" {
+			meaning = "the function exited (PROBLEM below): no slot of it polled after that"
+		}
+		add(&details, "throttled attempts, "+handled, thr+": "+meaning)
 		add(&details, "invocations answered", fmt.Sprintf("%d (%d ok, %d function errors as asked, %d wrong), %d measured after %d warm-up",
 			l.answered(), l.OK, l.FuncErrors, l.Wrong, int64(m[mInvocations]), sc.Warmup))
 		if r.CPUs != "" {
 			add(&details, "runtime's CPUs", r.CPUs)
+		}
+		if r.Output != nil {
+			add(&details, "the function's output", r.Output.words())
 		}
 	}
 	add(&details, "exec to N polls outstanding", get(mReady, fmtMS))

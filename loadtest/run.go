@@ -46,9 +46,9 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "the runtime: lmigo (builds ./cmd/bootstrap), lmigo-raw (./loadtest/rawbootstrap) aws-lambda-go (./loadtest/refbootstrap) or floor (./loadtest/floorbootstrap: tiny, size:S and wait:D only); for event:NAME, ./loadtest/events/lmigo or ./loadtest/events/awslambdago")
 	fs.StringVar(&cfg.Bootstrap, "bootstrap", "", "your function: a bootstrap binary, or a zip as lmigo-pack writes it; it runs in the AWS emulator (-target rie) unless -target says otherwise, with the empty event {} or -events. With -runtime: a prebuilt bootstrap of that runtime")
 	fs.StringVar(&cfg.Workload, "workload", "", "tiny, size:S, wait:D, mix, mix-panic, grow, stack:S or event:NAME (default: mix-panic for lmigo, mix otherwise); your function (-bootstrap) takes -events")
-	fs.StringVar(&cfg.Events, "events", "", "a file of your JSON events: a JSON array, or one event a line; invocation i sends event i, cycled")
+	fs.StringVar(&cfg.Events, "events", "", "your JSON events: a file of one event, a JSON array of events or one event a line, or a directory of such .json files; invocation i sends event i, cycled")
 	fs.BoolVar(&cfg.Shuffle, "shuffle", false, "with -events: send the events shuffled (the same order every run) instead of in the file's order")
-	fs.StringVar(&cfg.Expect, "expect", "", "with -events or -bootstrap: a right answer's body matches this regular expression (default: a right answer is one that is not an error)")
+	fs.StringVar(&cfg.Expect, "expect", "", "with -events or -bootstrap: a right answer's body matches this regular expression (default: a right answer is neither an error nor an HTTP door's response with a statusCode of 400 or more)")
 	fs.IntVar(&cfg.N, "n", cfg.N, "AWS_LAMBDA_MAX_CONCURRENCY")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: loadtest run [flags]\n\nOne runtime under one load, then a report. Without flags: lmigo's reference bootstrap, mix-panic, N=8, open loop at %d/s, a few seconds.\nYour function: loadtest run -bootstrap PATH -events FILE [-model open -rate R] [-n N].\n", demoRate)
@@ -71,7 +71,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if cfg.Bootstrap != "" && !cfg.given["runtime"] {
 		bin, cleanup, err := userBootstrap(cfg.Bootstrap)
 		if err != nil {
-			return err
+			return inputError("-bootstrap", cfg.Bootstrap, err)
 		}
 		defer cleanup()
 		rt = runtimeSpec{Name: rtFunction, Binary: bin, SurvivesPanic: true}
@@ -115,9 +115,24 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		defer cleanup()
 	}
+	if rt.Name == rtFunction && cfg.Target != targetLambda {
+		if cfg.fnOut, err = createOutput(cfg.Out, "run-function.log"); err != nil {
+			return err
+		}
+		defer func() { _ = cfg.fnOut.close() }() // closed below; again, should the run end early
+	}
 	stop := answers(cfg, sc.Warmup+sc.Count)
 	rep, err := execute(ctx, cfg, "run", []scenario{sc}, rts)
 	stop()
+	if cfg.fnOut != nil && rep != nil {
+		err = errors.Join(err, cfg.fnOut.close())
+		c := cfg.fnOut.summary()
+		for _, sr := range rep.Scenarios {
+			for i := range sr.Runs {
+				sr.Runs[i].Output = &c
+			}
+		}
+	}
 	if rep != nil && len(rep.Scenarios) == 1 {
 		rep.Notes = runNotes(cfg, sc)
 		if cfg.Target != targetLambda {
@@ -262,7 +277,16 @@ func runVerdict(rep *report) string {
 	rt := rep.Runtimes[0].Name
 	m := sr.Medians[rt]
 	if n := rep.problems(); n > 0 || len(sr.Runs) == 0 {
-		return fmt.Sprintf("verdict: NOT shown: the run had problems (PROBLEM above), so it proves nothing of %s at N=%d", rt, sc.N)
+		why := "the run had problems (PROBLEM above)"
+		if len(sr.Runs) > 0 && sr.Runs[0].Exited != "" {
+			why = fmt.Sprintf("the function exited (%s) during the load (PROBLEM above)", sr.Runs[0].Exited)
+		} else if len(sr.Runs) > 0 {
+			if l := sr.Runs[0].Load; sumCounts(l.HTTPErrors) > 0 {
+				why = fmt.Sprintf("%d of %d answers were HTTP errors (%s), which count as wrong unless -expect accepts them; %s",
+					sumCounts(l.HTTPErrors), l.answered(), httpErrorCounts(l.HTTPErrors), why)
+			}
+		}
+		return fmt.Sprintf("verdict: NOT shown: %s, so it proves nothing of %s at N=%d", why, rt, sc.N)
 	}
 	r := sr.Runs[0]
 	load := fmt.Sprintf("%d closed-loop callers", sc.Callers)

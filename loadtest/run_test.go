@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
@@ -191,5 +193,79 @@ func TestRunVerdict(t *testing.T) {
 				t.Errorf("%s: verdict %q lacks %q", tt.name, v, w)
 			}
 		}
+	}
+}
+
+// TestRunHTTPErrors: answers shaped like an HTTP door's response with a
+// statusCode of 400 or more are wrong unless -expect accepts them; the
+// verdict says how many, and the command fails.
+func TestRunHTTPErrors(t *testing.T) {
+	bin, data := fixture(t, "storeapi")
+	events := filepath.Join(data, "events") // a 404 and a 400 among 5
+	common := []string{"-bootstrap", bin, "-events", events, "-target", "fake", "-n", "2", "-count", "20", "-warmup", "5", "-out", ""}
+	var out bytes.Buffer
+	err := runCommand(t.Context(), common, &out, &bytes.Buffer{})
+	if err == nil {
+		t.Errorf("HTTP errors counted right: no error\n%s", out.String())
+	}
+	verdict := regexp.MustCompile(`verdict: NOT shown: (\d+) of (\d+) answers were HTTP errors \(status 400: (\d+), 404: (\d+)\)`)
+	m := verdict.FindStringSubmatch(out.String())
+	if m == nil || !strings.Contains(out.String(), "unless -expect accepts them") {
+		t.Fatalf("the verdict does not say how many answers were HTTP errors:\n%s", out.String())
+	}
+	n := func(s string) int { v, _ := strconv.Atoi(s); return v }
+	// Two of the five events, cycled: 400 and 404 as often, 2/5 of all.
+	if n(m[3]) != n(m[4]) || n(m[1]) != n(m[3])+n(m[4]) || n(m[1]) == 0 || n(m[1])*5 > n(m[2])*2+5 {
+		t.Errorf("counts %q do not add up", m[0])
+	}
+	out.Reset()
+	err = runCommand(t.Context(), append(common, "-expect", `"statusCode":(200|400|404)\b`), &out, &bytes.Buffer{})
+	if err != nil || !strings.Contains(out.String(), "0 wrong") {
+		t.Errorf("-expect accepting them: err %v\n%s", err, out.String())
+	}
+}
+
+// TestRunFunctionExits: a function that calls log.Fatal on a request
+// path ends the run at once; the first PROBLEM says that it exited, with
+// its exit status and its last words; no invocation waits for its
+// timeout and no throttle is read as a burst.
+func TestRunFunctionExits(t *testing.T) {
+	bin, data := fixture(t, "storeapi")
+	events := t.TempDir()
+	for _, f := range []string{"events/01-get-item.json", "events/02-put-item.json", "event-fatal.json"} {
+		b, err := os.ReadFile(filepath.Join(data, f))
+		if err != nil || os.WriteFile(filepath.Join(events, filepath.Base(f)), b, 0o644) != nil {
+			t.Fatalf("copy %s: %v", f, err)
+		}
+	}
+	for _, target := range []string{targetFake, targetRIE} {
+		t.Run(target, func(t *testing.T) {
+			if target == targetRIE && (rie.Supported() != nil || os.Geteuid() != 0) {
+				t.Skip("the emulator needs root")
+			}
+			var out bytes.Buffer
+			t0 := time.Now()
+			err := runCommand(t.Context(), []string{"-bootstrap", bin, "-events", events, "-target", target, "-n", "4",
+				"-count", "200", "-out", ""}, &out, &bytes.Buffer{})
+			t.Logf("ended in %s", time.Since(t0).Round(time.Millisecond))
+			if err == nil {
+				t.Fatalf("no error\n%s", out.String())
+			}
+			_, first, _ := strings.Cut(out.String(), "\nPROBLEM ")
+			first, _, _ = strings.Cut(first, "\nPROBLEM ")
+			for _, w := range []string{"the function exited", "exit status 1", `get item bulk#legacy: memstore: invalid key`} {
+				if !strings.Contains(first, w) {
+					t.Errorf("the first PROBLEM lacks %q:\nPROBLEM %s\n\nthe whole report:\n%s", w, first, out.String())
+				}
+			}
+			if !strings.Contains(out.String(), "verdict: NOT shown: the function exited (exit status 1) during the load") {
+				t.Errorf("the verdict does not say that the function exited:\n%s", out.String())
+			}
+			for _, not := range []string{"timed out", "a burst", "read memory"} {
+				if strings.Contains(out.String(), not) {
+					t.Errorf("the report says %q:\n%s", not, out.String())
+				}
+			}
+		})
 	}
 }

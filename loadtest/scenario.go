@@ -226,6 +226,10 @@ type runResult struct {
 	Profiled bool `json:"profiled,omitempty"`
 	// Warnings do not fail the run but make its figures doubtful.
 	Warnings []string `json:"warnings,omitempty"`
+	// Exited says how the function ended when it exited during the load.
+	Exited string `json:"exited,omitempty"`
+	// Output sums up the output of a user's function.
+	Output *outputCounts `json:"output,omitempty"`
 
 	hist *hdrhistogram.Histogram // measured window
 }
@@ -233,7 +237,8 @@ type runResult struct {
 // loadCounts is loadStats without the histogram, for the report.
 type loadCounts struct {
 	OK, FuncErrors, Wrong, Failures, Throttles, Abandoned int64
-	MaxLagUS                                              float64 `json:",omitempty"`
+	MaxLagUS                                              float64       `json:",omitempty"`
+	HTTPErrors                                            map[int]int64 `json:",omitempty"` // of Wrong, by status
 }
 
 func (c loadCounts) answered() int64 { return c.OK + c.FuncErrors + c.Wrong }
@@ -282,7 +287,7 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 	}
 	if in.pid > 0 {
 		t0 := time.Now().Add(-in.ready)
-		l.sampler = measure.NewSampler(func() []int { return []int{in.pid} }, cfg.SampleEvery, t0)
+		l.sampler = measure.NewSampler(in.procs, cfg.SampleEvery, t0)
 	}
 	var connsInit int64
 	if in.api != nil {
@@ -290,9 +295,12 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 		m[mConnsInit] = float64(connsInit)
 	}
 
-	// Accepted invocations are waited for past the window, but not forever.
+	// Accepted invocations are waited for past the window, but not forever;
+	// not at all once the function has exited.
 	lctx, cancel := context.WithTimeout(ctx, time.Duration(sc.Window)+cfg.Timeout+30*time.Second)
 	defer cancel()
+	lctx, watch := watchExit(lctx, in)
+	defer l.noteExit(watch)
 	spec := loadSpec{
 		model: sc.Model, callers: sc.Callers, rate: sc.Rate,
 		count: sc.Warmup, window: time.Duration(sc.Window), items: sc.w.items, pause: cfg.Pause,
@@ -305,9 +313,9 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 		// cache exists, as it will after the burst) and a pause longer
 		// than lmigo's idle free, read the same way for every runtime.
 		sleepCtx(lctx, time.Duration(sc.Settle))
-		if s, err := measure.ReadStatus(in.pid); err == nil {
+		if s, err := in.status(); err == nil {
 			m[mRSSBefore] = mib(s.RSS)
-		} else if in.pid > 0 {
+		} else if in.pid > 0 && !watch.exited() {
 			l.res.problem("read memory before the load: %v", err)
 		}
 	case sc.Warmup > 0:
@@ -320,7 +328,7 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 			l.res.Warnings = append(l.res.Warnings, "profile: "+err.Error())
 		}
 	}
-	cpu0, _ := readCPU(in.pid)
+	cpu0, _ := in.cpu()
 	self0, _ := readCPU(os.Getpid())
 	gc0 := gcCount(in)
 	conns0 := connsInit
@@ -351,7 +359,7 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 		m[mThrottles] = per1k(st.Throttles)
 		m[mRejected] = rejectedPct(answered, st.Throttles)
 		if in.pid > 0 {
-			if cpu1, err := readCPU(in.pid); err == nil {
+			if cpu1, err := in.cpu(); err == nil {
 				m[mCPU] = us(int64(cpu1-cpu0)) / float64(answered)
 			}
 		}
@@ -370,10 +378,10 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 		}
 	}
 	if in.pid > 0 {
-		if s, err := measure.ReadStatus(in.pid); err == nil {
+		if s, err := in.status(); err == nil {
 			m[mPeakRSS], m[mRSSEnd], m[mRSSAfter] = mib(s.Peak), mib(s.RSS), mib(s.RSS)
 			l.res.CPUs = s.CPUs
-		} else {
+		} else if !watch.exited() {
 			l.res.problem("read memory of the runtime at the end of the load: %v", err)
 		}
 	}
@@ -393,6 +401,16 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 	return l
 }
 
+// noteExit makes a function's exit during the load the run's first
+// problem.
+func (l *liveRun) noteExit(w *exitWatch) {
+	if !w.exited() {
+		return
+	}
+	l.res.Exited = l.in.exitStatus()
+	l.res.Problems = append([]string{l.in.exitProblem()}, l.res.Problems...)
+}
+
 // finish waits out the idle period, reads RSS again, stops the runtime and
 // checks the accounting.
 func (l *liveRun) finish(ctx context.Context) runResult {
@@ -400,9 +418,9 @@ func (l *liveRun) finish(ctx context.Context) runResult {
 		return l.res
 	}
 	m := l.res.Metrics
-	if idle := time.Duration(l.sc.Idle); idle > 0 {
+	if idle := time.Duration(l.sc.Idle); idle > 0 && l.res.Exited == "" {
 		sleepCtx(ctx, time.Until(l.loadEnd.Add(idle)))
-		if s, err := measure.ReadStatus(l.in.pid); err == nil {
+		if s, err := l.in.status(); err == nil {
 			m[mRSSAfter] = mib(s.RSS)
 			if before, ok := m[mRSSBefore]; ok {
 				m[mRSSGrowth] = m[mRSSAfter] - before
@@ -421,9 +439,16 @@ func (l *liveRun) finish(ctx context.Context) runResult {
 		}
 	}
 	t := l.total
-	l.res.Load = loadCounts{t.OK, t.FuncErrors, t.Wrong, t.Failures, t.Throttles, t.Abandoned, l.res.Load.MaxLagUS}
-	if t.Failures > 0 || t.Wrong > 0 {
-		l.res.problem("%d invocations without an answer, %d wrong answers; first: %s", t.Failures, t.Wrong, t.FirstErr)
+	l.res.Load = loadCounts{OK: t.OK, FuncErrors: t.FuncErrors, Wrong: t.Wrong, Failures: t.Failures, Throttles: t.Throttles,
+		Abandoned: t.Abandoned, MaxLagUS: l.res.Load.MaxLagUS, HTTPErrors: t.HTTPErrors}
+	if t.Failures > 0 && l.res.Exited != "" {
+		l.res.problem("%d invocations left without an answer when the function exited, %d wrong answers", t.Failures, t.Wrong)
+	} else if t.Failures > 0 || t.Wrong > 0 {
+		http := ""
+		if n := sumCounts(t.HTTPErrors); n > 0 {
+			http = fmt.Sprintf(", %d of them HTTP errors (%s), wrong unless -expect accepts them", n, httpErrorCounts(t.HTTPErrors))
+		}
+		l.res.problem("%d invocations without an answer, %d wrong answers%s; first: %s", t.Failures, t.Wrong, http, t.FirstErr)
 	}
 	if l.in.api != nil {
 		st := l.in.api.Stats()
@@ -432,7 +457,7 @@ func (l *liveRun) finish(ctx context.Context) runResult {
 	}
 	tail := l.in.tail()
 	_ = l.in.stop()
-	if len(l.res.Problems) > 0 && tail != "" {
+	if len(l.res.Problems) > 0 && tail != "" && l.res.Exited == "" {
 		l.res.problem("last output of the runtime:\n%s", tail)
 	}
 	return l.res

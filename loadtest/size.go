@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,8 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/lmigo/lmigo/loadtest/measure"
 )
 
 // Bounds of a size profile.
@@ -30,66 +25,6 @@ const (
 	// be predicted to take.
 	memoryShare = 0.5
 )
-
-// sizeProfile is what size measured and recommends; its JSON is -json.
-// The three names of the platform are at the top level.
-type sizeProfile struct {
-	PerExecutionEnvironmentMaxConcurrency int     `json:"PerExecutionEnvironmentMaxConcurrency"`
-	ConcurrencyPerVCpu                    float64 `json:"ConcurrencyPerVCpu"`
-	ExecutionEnvironmentMemoryGiBPerVCpu  int     `json:"ExecutionEnvironmentMemoryGiBPerVCpu"`
-
-	MemorySizeMB int    `json:"memorySizeMB"`
-	LimitedBy    string `json:"limitedBy"` // cpu or memory
-	SAM          string `json:"samParameters"`
-	VCPUs        int    `json:"vcpus"`       // the environment sized for
-	MachineCPUs  int    `json:"machineCpus"` // the CPUs measured on
-	Target       string `json:"target"`
-	Bootstrap    string `json:"bootstrap"`
-	Events       string `json:"events"`
-
-	WallMS       float64 `json:"wallMsPerInvocation"` // at N=1, p50
-	CPUMS        float64 `json:"cpuMsPerInvocation"`
-	WaitShare    float64 `json:"waitingShare"` // of the wall time, not on a CPU
-	BaseMiB      float64 `json:"baseRssMiB"`
-	MemPerInvMiB float64 `json:"memoryPerInvocationMiB"`
-	KneeN        int     `json:"kneeN"`
-	KneeBound    string  `json:"kneeBound,omitempty"`      // why the sweep stopped before it saw the knee
-	DriverCPUMS  float64 `json:"driverCpuMsPerInvocation"` // the load test's, beside the function
-	LittleKnee   float64 `json:"littleKneeN"`              // the function alone: CPUs x wall / CPU
-	OtherCPUs    float64 `json:"otherCpus"`                // what other work took of the machine's, on average
-	HadCPUs      float64 `json:"hadCpus"`                  // what was left to the function and the load test
-	LittleHere   float64 `json:"littleKneeHereN"`          // on HadCPUs, with the load test's CPU beside the function
-	KneeAgrees   bool    `json:"kneeAgreesWithLittle"`     // the measured knee and LittleHere
-	FunctionKnee float64 `json:"functionKneeN"`            // the knee with the load test's share removed
-	PredictedP99 float64 `json:"predictedP99Ms"`
-
-	// MemoryBoundN is, per memory ratio, the largest N its environment
-	// holds with memoryRoom to spare.
-	MemoryBoundN map[string]int `json:"memoryBoundN"`
-
-	Sentences [2]string  `json:"explanation"`
-	Notes     []string   `json:"notes,omitempty"`
-	Steps     []sizeStep `json:"steps"`
-	Check     *sizeCheck `json:"check,omitempty"`
-	Elapsed   dur        `json:"elapsed"`
-
-	rec recommendation
-}
-
-func (p *sizeProfile) fit() memFit { return memFit{BaseMiB: p.BaseMiB, PerInvMiB: p.MemPerInvMiB} }
-
-// sizeCheck is the function run at the recommended N, below its knee.
-type sizeCheck struct {
-	N          int     `json:"n"`
-	Rate       float64 `json:"rate"`
-	Seconds    float64 `json:"seconds"`
-	Answered   int64   `json:"answered"`
-	Throttles  int64   `json:"throttles"`
-	P99MS      float64 `json:"p99Ms"`
-	BehindMsg  string  `json:"throttleMeaning,omitempty"`
-	FellBehind bool    `json:"fellBehind"`
-	Holds      bool    `json:"holds"`
-}
 
 // sizeMain is `loadtest size`: it measures the user's function as N grows
 // and recommends N and memory.
@@ -104,16 +39,17 @@ func sizeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	cfg.Target, cfg.Reps, cfg.Timeout = targetRIE, 1, 30*time.Second
 	fs := flag.NewFlagSet("loadtest size", flag.ContinueOnError)
 	fs.StringVar(&cfg.Bootstrap, "bootstrap", "", "your function: a bootstrap binary, or a zip as lmigo-pack writes it (required)")
-	fs.StringVar(&cfg.Events, "events", "", "a file of your JSON events: a JSON array, or one event a line (required)")
+	fs.StringVar(&cfg.Events, "events", "", "your JSON events (required): a file of one event, a JSON array of events or one event a line, or a directory of such .json files")
 	vcpus := fs.Int("vcpus", runtime.NumCPU(), "vCPUs of the execution environment to size for")
 	jsonOut := fs.String("json", "", "write the recommendation and the figures as JSON to this file")
 	fs.StringVar(&cfg.Target, "target", cfg.Target, "rie (the AWS emulator in LMI mode; root) or fake (the fake Runtime API)")
 	fs.BoolVar(&cfg.Shuffle, "shuffle", false, "send the events shuffled (the same order every run) instead of in the file's order")
-	fs.StringVar(&cfg.Expect, "expect", "", "a right answer's body matches this regular expression (default: a right answer is one that is not an error)")
+	fs.StringVar(&cfg.Expect, "expect", "", "a right answer's body matches this regular expression (default: a right answer is neither an error nor an HTTP door's response with a statusCode of 400 or more)")
 	step := fs.Duration("step", 3*time.Second, "the load at each N")
 	budget := fs.Duration("max-time", maxProfile, "the whole profile at most (3m at most)")
 	top := fs.Int("max-n", maxN, "the largest N to measure")
 	check := fs.Bool("check", true, "run the function at the recommended N to check it (when -vcpus is this machine's)")
+	scaleAt := fs.Float64("scale-at", 100*scaleAtDefault, "the CPU % the capacity provider scales at (its AverageCPUUtilization; deploy/template.yaml sets 60)")
 	fs.Var((*stringList)(&cfg.Env), "env", "KEY=VALUE for the function's environment (repeatable)")
 	fs.StringVar(&cfg.Out, "out", cfg.Out, "directory for size.md (\"\": none)")
 	fs.Usage = func() {
@@ -130,6 +66,8 @@ func sizeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("-target %s: size runs the function here, in rie or fake", cfg.Target)
 	case *vcpus < 1 || *step <= 0 || *budget <= 0 || *top < 1:
 		return errors.New("-vcpus, -step, -max-time and -max-n must be positive")
+	case *scaleAt <= 0 || *scaleAt > 100:
+		return errors.New("-scale-at is a CPU share in percent, above 0 and at most 100")
 	}
 	if !cfg.given["target"] {
 		cfg.Target = userTarget(cfg.stderr)
@@ -146,17 +84,27 @@ func sizeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	bin, cleanup, err := userBootstrap(cfg.Bootstrap)
 	if err != nil {
-		return err
+		return inputError("-bootstrap", cfg.Bootstrap, err)
 	}
 	defer cleanup()
 	if err := cfg.useEvents(); err != nil {
 		return err
 	}
-	p := &sizeProfile{VCPUs: *vcpus, MachineCPUs: runtime.NumCPU(), Target: cfg.Target, Bootstrap: cfg.Bootstrap, Events: cfg.eventsDesc}
+	p := &sizeProfile{VCPUs: *vcpus, MachineCPUs: runtime.NumCPU(), Target: cfg.Target, Bootstrap: cfg.Bootstrap, Events: cfg.eventsDesc,
+		ScaleAt: *scaleAt / 100, LossTarget: lossTarget}
 	rt := runtimeSpec{Name: rtFunction, Binary: bin, SurvivesPanic: true}
+	if cfg.fnOut, err = createOutput(cfg.Out, "size-function.log"); err != nil {
+		return err
+	}
 	err = profileFunction(ctx, cfg, rt, p, *step, *budget, *top, *check)
+	err = errors.Join(err, cfg.fnOut.close())
+	c := cfg.fnOut.summary()
+	p.Output = &c
 	if p.Steps == nil {
 		return err
+	}
+	if err != nil && p.rec.N == 0 {
+		p.NoRecommendation = err.Error()
 	}
 	printSize(cfg.stdout, p)
 	var werr error
@@ -217,7 +165,7 @@ func profileFunction(ctx context.Context, cfg *config, rt runtimeSpec, p *sizePr
 		// after the sweep takes about a step's start and stop and more.
 		need := max(step+stepStartup, 2*last)
 		if check {
-			need += checkFor + last
+			need += 2 * (checkFor + last) // a check, and one more
 		}
 		if time.Until(deadline) < need {
 			p.KneeBound = fmt.Sprintf("the %s budget ran out", budget)
@@ -263,6 +211,7 @@ func profileFunction(ctx context.Context, cfg *config, rt runtimeSpec, p *sizePr
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	window := min(checkFor, 2*step)
 	return p.summarize(func(n int, rate float64) (*sizeCheck, error) {
 		if !check || p.VCPUs != p.MachineCPUs {
 			return nil, nil
@@ -271,8 +220,12 @@ func profileFunction(ctx context.Context, cfg *config, rt runtimeSpec, p *sizePr
 			p.Notes = append(p.Notes, fmt.Sprintf("Not checked: N=%d would take %.0f MiB, more than half of what this machine has free.", n, p.fit().at(n)))
 			return nil, nil
 		}
-		fmt.Fprintf(cfg.stderr, "size: checking N=%d at %.0f/s for %s\n", n, rate, min(checkFor, 2*step))
-		return checkStep(ctx, cfg, rt, n, rate, p.PredictedP99, min(checkFor, 2*step))
+		if time.Until(deadline) < window+last {
+			p.Notes = append(p.Notes, fmt.Sprintf("Not checked at N=%d: the %s budget (-max-time) ran out.", n, budget))
+			return nil, nil
+		}
+		fmt.Fprintf(cfg.stderr, "size: checking N=%d, arrivals at random at %.0f/s, for %s\n", n, rate, window)
+		return checkStep(ctx, cfg, rt, n, rate, window)
 	})
 }
 
@@ -282,9 +235,14 @@ func (p *sizeProfile) summarize(check func(n int, rate float64) (*sizeCheck, err
 	if len(p.Steps) == 0 || !p.Steps[0].Linear {
 		return errors.New("the function did not answer at N=1")
 	}
+	if p.ScaleAt <= 0 {
+		p.ScaleAt, p.LossTarget = scaleAtDefault, lossTarget
+	}
 	one := p.Steps[0]
-	// The median, not the mean: one stall of a busy machine moves a mean.
-	p.WallMS = one.P50MS
+	// The mean, not the median: Little's law holds for the mean, and a
+	// batch consumer's few large batches are most of its time.
+	p.WallMS = one.MeanMS
+	p.EventCosts = one.costs
 	p.KneeN = knee(p.Steps)
 	// CPU per invocation over every linear step: more invocations, finer
 	// than the clock's 10 ms ticks.
@@ -298,6 +256,9 @@ func (p *sizeProfile) summarize(check func(n int, rate float64) (*sizeCheck, err
 		}
 	}
 	p.CPUMS, p.DriverCPUMS = cpu/float64(max(inv, 1)), drv/float64(max(inv, 1))
+	if p.CPUMS <= 0 {
+		return fmt.Errorf("no recommendation: the function's processes used no CPU time the kernel counted in %d invocations, so nothing bounds N by its CPUs", inv)
+	}
 	p.WaitShare = max(0, 1-p.CPUMS/p.WallMS)
 	fit := fitMemory(p.Steps)
 	p.BaseMiB, p.MemPerInvMiB = fit.BaseMiB, fit.PerInvMiB
@@ -346,47 +307,35 @@ func (p *sizeProfile) summarize(check func(n int, rate float64) (*sizeCheck, err
 	if p.KneeBound != "" {
 		p.Notes = append(p.Notes, fmt.Sprintf("The sweep stopped before it saw the knee (%s): N=%d is a lower bound; Little's law puts the knee near N=%.0f.", p.KneeBound, p.KneeN, p.LittleKnee))
 	}
-	r, err := recommend(p.FunctionKnee, p.MachineCPUs, p.VCPUs, fit)
+	// The knee for the vCPUs sized for: the function alone's on this
+	// machine's CPUs, per CPU.
+	r, err := recommend(p.FunctionKnee*float64(p.VCPUs)/float64(p.MachineCPUs), p.VCPUs, p.ScaleAt, fit)
 	if err != nil {
 		return err
 	}
 	p.rec = r
-	p.PerExecutionEnvironmentMaxConcurrency, p.ConcurrencyPerVCpu, p.ExecutionEnvironmentMemoryGiBPerVCpu = r.N, r.PerVCPU, r.Ratio
-	p.MemorySizeMB, p.LimitedBy, p.SAM = r.MemorySizeMB, r.LimitedBy, samParams(r)
-	// The p99 predicted is that of the step at the N per CPU recommended,
-	// on this machine's CPUs (the nearest measured at or below it).
-	at := float64(r.N) / float64(p.VCPUs) * float64(p.MachineCPUs)
-	var ref *sizeStep
-	for i := range p.Steps {
-		s := &p.Steps[i]
-		if float64(s.N) <= at+0.5 && (ref == nil || s.N > ref.N) {
-			ref = s
-		}
-	}
-	if ref == nil {
-		ref = &p.Steps[0]
-	}
-	p.PredictedP99 = ref.P99MS
 	p.MemoryBoundN = map[string]int{}
 	for _, ratio := range memoryRatios {
 		p.MemoryBoundN[strconv.Itoa(ratio)] = memoryBound(fit, ratio, p.VCPUs)
 	}
-	p.Sentences = sizeSentences(p)
-	// The check: the recommended N in the open model at 60% of what the
-	// step there served, the CPU the template's capacity provider scales
-	// at (AverageCPUUtilization), and never more than this machine served
-	// at any N: the load test's own CPU stays beside the function.
-	most := 0.0
-	for _, s := range p.Steps {
-		most = max(most, s.Throughput)
-	}
-	c, err := check(r.N, math.Max(1, checkLoad*min(ref.Throughput*float64(r.N)/float64(ref.N), most)))
-	p.Check = c
+	err = p.confirm(check)
+	p.settle()
 	return err
 }
 
-// checkLoad is the share of the knee's throughput the check offers.
-const checkLoad = 0.6
+// settle sets the settings, the model's figures and the sentences from
+// p.rec, once its N is final.
+func (p *sizeProfile) settle() {
+	r := p.rec
+	p.PerExecutionEnvironmentMaxConcurrency, p.ConcurrencyPerVCpu, p.ExecutionEnvironmentMemoryGiBPerVCpu = r.N, r.PerVCPU, r.Ratio
+	p.MemorySizeMB, p.LimitedBy, p.SAM = r.MemorySizeMB, r.LimitedBy, samParams(r)
+	p.CPUN, p.Offered, p.LossN, p.LatencyN, p.MemoryN, p.Loss = r.CPUN, r.Offered, r.LossN, r.LatencyN, r.MemoryN, r.Loss
+	if n := len(p.Checks); n > 0 {
+		p.Check = &p.Checks[n-1]
+	}
+	p.Sentences = [2]string{cpuSentence(p), memorySentence(p)}
+	p.RestsOn = restsOn(p)
+}
 
 // disagreement says why a measured knee may part from Little's law.
 func disagreement(p *sizeProfile) string {
@@ -394,219 +343,4 @@ func disagreement(p *sizeProfile) string {
 		return "the function stops scaling before its CPUs are busy: it waits on something shared (a lock, a pool, a downstream limit), or other work on this machine took the CPUs (see its share per step). The recommendation follows the measurement."
 	}
 	return "the function scales beyond its CPUs: its CPU time per invocation falls with N (shared work, caches), or its waiting is not on this machine."
-}
-
-// measureStep starts the function at N=n and runs n closed-loop callers
-// for window after a warm-up.
-func measureStep(ctx context.Context, cfg *config, rt runtimeSpec, n int, window time.Duration) (sizeStep, error) {
-	s := sizeStep{N: n}
-	in, err := start(ctx, cfg, rt, n, -1)
-	if err != nil {
-		return s, err
-	}
-	defer func() { _ = in.stop() }()
-	if st, err := measure.ReadStatus(in.pid); err == nil {
-		s.BaseRSSMiB = mib(st.RSS)
-	}
-	spec := loadSpec{model: modelClosed, callers: n, count: 2 * n, window: min(window, 2*time.Second),
-		items: cfg.userItems, pause: cfg.Pause, next: cfg.OnThrottle == throttleNext}
-	lctx, cancel := context.WithTimeout(ctx, 2*window+cfg.Timeout)
-	defer cancel()
-	warm := runLoad(lctx, in.inv, spec)
-	if bad := warm.Failures + warm.Wrong; bad > 0 {
-		return s, fmt.Errorf("%d of the warm-up's invocations went wrong; first: %s\n%s", bad, warm.FirstErr, in.tail())
-	}
-	cpu0, _ := readCPU(in.pid)
-	drv0, mach0 := driverCPU(in), machineBusy()
-	spec.count, spec.window = max(1000*n, 100000), window
-	st := runLoad(lctx, in.inv, spec)
-	cpu1, _ := readCPU(in.pid)
-	drv1, mach1 := driverCPU(in), machineBusy()
-	if bad := st.Failures + st.Wrong; bad > 0 {
-		return s, fmt.Errorf("%d invocations went wrong; first: %s\n%s", bad, st.FirstErr, in.tail())
-	}
-	answered := st.answered()
-	if answered == 0 {
-		return s, errors.New("no invocation answered")
-	}
-	s.Invocations, s.Throttles = answered, st.Throttles
-	s.Throughput = float64(answered) / st.Elapsed.Seconds()
-	s.MeanMS = st.Hist.Mean() / 1e6
-	s.P50MS = float64(st.Hist.ValueAtPercentile(50)) / 1e6
-	s.P99MS = float64(st.Hist.ValueAtPercentile(99)) / 1e6
-	s.CPUMS = float64(cpu1-cpu0) / 1e6 / float64(answered)
-	s.DriverCPUMS = float64(drv1-drv0) / 1e6 / float64(answered)
-	if mach0 > 0 && mach1 > mach0 {
-		other := (mach1 - mach0) - (cpu1 - cpu0) - (drv1 - drv0)
-		s.OtherCPUs = max(0, other.Seconds()/st.Elapsed.Seconds())
-	}
-	if ps, err := measure.ReadStatus(in.pid); err == nil {
-		s.PeakRSSMiB = mib(ps.Peak)
-	}
-	return s, ctx.Err()
-}
-
-// checkStep runs the function at N=n in the open model at rate for a few
-// seconds: the recommendation holds when no throttle says the runtime fell
-// behind and p99 is within the one predicted.
-func checkStep(ctx context.Context, cfg *config, rt runtimeSpec, n int, rate, predicted float64, window time.Duration) (*sizeCheck, error) {
-	in, err := start(ctx, cfg, rt, n, -1)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = in.stop() }()
-	count := max(int(rate*window.Seconds()), 1)
-	lctx, cancel := context.WithTimeout(ctx, window+openGrace+cfg.Timeout)
-	defer cancel()
-	// A warm-up, so that a cold start's burst is not read as falling behind.
-	warm := loadSpec{model: modelClosed, callers: n, count: 2 * n, window: 2 * time.Second, items: cfg.userItems, pause: cfg.Pause}
-	runLoad(lctx, in.inv, warm)
-	st := runLoad(lctx, in.inv, loadSpec{model: modelOpen, rate: rate, count: count, window: window + openGrace,
-		items: cfg.userItems, pause: cfg.Pause, next: true})
-	c := &sizeCheck{N: n, Rate: rate, Seconds: window.Seconds(), Answered: st.answered(), Throttles: st.Throttles}
-	m := map[string]float64{}
-	if st.answered() > 0 {
-		latencyMetrics(st.Hist, m)
-		m[mThroughput] = float64(st.answered()) / st.Elapsed.Seconds()
-		c.P99MS = m[mP99] / 1e3
-	}
-	if c.Throttles > 0 {
-		sc := scenario{Model: modelOpen, Rate: rate, N: n}
-		c.BehindMsg = throttleMeaning(sc, c.Throttles, 0, m)
-		c.FellBehind = strings.HasPrefix(c.BehindMsg, "overload")
-	}
-	c.Holds = !c.FellBehind && c.P99MS <= predicted && st.Failures+st.Wrong == 0 && c.Answered > 0
-	return c, ctx.Err()
-}
-
-// driverCPU is the CPU time of this process and of the runtime's helpers.
-func driverCPU(in *instance) time.Duration {
-	t, _ := readCPU(os.Getpid())
-	for _, pid := range in.helpers {
-		c, _ := readCPU(pid)
-		t += c
-	}
-	return t
-}
-
-// machineBusy is the CPU time the whole machine has spent not idle, from
-// /proc/stat (0 when unreadable).
-func machineBusy() time.Duration {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0
-	}
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	f := strings.Fields(string(line))
-	if len(f) < 8 || f[0] != "cpu" {
-		return 0
-	}
-	var busy int64
-	for i, v := range f[1:] {
-		n, _ := strconv.ParseInt(v, 10, 64)
-		if i == 3 || i == 4 || i >= 7 { // idle, iowait; steal and guest are not ours
-			continue
-		}
-		busy += n
-	}
-	return time.Duration(busy) * time.Second / 100 // USER_HZ
-}
-
-// memAvailableMiB is the machine's MemAvailable.
-func memAvailableMiB() (float64, error) {
-	kb, err := meminfo("MemAvailable")
-	return kb / 1024, err
-}
-
-// memTotalMB is the machine's MemTotal in MB, as Lambda counts memory.
-func memTotalMB() (int, error) {
-	kb, err := meminfo("MemTotal")
-	return int(kb / 1024), err
-}
-
-// meminfo is the figure of /proc/meminfo named key, in kB.
-func meminfo(key string) (float64, error) {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0, err
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), key+":"); ok {
-			return strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
-		}
-	}
-	return 0, fmt.Errorf("no %s in /proc/meminfo", key)
-}
-
-// sizeLines are the report's lines, for the terminal and Markdown alike.
-func sizeLines(p *sizeProfile) (head []string, table [][]string, tail []string) {
-	head = []string{
-		fmt.Sprintf("Sized %s with %s, target %s, on %d CPUs, for %d vCPUs, in %s.", p.Bootstrap, p.Events, p.Target, p.MachineCPUs, p.VCPUs, time.Duration(p.Elapsed)),
-		fmt.Sprintf("PerExecutionEnvironmentMaxConcurrency %d, ConcurrencyPerVCpu %s, ExecutionEnvironmentMemoryGiBPerVCpu %d (limited by %s).",
-			p.PerExecutionEnvironmentMaxConcurrency, strconv.FormatFloat(p.ConcurrencyPerVCpu, 'f', -1, 64), p.ExecutionEnvironmentMemoryGiBPerVCpu, p.LimitedBy),
-		p.Sentences[0],
-		p.Sentences[1],
-	}
-	table = [][]string{{"N", "", "inv/s", "p50", "p99", "CPU/inv", "driver CPU/inv", "peak RSS", "others' CPUs"}}
-	for _, s := range p.Steps {
-		mark := ""
-		if s.N == p.KneeN {
-			mark = "knee"
-		} else if !s.Linear {
-			mark = "past"
-		}
-		table = append(table, []string{strconv.Itoa(s.N), mark, fmtCount(s.Throughput), fmtMSf(s.P50MS), fmtMSf(s.P99MS), fmtMSf(s.CPUMS), fmtMSf(s.DriverCPUMS), fmtMiB(s.PeakRSSMiB), fmtOne(s.OtherCPUs)})
-	}
-	var bounds []string
-	for _, ratio := range memoryRatios {
-		bounds = append(bounds, fmt.Sprintf("N=%d at %d GiB per vCPU", p.MemoryBoundN[strconv.Itoa(ratio)], ratio))
-	}
-	tail = append(tail, fmt.Sprintf("Memory holds, with %.0f%% to spare, %s (for %d vCPUs).", 100*memoryRoom, strings.Join(bounds, ", "), p.VCPUs))
-	tail = append(tail, p.Notes...)
-	if c := p.Check; c != nil {
-		verdict := "holds"
-		if !c.Holds {
-			verdict = "DOES NOT HOLD"
-		}
-		line := fmt.Sprintf("Check at N=%d, %.0f/s open loop (%.0f%% of the rate measured there, or of the most this machine served) for %.1f s: %d answered, %d throttled, p99 %s (predicted at most %s): %s.",
-			c.N, c.Rate, 100*checkLoad, c.Seconds, c.Answered, c.Throttles, fmtMSf(c.P99MS), fmtMSf(p.PredictedP99), verdict)
-		if c.BehindMsg != "" {
-			line += " Throttles: " + c.BehindMsg + "."
-		}
-		tail = append(tail, line)
-	} else {
-		tail = append(tail, fmt.Sprintf("No check at the recommended N: the environment sized (%d vCPUs) is not this machine (%d CPUs), -check=false, or its memory does not fit here.", p.VCPUs, p.MachineCPUs))
-	}
-	tail = append(tail, "SAM parameters (deploy/template.yaml; CodeBucket and CodeKey name your zip in S3): "+p.SAM)
-	return head, table, tail
-}
-
-func printSize(w io.Writer, p *sizeProfile) {
-	head, table, tail := sizeLines(p)
-	fmt.Fprintln(w)
-	for _, l := range head {
-		fmt.Fprintln(w, l)
-	}
-	fmt.Fprintln(w)
-	writeAligned(w, table)
-	fmt.Fprintln(w)
-	for _, l := range tail {
-		fmt.Fprintln(w, "- "+l)
-	}
-}
-
-func sizeMarkdown(p *sizeProfile) []byte {
-	var b bytes.Buffer
-	head, table, tail := sizeLines(p)
-	b.WriteString("# lmigo load test: size\n\n")
-	for _, l := range head {
-		b.WriteString(l + "\n\n")
-	}
-	mdTable(&b, table)
-	for _, l := range tail {
-		b.WriteString("- " + l + "\n")
-	}
-	fmt.Fprintf(&b, "\n```\nsam deploy --guided --template-file deploy/template.yaml --parameter-overrides %s\n```\n", p.SAM)
-	return b.Bytes()
 }

@@ -152,10 +152,12 @@ func running(bin string) []string {
 
 // TestSizeSummarize: from the steps of a sweep to the recommendation, the
 // arithmetic of size without a process: the knee scaled to the function
-// alone, never past Little's law for it.
+// alone, never past Little's law for it; for a CPU-bound function the
+// loss at the scaling load asks for more slots than CPUs, up to the
+// latency bound.
 func TestSizeSummarize(t *testing.T) {
 	step := func(n int, x, p50, cpu, drv, others float64, lin bool) sizeStep {
-		return sizeStep{N: n, Invocations: int64(x * 3), Throughput: x, P50MS: p50, P99MS: 2 * p50, CPUMS: cpu, DriverCPUMS: drv,
+		return sizeStep{N: n, Invocations: int64(x * 3), Throughput: x, MeanMS: p50, P50MS: p50, P99MS: 2 * p50, CPUMS: cpu, DriverCPUMS: drv,
 			OtherCPUs: others, BaseRSSMiB: 10, PeakRSSMiB: 10 + 0.1*float64(n), Linear: lin}
 	}
 	tests := []struct {
@@ -167,13 +169,13 @@ func TestSizeSummarize(t *testing.T) {
 		functionMax float64 // the knee for the function alone, at most
 	}{
 		{"cpu-bound", []sizeStep{step(1, 40, 25, 21, 1.3, 0, true), step(2, 76, 25.6, 21, 1.3, 0, true), step(4, 80, 49, 21, 1.3, 0, false), step(3, 75, 37, 21, 1.3, 0, false)},
-			2, 1, 2, 2.4},
+			4, 2, 2, 2.4},
 		{"io-bound", []sizeStep{step(1, 24, 41.6, 2.4, 0.8, 0, true), step(16, 380, 42, 2.4, 0.8, 0, true), step(32, 500, 64, 2.4, 0.8, 0, false), step(24, 560, 43, 2.4, 0.8, 0, true), step(28, 560, 50, 2.4, 0.8, 0, false)},
 			32, 16, 2, 32},
 		// The load test's CPU as large as the function's would scale the
 		// knee to 48: Little's law for the function alone caps it at 34.7.
 		{"io-bound, capped", []sizeStep{step(1, 24, 41.6, 2.4, 2.4, 0, true), step(16, 380, 42, 2.4, 2.4, 0, true), step(32, 500, 64, 2.4, 2.4, 0, false), step(24, 560, 43, 2.4, 2.4, 0, true), step(28, 560, 50, 2.4, 2.4, 0, false)},
-			34, 17, 2, 34.7},
+			35, 17.5, 2, 34.7},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -194,5 +196,46 @@ func TestSizeSummarize(t *testing.T) {
 				t.Errorf("checked at N=%d, want the recommended %d", checked, tt.n)
 			}
 		})
+	}
+}
+
+// TestSizeNoCPU: steps in which the function's processes used no CPU
+// the kernel counted (a wrapper measured alone did that) give no
+// recommendation but one sentence that says why, and whatever the steps,
+// the profile's JSON holds no +Inf or NaN.
+func TestSizeNoCPU(t *testing.T) {
+	step := func(n int, cpu float64) sizeStep {
+		return sizeStep{N: n, Invocations: 100, Throughput: 24 * float64(n), P50MS: 41, P99MS: 43, CPUMS: cpu, BaseRSSMiB: 1.7, PeakRSSMiB: 1.7, Linear: true}
+	}
+	p := &sizeProfile{VCPUs: 2, MachineCPUs: 2, Steps: []sizeStep{step(1, 0), step(2, 0)}}
+	err := p.summarize(func(int, float64) (*sizeCheck, error) { return nil, nil })
+	if err == nil || !strings.Contains(err.Error(), "no CPU time") || strings.Count(strings.TrimSpace(err.Error()), ". ") > 0 {
+		t.Errorf("err %v, want one sentence saying the function used no CPU time", err)
+	}
+	if p.PerExecutionEnvironmentMaxConcurrency != 0 {
+		t.Errorf("recommended N=%d from steps without CPU", p.PerExecutionEnvironmentMaxConcurrency)
+	}
+	if _, err := json.Marshal(p); err != nil {
+		t.Errorf("JSON of the profile: %v", err)
+	}
+	var out bytes.Buffer
+	printSize(&out, p)
+	if strings.Contains(out.String(), "SAM parameters") || strings.Contains(out.String(), "PerExecutionEnvironmentMaxConcurrency 0") {
+		t.Errorf("printed a recommendation without one:\n%s", out.String())
+	}
+	if md := sizeMarkdown(p); bytes.Contains(md, []byte("sam deploy")) {
+		t.Errorf("size.md gives SAM parameters without a recommendation:\n%s", md)
+	}
+}
+
+// TestSizeFunctionExits: a function that exits on one of its events
+// ends size at once with the exit, its status and its last words.
+func TestSizeFunctionExits(t *testing.T) {
+	bin, data := fixture(t, "storeapi")
+	var out bytes.Buffer
+	err := sizeCommand(t.Context(), []string{"-bootstrap", bin, "-events", filepath.Join(data, "event-fatal.json"), "-target", "fake",
+		"-step", "300ms", "-out", ""}, &out, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "at N=1: the function exited (exit status 1)") || !strings.Contains(err.Error(), "get item bulk#legacy") {
+		t.Errorf("err %v, want the exit at N=1 with its last words\n%s", err, out.String())
 	}
 }

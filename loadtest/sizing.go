@@ -1,10 +1,130 @@
 package main
 
-import (
-	"fmt"
-	"math"
-	"strings"
-)
+// The figures of size, from the steps of a sweep to the recommendation
+// and its checks: the types every file of size reads, and the
+// arithmetic of the sweep (the knee, the next N, the memory fit).
+
+// sizeProfile is what size measured and recommends; its JSON is -json.
+// The three names of the platform are at the top level.
+type sizeProfile struct {
+	PerExecutionEnvironmentMaxConcurrency int     `json:"PerExecutionEnvironmentMaxConcurrency"`
+	ConcurrencyPerVCpu                    float64 `json:"ConcurrencyPerVCpu"`
+	ExecutionEnvironmentMemoryGiBPerVCpu  int     `json:"ExecutionEnvironmentMemoryGiBPerVCpu"`
+
+	MemorySizeMB int    `json:"memorySizeMB"`
+	LimitedBy    string `json:"limitedBy"` // cpu, loss, latency or memory
+	// Confirmed: the N recommended held its check here. Unconfirmed says
+	// plainly what to use when checks ran and none held.
+	Confirmed   bool   `json:"confirmed"`
+	Unconfirmed string `json:"unconfirmed,omitempty"`
+	SAM         string `json:"samParameters"`
+	VCPUs       int    `json:"vcpus"`       // the environment sized for
+	MachineCPUs int    `json:"machineCpus"` // the CPUs measured on
+	Target      string `json:"target"`
+	Bootstrap   string `json:"bootstrap"`
+	Events      string `json:"events"`
+
+	WallMS       float64 `json:"wallMsPerInvocation"` // at N=1, the mean
+	CPUMS        float64 `json:"cpuMsPerInvocation"`
+	WaitShare    float64 `json:"waitingShare"` // of the wall time, not on a CPU
+	BaseMiB      float64 `json:"baseRssMiB"`
+	MemPerInvMiB float64 `json:"memoryPerInvocationMiB"`
+	KneeN        int     `json:"kneeN"`
+	KneeBound    string  `json:"kneeBound,omitempty"`      // why the sweep stopped before it saw the knee
+	DriverCPUMS  float64 `json:"driverCpuMsPerInvocation"` // the load test's, beside the function
+	LittleKnee   float64 `json:"littleKneeN"`              // the function alone: CPUs x wall / CPU
+	OtherCPUs    float64 `json:"otherCpus"`                // what other work took of the machine's, on average
+	HadCPUs      float64 `json:"hadCpus"`                  // what was left to the function and the load test
+	LittleHere   float64 `json:"littleKneeHereN"`          // on HadCPUs, with the load test's CPU beside the function
+	KneeAgrees   bool    `json:"kneeAgreesWithLittle"`     // the measured knee and LittleHere
+	FunctionKnee float64 `json:"functionKneeN"`            // the knee with the load test's share removed
+
+	// The model (sizemodel.go), for the vCPUs sized for.
+	ScaleAt    float64 `json:"scaleAtCpu"`     // the CPU share the capacity provider scales at
+	LossTarget float64 `json:"lossTarget"`     // the share N may turn away there
+	CPUN       int     `json:"cpuN"`           // the N the CPUs allow
+	Offered    float64 `json:"offeredErlangs"` // in flight on average at that load
+	LossN      int     `json:"lossN"`          // the fewest slots within the loss target
+	LatencyN   int     `json:"latencyN"`       // the latency bound
+	MemoryN    int     `json:"memoryN"`        // the most the largest memory ratio holds
+	Loss       float64 `json:"lossAtN"`        // the share turned away at the N recommended
+
+	// MemoryBoundN is, per memory ratio, the largest N its environment
+	// holds with memoryRoom to spare.
+	MemoryBoundN map[string]int `json:"memoryBoundN"`
+	// EventCosts are the wall times at N=1 per events file, where the
+	// events come from several.
+	EventCosts []eventCost `json:"eventCosts,omitempty"`
+
+	// NoRecommendation says why there is none; the figures stand.
+	NoRecommendation string `json:"noRecommendation,omitempty"`
+	// RestsOn says what the figures rest on (sizemodel.go).
+	RestsOn string `json:"restsOn,omitempty"`
+
+	Sentences [2]string   `json:"explanation"`
+	Notes     []string    `json:"notes,omitempty"`
+	Steps     []sizeStep  `json:"steps"`
+	Check     *sizeCheck  `json:"check,omitempty"` // the last of Checks
+	Checks    []sizeCheck `json:"checks,omitempty"`
+	Elapsed   dur         `json:"elapsed"`
+	// Output sums up the function's output over every step.
+	Output *outputCounts `json:"output,omitempty"`
+
+	rec recommendation
+}
+
+func (p *sizeProfile) fit() memFit { return memFit{BaseMiB: p.BaseMiB, PerInvMiB: p.MemPerInvMiB} }
+
+// sizeCheck is the function run at one N, and what the model predicted.
+type sizeCheck struct {
+	N         int     `json:"n"`
+	Rate      float64 `json:"rate"`
+	Arrivals  string  `json:"arrivals"`
+	Seconds   float64 `json:"seconds"`
+	Answered  int64   `json:"answered"`
+	Throttles int64   `json:"throttles"`
+	Wrong     int64   `json:"wrong"` // wrong answers and invocations without one
+	P99MS     float64 `json:"p99Ms"`
+	MeanMS    float64 `json:"meanMs"`    // the wall time seen, CPUs shared
+	OtherCPUs float64 `json:"otherCpus"` // what other work took of the machine meanwhile
+
+	Offered          float64 `json:"offeredErlangs"`   // rate × mean wall time alone
+	PredictedLoss    float64 `json:"predictedLoss"`    // Erlang B at N and that load
+	LossAtSeen       float64 `json:"lossAtSeenWall"`   // Erlang B at the wall time seen
+	AllowedThrottles int64   `json:"allowedThrottles"` // the loss allowed, with chance
+	PredictedP99MS   float64 `json:"predictedP99Ms"`   // 0: not predicted
+	Holds            bool    `json:"holds"`
+	Why              string  `json:"why,omitempty"` // why it does not hold
+	lossHigh         bool
+}
+
+// recommendation is what size recommends, and why.
+type recommendation struct {
+	N            int     // PerExecutionEnvironmentMaxConcurrency
+	PerVCPU      float64 // ConcurrencyPerVCpu
+	Ratio        int     // ExecutionEnvironmentMemoryGiBPerVCpu
+	MemorySizeMB int     // the function's MemorySize: Ratio GiB x vCPUs
+	LimitedBy    string  // cpu, loss, latency or memory
+	NeedMiB      float64 // the memory the fit predicts at N
+
+	Knee     float64 // the N at which the function alone keeps the vCPUs busy
+	CPUN     int     // Knee, rounded: the N the CPUs allow
+	Offered  float64 // Erlangs offered at the load the capacity provider scales at
+	LossN    int     // the fewest slots that turn away at most lossTarget of them
+	LatencyN int     // latencyStretch x Knee
+	MemoryN  int     // the most the largest memory ratio holds
+	Loss     float64 // the share turned away at N, at the load offered
+}
+
+// eventCost is what the events of one file cost at N=1, one at a time.
+type eventCost struct {
+	File        string  `json:"file"`
+	Invocations int64   `json:"invocations"`
+	MeanMS      float64 `json:"meanMs"`
+	P50MS       float64 `json:"p50Ms"`
+	P99MS       float64 `json:"p99Ms"`
+	MaxMS       float64 `json:"maxMs"`
+}
 
 // sizeStep is the function measured at one N: N closed-loop callers for
 // a window, against a runtime started with AWS_LAMBDA_MAX_CONCURRENCY=N.
@@ -14,7 +134,9 @@ type sizeStep struct {
 	Throughput  float64 `json:"throughput"` // answered per second
 	MeanMS      float64 `json:"meanMs"`     // wall time per invocation
 	P50MS       float64 `json:"p50Ms"`
+	P90MS       float64 `json:"p90Ms"`
 	P99MS       float64 `json:"p99Ms"`
+	MaxMS       float64 `json:"maxMs"`
 	CPUMS       float64 `json:"cpuMs"`      // the process's CPU per invocation
 	BaseRSSMiB  float64 `json:"baseRssMiB"` // after init, before the first invocation
 	PeakRSSMiB  float64 `json:"peakRssMiB"` // VmHWM at the end of the load
@@ -28,6 +150,8 @@ type sizeStep struct {
 	// Linear: the step still gains what N promises over N=1 (throughput
 	// and latency within linearLoss of it).
 	Linear bool `json:"linear"`
+
+	costs []eventCost // per events file, where there are several
 }
 
 // linearLoss is how far a step may fall short of N times N=1's throughput
@@ -147,52 +271,6 @@ const (
 	maxN = 1600
 )
 
-// recommendation is what size recommends, and why.
-type recommendation struct {
-	N            int     // PerExecutionEnvironmentMaxConcurrency
-	PerVCPU      float64 // ConcurrencyPerVCpu
-	Ratio        int     // ExecutionEnvironmentMemoryGiBPerVCpu
-	MemorySizeMB int     // the function's MemorySize: Ratio GiB x vCPUs
-	CPUPerVCPU   int     // the N per vCPU the CPU allows
-	LimitedBy    string  // "cpu" or "memory"
-	NeedMiB      float64 // the memory the fit predicts at N
-}
-
-// recommend turns the function's knee on cpus CPUs and a memory fit into
-// a recommendation for vcpus vCPUs: N per vCPU from the knee, then the
-// smallest memory ratio that holds that N with memoryRoom to spare, or,
-// when even the largest does not, the N it holds.
-func recommend(kneeN float64, cpus, vcpus int, mem memFit) (recommendation, error) {
-	if kneeN < 1 || cpus < 1 || vcpus < 1 {
-		return recommendation{}, fmt.Errorf("no knee measured (N=%.1f on %d CPUs, for %d vCPUs)", kneeN, cpus, vcpus)
-	}
-	// A hair over a whole number per CPU counts as it (20.98 is 21).
-	per := max(int(kneeN/float64(cpus)+0.05), 1)
-	r := recommendation{CPUPerVCPU: per, LimitedBy: "cpu", N: min(max(per*vcpus, minN), maxN)}
-	holds := func(ratio, n int) bool {
-		return mem.at(n) <= (1-memoryRoom)*float64(ratio*vcpus*1024)
-	}
-	r.Ratio = 0
-	for _, ratio := range memoryRatios {
-		if holds(ratio, r.N) {
-			r.Ratio = ratio
-			break
-		}
-	}
-	if r.Ratio == 0 {
-		r.Ratio, r.LimitedBy = memoryRatios[len(memoryRatios)-1], "memory"
-		if memoryBound(mem, r.Ratio, vcpus) < 1 {
-			return recommendation{}, fmt.Errorf("one invocation needs %.0f MiB beside a base of %.0f MiB: more than %d GiB per vCPU holds on %d vCPUs with %.0f%% to spare",
-				mem.PerInvMiB, mem.BaseMiB, r.Ratio, vcpus, 100*memoryRoom)
-		}
-		r.N = min(memoryBound(mem, r.Ratio, vcpus), r.N)
-	}
-	r.PerVCPU = math.Round(10*float64(r.N)/float64(vcpus)) / 10
-	r.MemorySizeMB = r.Ratio * vcpus * 1024
-	r.NeedMiB = mem.at(r.N)
-	return r, nil
-}
-
 // memoryBound is the largest N an environment of ratio GiB per vCPU and
 // vcpus vCPUs holds with memoryRoom to spare (maxN when memory does not
 // grow with N).
@@ -206,10 +284,11 @@ func memoryBound(mem memFit, ratio, vcpus int) int {
 
 // littleKnee is the N at which cpus CPUs are busy when each invocation
 // takes wallMS of which cpuMS is CPU (Little's law: in flight = rate x
-// time, the rate being cpus / cpu time).
+// time, the rate being cpus / cpu time); 0 when no CPU time was
+// measured, never +Inf: the figure goes into JSON.
 func littleKnee(cpus, wallMS, cpuMS float64) float64 {
 	if cpuMS <= 0 {
-		return math.Inf(1)
+		return 0
 	}
 	return cpus * wallMS / cpuMS
 }
@@ -217,66 +296,9 @@ func littleKnee(cpus, wallMS, cpuMS float64) float64 {
 // kneeAgrees says whether a measured knee is within a factor of 1.5 of
 // Little's law's: the sweep's steps are that coarse.
 func kneeAgrees(measured int, little float64) bool {
-	if math.IsInf(little, 1) || little <= 0 {
+	if little <= 0 {
 		return false
 	}
 	r := float64(measured) / little
 	return r >= 1/1.5 && r <= 1.5
-}
-
-// sizeSentences explain a recommendation in two sentences a user can
-// check: the CPU's, then the memory's.
-func sizeSentences(p *sizeProfile) [2]string {
-	r := p.rec
-	cpu := fmt.Sprintf("Each invocation took %s of wall time, %s of it CPU (%.0f%% waiting), so %d CPUs keep about %.0f in flight (Little's law: %d × %s / %s); measured, throughput stopped growing or latency started to above N=%d",
-		fmtMSf(p.WallMS), fmtMSf(p.CPUMS), 100*p.WaitShare, p.MachineCPUs, p.LittleKnee, p.MachineCPUs, fmtMSf(p.WallMS), fmtMSf(p.CPUMS), p.KneeN)
-	if p.KneeBound != "" {
-		cpu += " (the highest N measured: " + p.KneeBound + ")"
-	}
-	if p.FunctionKnee > float64(p.KneeN) {
-		beside := fmt.Sprintf("the load test's %s of CPU per invocation beside the function", fmtMSf(p.DriverCPUMS))
-		if p.OtherCPUs > noisyCPUs {
-			beside += fmt.Sprintf(" and other work taking %.1f of the %d CPUs", p.OtherCPUs, p.MachineCPUs)
-		}
-		cpu += fmt.Sprintf(" with %s (N≈%.0f expected), so N=%.0f for the function alone", beside, p.LittleHere, p.FunctionKnee)
-	}
-	cpu += fmt.Sprintf(": %d per CPU, so %d vCPUs take N=%d.", r.CPUPerVCPU, p.VCPUs, r.CPUPerVCPU*p.VCPUs)
-	var mem string
-	env := func(ratio int) string {
-		return fmt.Sprintf("%d GiB per vCPU (%d GiB for %d vCPUs)", ratio, ratio*p.VCPUs, p.VCPUs)
-	}
-	if r.LimitedBy == "memory" {
-		mem = fmt.Sprintf("The process took %.0f MiB plus %.1f MiB per invocation in flight, so N=%d would need %.0f MiB; even %s holds only N=%d with %.0f%% to spare (%.0f MiB), so memory sets N=%d, %.1f per vCPU.",
-			p.BaseMiB, p.MemPerInvMiB, r.CPUPerVCPU*p.VCPUs, p.fit().at(r.CPUPerVCPU*p.VCPUs), env(r.Ratio), r.N, 100*memoryRoom, r.NeedMiB, r.N, r.PerVCPU)
-	} else {
-		mem = fmt.Sprintf("The process took %.0f MiB plus %.1f MiB per invocation in flight, so N=%d needs %.0f MiB, which %s holds with %.0f%% to spare%s.",
-			p.BaseMiB, p.MemPerInvMiB, r.N, r.NeedMiB, env(r.Ratio), 100*memoryRoom, smallerRatio(p))
-	}
-	return [2]string{cpu, mem}
-}
-
-// smallerRatio says why a smaller ratio than the one chosen would not do.
-func smallerRatio(p *sizeProfile) string {
-	r := p.rec
-	if r.Ratio == memoryRatios[0] {
-		return ""
-	}
-	less := memoryRatios[0]
-	for _, ratio := range memoryRatios {
-		if ratio < r.Ratio {
-			less = ratio
-		}
-	}
-	return fmt.Sprintf(" and %d GiB per vCPU does not", less)
-}
-
-func fmtMSf(v float64) string { return fmtLatency(v * 1e3) }
-
-// samParams are the parameters of deploy/template.yaml for r, to paste.
-func samParams(r recommendation) string {
-	return strings.Join([]string{
-		fmt.Sprintf("MaxConcurrency=%d", r.N),
-		fmt.Sprintf("MemoryGiBPerVCpu=%d", r.Ratio),
-		fmt.Sprintf("MemorySize=%d", r.MemorySizeMB),
-	}, " ")
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"math"
-	"strings"
 	"testing"
 )
 
@@ -73,62 +72,6 @@ func TestFitMemory(t *testing.T) {
 	}
 }
 
-func TestRecommend(t *testing.T) {
-	tests := []struct {
-		name        string
-		knee        float64
-		cpus, vcpus int
-		mem         memFit
-		n           int
-		perVCPU     float64
-		ratio       int
-		limitedBy   string
-	}{
-		{"cpu-bound", 2, 2, 2, memFit{10, 0.1}, 2, 1, 2, "cpu"},
-		{"io-bound", 40, 2, 2, memFit{10, 0.1}, 40, 20, 2, "cpu"},
-		{"io-bound for 8 vCPUs", 40.9, 2, 8, memFit{10, 0.1}, 160, 20, 2, "cpu"},
-		{"memory sets the ratio", 40, 2, 2, memFit{10, 100}, 40, 20, 4, "cpu"},
-		// 40 x 200 MiB = 8000 MiB: 4 GiB per vCPU holds 6144 MiB, 8 GiB 12288.
-		{"200 MiB each", 40, 2, 2, memFit{10, 200}, 40, 20, 8, "cpu"},
-		// 12288 - 10 = 12278 MiB holds 30 of 400 MiB.
-		{"memory-limited", 40, 2, 2, memFit{10, 400}, 30, 15, 8, "memory"},
-		{"at least one", 0.9 + 0.2, 2, 2, memFit{10, 0}, 2, 1, 2, "cpu"},
-		{"capped at 1600", 2000, 1, 2, memFit{10, 0}, 1600, 800, 2, "cpu"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r, err := recommend(tt.knee, tt.cpus, tt.vcpus, tt.mem)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.N != tt.n || r.PerVCPU != tt.perVCPU || r.Ratio != tt.ratio || r.LimitedBy != tt.limitedBy {
-				t.Errorf("got N=%d, %.1f per vCPU, %d GiB per vCPU, limited by %s; want N=%d, %.1f, %d, %s",
-					r.N, r.PerVCPU, r.Ratio, r.LimitedBy, tt.n, tt.perVCPU, tt.ratio, tt.limitedBy)
-			}
-			if r.MemorySizeMB != r.Ratio*tt.vcpus*1024 {
-				t.Errorf("MemorySize %d MB, want %d GiB x %d vCPUs", r.MemorySizeMB, r.Ratio, tt.vcpus)
-			}
-			if r.NeedMiB > (1-memoryRoom)*float64(r.MemorySizeMB) {
-				t.Errorf("N=%d needs %.0f MiB, more than %.0f%% of %d MB", r.N, r.NeedMiB, 100*(1-memoryRoom), r.MemorySizeMB)
-			}
-		})
-	}
-	if _, err := recommend(40, 2, 2, memFit{10, 20000}); err == nil || !strings.Contains(err.Error(), "one invocation needs") {
-		t.Errorf("an invocation larger than the largest environment: %v", err)
-	}
-	for ratio, want := range map[int]int{2: 15, 4: 30, 8: 61} {
-		if got := memoryBound(memFit{10, 200}, ratio, 2); got != want {
-			t.Errorf("memoryBound(10 MiB + 200 MiB each, %d GiB per vCPU, 2 vCPUs) = %d, want %d", ratio, got, want)
-		}
-	}
-	if got := memoryBound(memFit{10, 0}, 2, 2); got != maxN {
-		t.Errorf("memoryBound with no memory per invocation = %d, want %d", got, maxN)
-	}
-	if _, err := recommend(0, 2, 2, memFit{}); err == nil {
-		t.Error("no knee: no error")
-	}
-}
-
 func TestLittle(t *testing.T) {
 	if got := littleKnee(2, 40, 2); got != 40 { // 2 CPUs, 40 ms, 2 ms
 		t.Errorf("littleKnee(2 CPUs, 40 ms, 2 ms) = %v, want 40", got)
@@ -145,31 +88,5 @@ func TestLittle(t *testing.T) {
 		if got := kneeAgrees(tt.measured, tt.little); got != tt.want {
 			t.Errorf("kneeAgrees(%d, %v) = %v", tt.measured, tt.little, got)
 		}
-	}
-}
-
-// TestSizeExplains: the two sentences carry the figures a user checks the
-// recommendation by, and the SAM parameters match it.
-func TestSizeExplains(t *testing.T) {
-	p := &sizeProfile{VCPUs: 2, MachineCPUs: 2, WallMS: 40, CPUMS: 2, WaitShare: 0.95, KneeN: 32, FunctionKnee: 40,
-		DriverCPUMS: 0.5, LittleKnee: 40, LittleHere: 32, HadCPUs: 2, BaseMiB: 10, MemPerInvMiB: 200}
-	r, err := recommend(p.FunctionKnee, p.MachineCPUs, p.VCPUs, p.fit())
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.rec = r
-	s := sizeSentences(p)
-	for _, want := range []string{"40.0ms of wall time", "2.00ms of it CPU", "95% waiting", "above N=32", "N=40 for the function alone", "20 per CPU", "N=40."} {
-		if !strings.Contains(s[0], want) {
-			t.Errorf("CPU sentence lacks %q: %s", want, s[0])
-		}
-	}
-	for _, want := range []string{"10 MiB plus 200.0 MiB per invocation", "N=40 needs 8010 MiB", "8 GiB per vCPU (16 GiB for 2 vCPUs)", "4 GiB per vCPU does not"} {
-		if !strings.Contains(s[1], want) {
-			t.Errorf("memory sentence lacks %q: %s", want, s[1])
-		}
-	}
-	if got := samParams(r); got != "MaxConcurrency=40 MemoryGiBPerVCpu=8 MemorySize=16384" {
-		t.Errorf("SAM parameters %q", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/lmigo/lmigo/loadtest/lambdainvoke"
@@ -92,12 +92,37 @@ type instance struct {
 	// ready is a share of the CPU, readyCPU the runtime's own cost.
 	readyCPU time.Duration
 	pid      int // the runtime's process, 0 when not measurable (lambda)
+	// procs lists the processes measured as the runtime: pid alone for
+	// the runtimes built here, the whole group for a user's function.
+	procs func() []int
 	// helpers are the other processes serving the runtime (the emulator),
 	// whose CPU is the driver's.
 	helpers []int
 	api     *rapitest.Server
 	gc      *measure.GCCounter // nil when GCs cannot be counted
 	stop    func() error
+	// exited is closed when the function's process (fake) or the
+	// emulator (rie) has ended, nil when that cannot be seen (lambda);
+	// exitState then says how, "" when unknown.
+	exited    <-chan struct{}
+	exitState func() string
+	rie       bool // in the emulator, whose own lines share the output
+}
+
+// cpu is the CPU time of the runtime's processes.
+func (in *instance) cpu() (time.Duration, error) {
+	if in.procs == nil {
+		return 0, errors.New("no process")
+	}
+	return measure.ReadGroupCPU(in.procs())
+}
+
+// status is the memory of the runtime's processes.
+func (in *instance) status() (measure.Status, error) {
+	if in.procs == nil {
+		return measure.Status{}, errors.New("no process")
+	}
+	return measure.ReadGroupStatus(in.procs())
 }
 
 // tail returns the last output of the runtime, for error messages.
@@ -144,6 +169,16 @@ func start(ctx context.Context, cfg *config, rt runtimeSpec, n, pinCPU int) (*in
 	return startFake(ctx, cfg, rt, n, pinCPU)
 }
 
+// output is where a runtime's stdout and stderr go: to gc, and for the
+// user's function to cfg.fnOut as well.
+func output(cfg *config, rt runtimeSpec, gc *measure.GCCounter) io.Writer {
+	if cfg.fnOut == nil || rt.Name != rtFunction {
+		return gc
+	}
+	cfg.fnOut.rie = cfg.Target == targetRIE
+	return io.MultiWriter(gc, cfg.fnOut)
+}
+
 // startFake execs rt.Binary against a new fake Runtime API and waits until
 // it has N polls outstanding.
 func startFake(ctx context.Context, cfg *config, rt runtimeSpec, n, pinCPU int) (*instance, error) {
@@ -162,7 +197,9 @@ func startFake(ctx context.Context, cfg *config, rt runtimeSpec, n, pinCPU int) 
 	gc := &measure.GCCounter{}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(bootstrapEnv(cfg, n), "AWS_LAMBDA_RUNTIME_API="+api.Addr())
-	cmd.Stdout, cmd.Stderr = gc, gc
+	cmd.Stdout = output(cfg, rt, gc)
+	cmd.Stderr = cmd.Stdout // one pipe: lines of both stay whole
+	cmd.SysProcAttr = groupAttr()
 	cmd.WaitDelay = time.Second
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -174,17 +211,24 @@ func startFake(ctx context.Context, cfg *config, rt runtimeSpec, n, pinCPU int) 
 		_ = cmd.Wait()
 		close(exited)
 	}()
+	pid := cmd.Process.Pid
 	stop := sync.OnceValue(func() error {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(2 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		return api.Close()
+		err := endGroup(pid, 2*time.Second)
+		<-exited
+		return errors.Join(err, api.Close())
 	})
-	in := &instance{inv: fakeInvoker{api}, pid: cmd.Process.Pid, api: api, gc: gc, stop: stop}
+	in := &instance{inv: fakeInvoker{api}, pid: pid, procs: func() []int { return []int{pid} }, api: api, gc: gc, stop: stop,
+		exited: exited, exitState: func() string {
+			select {
+			case <-exited: // Wait has set ProcessState
+				return cmd.ProcessState.String()
+			default:
+				return ""
+			}
+		}}
+	if rt.Name == rtFunction {
+		in.procs = func() []int { return measure.GroupMembers(pid) }
+	}
 
 	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
@@ -197,7 +241,7 @@ func startFake(ctx context.Context, cfg *config, rt runtimeSpec, n, pinCPU int) 
 	}()
 	err = api.WaitPolls(wctx, n)
 	in.ready = time.Since(t0)
-	in.readyCPU, _ = readCPU(in.pid)
+	in.readyCPU, _ = in.cpu()
 	if err != nil {
 		select {
 		case <-exited:
@@ -210,25 +254,29 @@ func startFake(ctx context.Context, cfg *config, rt runtimeSpec, n, pinCPU int) 
 	return in, nil
 }
 
+// rieRuntimeUID is the uid the emulator runs the runtime as.
+const rieRuntimeUID = 993
+
 // startRIE runs rt.Binary in the AWS emulator in LMI mode, measured from
 // outside through the runtime's process in the emulator's PID namespace.
 func startRIE(ctx context.Context, cfg *config, rt runtimeSpec, n int) (*instance, error) {
 	gc := &measure.GCCounter{}
+	out := output(cfg, rt, gc)
 	t0 := time.Now()
 	e, err := rie.Start(ctx, rie.Options{
 		Bootstrap:      rt.Binary,
 		MaxConcurrency: n,
 		Env:            bootstrapEnv(cfg, n),
 		Timeout:        cfg.Timeout,
-		Stdout:         gc,
-		Stderr:         gc,
+		Stdout:         out,
+		Stderr:         out,
 	})
 	if err != nil {
 		return nil, err
 	}
-	in := &instance{ready: time.Since(t0), gc: gc, stop: e.Stop}
+	in := &instance{ready: time.Since(t0), gc: gc, stop: e.Stop, exited: e.Done(), rie: true}
 	for _, p := range e.Processes() {
-		if p.UID == 993 { // the emulator runs the runtime as uid 993
+		if p.UID == rieRuntimeUID {
 			if in.pid == 0 {
 				in.pid = p.PID
 			}
@@ -239,6 +287,21 @@ func startRIE(ctx context.Context, cfg *config, rt runtimeSpec, n int) (*instanc
 	if in.pid == 0 {
 		_ = e.Stop()
 		return nil, fmt.Errorf("rie: runtime process of %s not found\n%s", rt.Name, gc.Tail())
+	}
+	pid := in.pid
+	in.procs = func() []int { return []int{pid} }
+	if rt.Name == rtFunction {
+		// The emulator ends its namespace, and the function's processes
+		// with it; all those of the runtime's uid are the function.
+		in.procs = func() []int {
+			var pids []int
+			for _, p := range e.Processes() {
+				if p.UID == rieRuntimeUID {
+					pids = append(pids, p.PID)
+				}
+			}
+			return pids
+		}
 	}
 	in.inv = rieInvoker{e}
 	if cfg.SDK {

@@ -2,9 +2,7 @@ package main
 
 import (
 	"archive/zip"
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,104 +14,27 @@ import (
 	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
 
-// Bounds of a user's events file: it comes from outside, so nothing in it
-// may make the load test read or hold without end.
-const (
-	maxEventsFile = 64 << 20 // the whole file
-	maxEvent      = 6 << 20  // one event: Lambda's request limit
-	maxEvents     = 100000   // events in the file
-)
-
-// parseEvents reads a file of JSON events: one JSON array of them, or one
-// event a line (blank lines skipped). Each event is returned compacted,
-// as it is sent.
-func parseEvents(b []byte) ([][]byte, error) {
-	if len(b) > maxEventsFile {
-		return nil, fmt.Errorf("events: file of %d bytes, more than %d", len(b), maxEventsFile)
-	}
-	trimmed := bytes.TrimSpace(b)
-	if len(trimmed) == 0 {
-		return nil, errors.New("events: the file holds no event")
-	}
-	var out [][]byte
-	add := func(where string, raw []byte) error {
-		if len(raw) > maxEvent {
-			return fmt.Errorf("events: %s: an event of %d bytes, more than Lambda's %d", where, len(raw), maxEvent)
-		}
-		if len(out) >= maxEvents {
-			return fmt.Errorf("events: more than %d events", maxEvents)
-		}
-		var c bytes.Buffer
-		if err := json.Compact(&c, raw); err != nil {
-			return fmt.Errorf("events: %s: %w", where, err)
-		}
-		out = append(out, c.Bytes())
-		return nil
-	}
-	if trimmed[0] == '[' {
-		// A whole array, unless the first line is an array event of its
-		// own (then the file is one event a line).
-		var arr []json.RawMessage
-		if err := json.Unmarshal(trimmed, &arr); err == nil {
-			if len(arr) == 0 {
-				return nil, errors.New("events: the array holds no event")
-			}
-			for i, raw := range arr {
-				if err := add(fmt.Sprintf("element %d", i+1), raw); err != nil {
-					return nil, err
-				}
-			}
-			return out, nil
-		}
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, maxEvent+1)
-	line := 0
-	for sc.Scan() {
-		line++
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
-			continue
-		}
-		if !json.Valid(raw) {
-			return nil, fmt.Errorf("events: line %d is not one JSON value (want a JSON array of events, or one event a line)", line)
-		}
-		if err := add(fmt.Sprintf("line %d", line), raw); err != nil {
-			return nil, err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("events: line %d: %w", line+1, err)
-	}
-	return out, nil
-}
-
-// readEvents reads and parses the events file at path.
-func readEvents(path string) ([][]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxEventsFile+1))
-	if err != nil {
-		return nil, err
-	}
-	evs, err := parseEvents(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return evs, nil
-}
-
 // eventItems turns a user's events into the items of a load, in the
 // file's order or shuffled by seed. An answer is right when it is not an
-// error and, with expect set, its body matches expect.
-func eventItems(evs [][]byte, shuffle bool, seed uint64, expect *regexp.Regexp) []item {
-	check := func(o outcome) bool { return o.FunctionError == "" && (expect == nil || expect.Match(o.Body)) }
+// error and its body matches expect, or without expect when it is not an
+// HTTP door's response of status 400 or more.
+func eventItems(evs []event, shuffle bool, seed uint64, expect *regexp.Regexp) []item {
+	check := func(o outcome) bool {
+		if expect != nil {
+			return o.FunctionError == "" && expect.Match(o.Body)
+		}
+		return o.FunctionError == "" && !httpError(o.Body)
+	}
+	files := map[string]bool{}
+	for _, ev := range evs {
+		files[ev.file] = true
+	}
 	items := make([]item, len(evs))
 	for i, ev := range evs {
-		items[i] = item{name: fmt.Sprintf("event %d", i+1), payload: ev, check: check}
+		items[i] = item{name: ev.name(), payload: ev.payload, check: check}
+		if len(files) > 1 {
+			items[i].group = ev.file // the costs of each file apart
+		}
 	}
 	if shuffle {
 		r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
@@ -205,7 +126,7 @@ func (c *config) workload(name string) (workload, error) {
 
 // useEvents sets c's workload to the user's events: those of -events, or
 // without it the empty event {}, each answer checked by -expect or else
-// right when it is not an error.
+// as eventItems says.
 func (c *config) useEvents() error {
 	var expect *regexp.Regexp
 	if c.Expect != "" {
@@ -215,26 +136,39 @@ func (c *config) useEvents() error {
 		}
 		expect = re
 	}
-	evs, desc := [][]byte{[]byte(`{}`)}, "the empty event {}"
+	evs, desc := []event{{payload: []byte(`{}`), file: "{}"}}, "the empty event {}"
 	if c.Events != "" {
 		var err error
 		if evs, err = readEvents(c.Events); err != nil {
-			return err
+			return inputError("-events", c.Events, err)
 		}
-		order := "in the file's order"
+		order := "in order"
 		if c.Shuffle {
 			order = "shuffled"
 		}
-		desc = fmt.Sprintf("%d event(s) of %s, %s", len(evs), filepath.Base(c.Events), order)
+		desc = fmt.Sprintf("%d event(s) of %s, %s", len(evs), eventsSource(c.Events, evs), order)
 	}
 	if expect != nil {
 		desc += ", answers matching " + c.Expect
 	} else {
-		desc += ", any answer not an error right"
+		desc += ", any answer right but an error or an HTTP error"
 	}
 	c.Workload, c.eventsDesc = eventsWorkload, desc
 	c.userItems = eventItems(evs, c.Shuffle, 1, expect)
 	return nil
+}
+
+// eventsSource names where events came from: their file, or the number
+// of files of the directory that held them.
+func eventsSource(path string, evs []event) string {
+	files := map[string]bool{}
+	for _, e := range evs {
+		files[e.file] = true
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Sprintf("%d files in %s", len(files), filepath.Base(filepath.Clean(path)))
+	}
+	return filepath.Base(path)
 }
 
 // userTarget is where a user's function runs when -target is not given:

@@ -18,6 +18,9 @@ type item struct {
 	name    string
 	payload []byte
 	check   func(outcome) bool
+	// group, when set, names the events file the item came from: the
+	// load keeps the latency of each group apart (loadStats.Groups).
+	group string
 }
 
 // workload is what a run sends, on the demo contract of cmd/bootstrap/demo.
@@ -82,7 +85,7 @@ func parseWorkload(s string) (workload, error) {
 	case "mix", "mix-panic":
 		w := workload{name: s, items: mixItems()}
 		if s == "mix-panic" {
-			w.items = append(w.items, item{"panic", []byte(`{"panic":true}`), isFunctionError})
+			w.items = append(w.items, item{name: "panic", payload: []byte(`{"panic":true}`), check: isFunctionError})
 			w.panics = true
 		}
 		return w, nil
@@ -110,7 +113,7 @@ func parseWorkload(s string) (workload, error) {
 		if err != nil {
 			return workload{}, fmt.Errorf("workload %s: %w", s, err)
 		}
-		return workload{name: s, items: []item{{s, ev.Payload, func(o outcome) bool {
+		return workload{name: s, items: []item{{name: s, payload: ev.Payload, check: func(o outcome) bool {
 			return o.FunctionError == "" && json.Valid(o.Body)
 		}}}}, nil
 	}
@@ -144,7 +147,7 @@ func parseWorkload(s string) (workload, error) {
 }
 
 func tinyItem() item {
-	return item{"tiny", []byte(`{}`), func(o outcome) bool {
+	return item{name: "tiny", payload: []byte(`{}`), check: func(o outcome) bool {
 		return o.FunctionError == "" && bytes.HasPrefix(o.Body, []byte(`{"ok":true`))
 	}}
 }
@@ -168,7 +171,7 @@ func stackItem(n, gather int) item {
 }
 
 func sizeItem(n int) item {
-	return item{formatSize(n), sizePayload(n, 0), func(o outcome) bool {
+	return item{name: formatSize(n), payload: sizePayload(n, 0), check: func(o outcome) bool {
 		return o.FunctionError == "" && len(o.Body) == n
 	}}
 }
@@ -190,9 +193,9 @@ func mixItems() []item {
 		tinyItem(), tinyItem(), tinyItem(),
 		sizeItem(1 << 10),
 		sizeItem(64 << 10),
-		{"sleep5ms", []byte(`{"sleep_ms":5}`), isOK},
-		{"cpu1ms", []byte(`{"cpu_ms":1}`), isOK},
-		{"fail", []byte(`{"fail":"demo failure"}`), isFunctionError},
+		{name: "sleep5ms", payload: []byte(`{"sleep_ms":5}`), check: isOK},
+		{name: "cpu1ms", payload: []byte(`{"cpu_ms":1}`), check: isOK},
+		{name: "fail", payload: []byte(`{"fail":"demo failure"}`), check: isFunctionError},
 	}
 }
 

@@ -6,10 +6,12 @@
 //
 // # Contract
 //
-// ParseStat and ParseStatus are pure functions over the text of
-// /proc/PID/stat and /proc/PID/status; ReadCPU and ReadStatus read those
-// files. A Sampler reads memory in its own goroutine from NewSampler until
-// Stop, which returns every sample taken and waits for the goroutine to
-// end. A GCCounter is an io.Writer safe for concurrent use: hand it to
+// ParseStat, ParseProcStat and ParseStatus are pure functions over the
+// text of /proc/PID/stat and /proc/PID/status; ReadCPU and ReadStatus
+// read those files. GroupMembers lists a process group's live processes;
+// ReadGroupCPU and ReadGroupStatus read a set of processes together. A
+// Sampler reads memory in its own goroutine from NewSampler until Stop,
+// which returns every sample taken and waits for the goroutine to end. A
+// GCCounter is an io.Writer safe for concurrent use: hand it to
 // exec.Cmd.Stderr and read Count at any time.
 package measure

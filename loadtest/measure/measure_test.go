@@ -3,7 +3,11 @@ package measure_test
 import (
 	"errors"
 	"os"
+	"os/exec"
+	"runtime"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -128,5 +132,75 @@ func TestGCCounter(t *testing.T) {
 	_, _ = c.Write([]byte(big + "\ngc 11 @3s 1%:\n"))
 	if c.Count() != 5 || len(c.Tail()) != measure.TailBytes {
 		t.Fatalf("Count = %d, len(Tail) = %d", c.Count(), len(c.Tail()))
+	}
+}
+
+func TestParseProcStat(t *testing.T) {
+	in := "4242 (sh) S 1 4242 4242 0 -1 4194560 1011 0 0 0 150 37 220 13 20 0 1 0 12345 1234567 890"
+	got, err := measure.ParseProcStat([]byte(in))
+	want := measure.ProcStat{State: 'S', PGID: 4242,
+		CPU:      measure.CPU{User: 1500 * time.Millisecond, System: 370 * time.Millisecond},
+		Children: measure.CPU{User: 2200 * time.Millisecond, System: 130 * time.Millisecond}}
+	if err != nil || got != want {
+		t.Fatalf("ParseProcStat = %+v, %v; want %+v", got, err, want)
+	}
+	for _, bad := range []string{"7 (x) R 1 7 7 0 -1 0 0 0 0 0 3 4", "7 (x) R 1 x 7 0 -1 0 0 0 0 0 3 4 0 0", "7 (x) RR 1 7 7 0 -1 0 0 0 0 0 3 4 0 0"} {
+		if _, err := measure.ParseProcStat([]byte(bad)); !errors.Is(err, measure.ErrFormat) {
+			t.Errorf("ParseProcStat(%q) err = %v, want ErrFormat", bad, err)
+		}
+	}
+}
+
+// TestGroup: a shell in a process group of its own and its child are the
+// group's members; their CPU and memory are read together; none is left
+// once the group is killed.
+func TestGroup(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	cmd := exec.Command("/bin/sh", "-c", "sleep 60 & wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	defer func() {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	}()
+	var members []int
+	for len(members) < 2 { // until the shell has started its child
+		if members = measure.GroupMembers(pgid); len(members) > 2 {
+			t.Fatalf("members %v, want the shell and its sleep", members)
+		}
+		if dl, ok := t.Deadline(); ok && time.Until(dl) < time.Second {
+			t.Fatalf("members %v, want the shell and its sleep", members)
+		}
+		runtime.Gosched()
+	}
+	if !slices.Contains(members, pgid) {
+		t.Fatalf("members %v lack the leader %d", members, pgid)
+	}
+	if _, err := measure.ReadGroupCPU(members); err != nil {
+		t.Error(err)
+	}
+	st, err := measure.ReadGroupStatus(members)
+	one, _ := measure.ReadStatus(pgid)
+	if err != nil || st.RSS <= one.RSS || st.Peak <= one.Peak {
+		t.Errorf("group memory %+v (%v), not more than the leader's %+v", st, err, one)
+	}
+	if _, err := measure.ReadGroupCPU([]int{-1}); !errors.Is(err, measure.ErrNoProcess) {
+		t.Errorf("no process: err %v", err)
+	}
+	if _, err := measure.ReadGroupStatus(nil); !errors.Is(err, measure.ErrNoProcess) {
+		t.Errorf("no process: err %v", err)
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	_ = cmd.Wait()
+	for len(measure.GroupMembers(pgid)) > 0 { // the sleep may take a moment to die
+		if dl, ok := t.Deadline(); ok && time.Until(dl) < time.Second {
+			t.Fatalf("members %v after SIGKILL", measure.GroupMembers(pgid))
+		}
+		runtime.Gosched()
 	}
 }

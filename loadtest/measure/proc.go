@@ -30,22 +30,45 @@ func (c CPU) Total() time.Duration { return c.User + c.System }
 // command name, field 2, is in parentheses and may hold spaces and
 // parentheses itself, so fields are counted from its last ')'.
 func ParseStat(b []byte) (CPU, error) {
+	st, err := ParseProcStat(b)
+	return st.CPU, err
+}
+
+// ProcStat is what the load test reads of /proc/PID/stat.
+type ProcStat struct {
+	State byte // R, S, D, Z, ...: Z is a process that has ended
+	PGID  int  // its process group
+	CPU   CPU  // its own
+	// Children is the CPU of the children it has waited for: a shell's
+	// commands that have ended.
+	Children CPU
+}
+
+// ParseProcStat parses the text of /proc/PID/stat, as ParseStat does.
+func ParseProcStat(b []byte) (ProcStat, error) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return CPU{}, fmt.Errorf("%w: stat without ')'", ErrFormat)
+		return ProcStat{}, fmt.Errorf("%w: stat without ')'", ErrFormat)
 	}
 	f := bytes.Fields(b[i+1:])
-	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
-	if len(f) < 13 {
-		return CPU{}, fmt.Errorf("%w: stat has %d fields after the command", ErrFormat, len(f))
+	// f[0] is field 3 (state), f[2] field 5 (pgrp); utime, stime,
+	// cutime and cstime are fields 14 to 17.
+	if len(f) < 15 || len(f[0]) != 1 {
+		return ProcStat{}, fmt.Errorf("%w: stat has %d fields after the command", ErrFormat, len(f))
 	}
-	u, err1 := strconv.ParseUint(string(f[11]), 10, 64)
-	s, err2 := strconv.ParseUint(string(f[12]), 10, 64)
-	if err1 != nil || err2 != nil {
-		return CPU{}, fmt.Errorf("%w: utime %q, stime %q", ErrFormat, f[11], f[12])
+	pgid, err := strconv.Atoi(string(f[2]))
+	if err != nil {
+		return ProcStat{}, fmt.Errorf("%w: pgrp %q", ErrFormat, f[2])
 	}
-	tick := time.Second / clockTicks
-	return CPU{User: time.Duration(u) * tick, System: time.Duration(s) * tick}, nil
+	var t [4]time.Duration
+	for k := range t {
+		v, err := strconv.ParseUint(string(f[11+k]), 10, 64)
+		if err != nil {
+			return ProcStat{}, fmt.Errorf("%w: CPU time %q", ErrFormat, f[11+k])
+		}
+		t[k] = time.Duration(v) * (time.Second / clockTicks)
+	}
+	return ProcStat{State: f[0][0], PGID: pgid, CPU: CPU{User: t[0], System: t[1]}, Children: CPU{User: t[2], System: t[3]}}, nil
 }
 
 // ReadCPU reads the CPU time of process pid.
