@@ -300,8 +300,8 @@ func (d *docChecker) program(dir, pkg string) (bin, rel string, err error) {
 
 // hostEnv is the environment of a command of the docs: the host's
 // platform, whatever GOOS and GOARCH this test was built for (make
-// test-arm64 runs it under qemu-user).
-func hostEnv() []string { return append(os.Environ(), "GOOS=", "GOARCH=") }
+// test-arm64 runs it under qemu-user), and host binaries run as they are.
+func hostEnv() []string { return append(os.Environ(), "GOOS=", "GOARCH=", "LMIGO_RIE_EXEC=") }
 
 // goOut runs the go command in dir and returns its output.
 func (d *docChecker) goOut(dir string, env []string, args ...string) (string, error) {
