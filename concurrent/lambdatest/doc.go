@@ -67,12 +67,17 @@
 //		lambdatest.VerifyTestMain(m)
 //	}
 //
-// It passes two kinds of goroutine that are no test's leak: the default
-// pool that ants (lmigo's goroutine pool) starts when it is imported, and
-// net/http's keep-alive connections (their reader and writer goroutines),
-// which a package-level HTTP or SDK client keeps to a stand-in that stays
-// up. A goroutine a handler leaks still fails it, one waiting in an HTTP
-// call too.
+// It passes the goroutines that are no test's leak: every goroutine
+// already running when it is called (a stand-in TestMain starts before
+// it, as a team starts a local DynamoDB with httptest.NewServer, and the
+// default pool ants, lmigo's goroutine pool, starts at import), and
+// net/http's goroutines of a kept-alive connection at both ends: the
+// client's reader and writer, which a package-level HTTP or SDK client
+// keeps, and the server's net/http.(*conn).serve (and HTTP/2's
+// readFrames), which a stand-in keeps for it. VerifyTestMain names them
+// exactly. A goroutine a handler leaks still fails it, one waiting in an
+// HTTP call too, and so does a server a handler leaves running (its
+// accept loop).
 //
 // # Output
 //
