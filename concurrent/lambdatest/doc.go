@@ -88,8 +88,14 @@
 // WARN for an LMIGO_ variable it does not know) are logged to t, which go
 // test shows with -v and when the test fails; through CheckIsolation,
 // those of the child serving at once, and the warnings and errors of the
-// others, once each. A logger given with concurrent.WithLogger writes
-// where it writes.
+// others, once each. Each shows at the test's line that called Start or
+// CheckIsolation, as "runtime: " and the JSON line the runtime wrote
+// (through CheckIsolation, "(while ...)" after it says which child wrote
+// it):
+//
+//	main_test.go:31: runtime: {"level":"WARN",...,"message":"unknown variable ignored","variable":"LMIGO_SLOT","nearest":"LMIGO_SLOTS"}
+//
+// A logger given with concurrent.WithLogger writes where it writes.
 // Result.Leftover counts the goroutines an invocation left running after
 // its answer, read in a goroutine profile begun once the answer came.
 //

@@ -237,6 +237,7 @@ func (k *checker) child(o outcome, while string, allLines bool) *report {
 // logs logs to the test what a child's runtime logged (its lines of no
 // invocation): all of them, or their warnings and errors, each once.
 func (k *checker) logs(lines []string, while string, all bool) {
+	k.tb.Helper()
 	if k.logged == nil {
 		k.logged = map[string]bool{}
 	}
