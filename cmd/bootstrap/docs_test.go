@@ -145,13 +145,20 @@ func docCommands(t *testing.T) []docCommand {
 			}
 		}
 		for _, p := range paras {
-			for _, m := range inlineCode.FindAllStringSubmatch(p.text, -1) {
-				for _, words := range shellWords(m[1]) {
-					// Inline code is a command when it begins with one.
-					if c := newDocCommand(f, p.line, words); len(c.args) > 1 && (c.args[0] == "go" || c.args[0] == "make") {
-						cmds = append(cmds, c)
-					}
-				}
+			cmds = append(cmds, inlineCommands(f, p)...)
+		}
+	}
+	return cmds
+}
+
+// inlineCommands are the commands in the inline code of paragraph p of
+// file: inline code is a command when it begins with one.
+func inlineCommands(file string, p docBlock) []docCommand {
+	var cmds []docCommand
+	for _, m := range inlineCode.FindAllStringSubmatch(p.text, -1) {
+		for _, words := range shellWords(m[1]) {
+			if c := newDocCommand(file, p.line, words); len(c.args) > 1 && (c.args[0] == "go" || c.args[0] == "make") {
+				cmds = append(cmds, c)
 			}
 		}
 	}
