@@ -41,14 +41,7 @@ func (c *recConn) Write(p []byte) (int, error) {
 }
 
 func (r *recorder) option() Option {
-	return withDialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
-		var d net.Dialer
-		nc, err := d.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return &recConn{Conn: nc, r: r}, nil
-	})
+	return wrapDial(func(nc net.Conn) net.Conn { return &recConn{Conn: nc, r: r} })
 }
 
 // since returns the writes made after the first n.
