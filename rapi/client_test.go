@@ -3,6 +3,7 @@ package rapi
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"io"
 	"net"
 	"strconv"
@@ -273,6 +274,59 @@ func apiHandler(payload []byte) handler {
 func unsafeStringData(s string) *byte { return unsafe.StringData(s) }
 
 func newBenchReader(r io.Reader) *bufio.Reader { return bufio.NewReaderSize(r, 4096) }
+
+// wrapDial makes a Client dial as usual and use what wrap makes of each
+// connection, so that a test sees its reads or writes.
+func wrapDial(wrap func(net.Conn) net.Conn) Option {
+	return withDialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var d net.Dialer
+		nc, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return wrap(nc), nil
+	})
+}
+
+// readWatch tells, on got, of a Read that returned bytes since armed was
+// set: the Conn then holds the start of a reply, which a cut from then on
+// finds begun.
+type readWatch struct {
+	armed atomic.Bool
+	got   chan struct{}
+}
+
+type watchedConn struct {
+	net.Conn
+	w *readWatch
+}
+
+func (c *watchedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && c.w.armed.Load() {
+		select {
+		case c.w.got <- struct{}{}:
+		default:
+		}
+	}
+	return n, err
+}
+
+func newReadWatch() *readWatch { return &readWatch{got: make(chan struct{}, 1)} }
+
+func (w *readWatch) option() Option {
+	return wrapDial(func(nc net.Conn) net.Conn { return &watchedConn{Conn: nc, w: w} })
+}
+
+// wait waits for a Read that returned bytes once armed.
+func (w *readWatch) wait(t *testing.T) {
+	t.Helper()
+	select {
+	case <-w.got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no byte of the reply was read")
+	}
+}
 
 // always is a queue condition that always queues.
 func always() bool { return true }

@@ -777,8 +777,9 @@ func TestCutReply(t *testing.T) {
 		{"headers", "HTTP/1.1 202 Accepted\r\nContent-Length: 16\r\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := newTestServer(t, stallingAPI(tt.reply, func(post int64) bool { return post == 1 }))
-			cn := srv.client(t).Conn()
+			srv := newTestServer(t, stallingAPI(tt.reply, func(conn int64) bool { return conn == 1 }))
+			w := newReadWatch()
+			cn := srv.client(t, w.option()).Conn()
 			defer cn.Close()
 			var inv Invocation
 			mustNext(t, cn, &inv)
@@ -786,8 +787,12 @@ func TestCutReply(t *testing.T) {
 				t.Fatal("cut an idle connection")
 			}
 			before := time.Now()
+			w.armed.Store(true)
 			done := make(chan error, 1)
 			go func() { done <- cn.Respond(context.Background(), &inv, []byte("ok"), "", false) }()
+			if tt.reply != "" {
+				w.wait(t) // cut a head begun, not a reply still to come
+			}
 			for deadline := time.Now().Add(10 * time.Second); !cn.CutReply(time.Now()); time.Sleep(time.Millisecond) {
 				if cn.CutReply(before) {
 					t.Fatal("cut the reply to a post made after the time it was given")
@@ -807,18 +812,22 @@ func TestCutReply(t *testing.T) {
 	}
 }
 
-// stallingAPI hands out invocations and accepts posts, but for the posts
-// that stall names (1 for the first) it writes only first, the start of
-// its reply for the first post, then nothing more until the server closes.
-func stallingAPI(first string, stall func(post int64) bool) handler {
+// stallingAPI hands out invocations and accepts posts, but a post on a
+// connection that stall names (1 for the first dialed) gets only first,
+// the start of its reply, on connection 1, then nothing more until the
+// server closes. It goes by connection, not by the order in which its
+// goroutines read posts: a post sent again after a cut goes out on a new
+// connection, which the server may read before the one cut.
+func stallingAPI(first string, stall func(conn int64) bool) handler {
 	var posts atomic.Int64
 	return func(sc *srvConn, r *srvReq) action {
 		if r.is("GET", pathNext) {
 			sc.bw.Write(nextResponse("id-"+strconv.FormatInt(posts.Load(), 10), nil, ""))
 			return keepOpen
 		}
-		if n := posts.Add(1); stall(n) {
-			if n == 1 {
+		posts.Add(1)
+		if stall(sc.id) {
+			if sc.id == 1 {
 				sc.bw.WriteString(first)
 				sc.bw.Flush()
 			}
@@ -849,20 +858,35 @@ func TestCutReplyLeftToNext(t *testing.T) {
 		{"head", "HTTP/1.1 202 Accepted\r\n", false, false, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := newTestServer(t, stallingAPI(tt.first, func(post int64) bool { return post == 1 || post == 2 && tt.again }))
-			cn := pipe(srv.client(t).Conn(), always)
+			// The post goes out on connection 1, the one sent again on 2.
+			srv := newTestServer(t, stallingAPI(tt.first, func(conn int64) bool { return conn == 1 || conn == 2 && tt.again }))
+			w := newReadWatch()
+			cn := pipe(srv.client(t, w.option()).Conn(), always)
 			defer cn.Close()
+			cn.pipe.fresh = time.Hour // the answer is left to Next, however slow the machine
 			var inv Invocation
 			mustNext(t, cn, &inv)
 			if err := cn.Respond(context.Background(), &inv, []byte("ok"), "", queueOf(cn)); err != nil {
 				t.Fatal(err)
 			}
+			// Only the replies the server stalls are cut: the first post's,
+			// then the re-post's when it stalls too. An accepted re-post
+			// whose 202 is slow to be read is not: CutReply spares later
+			// posts.
+			cutBefore := time.Now()
+			w.armed.Store(true)
 			done := make(chan error, 1)
 			go func() { done <- cn.Next(context.Background(), &inv) }()
+			if tt.first != "" {
+				w.wait(t) // cut a head begun, not a reply still to come
+			}
 			var cuts int64
 			var err error
 			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-				if cn.CutReply(time.Now()) {
+				if cuts > 0 && tt.again {
+					cutBefore = time.Now()
+				}
+				if cn.CutReply(cutBefore) {
 					cuts++
 				}
 				select {
