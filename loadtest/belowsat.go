@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/lmigo/lmigo/loadtest/show"
 )
 
 // belowSat says whether sc is a scenario of the below-saturation table:
@@ -43,7 +45,7 @@ func belowSatRows(rep *report) [][]string {
 					return format(v - f)
 				}
 				if r, ok := ratio(v, f); ok {
-					return fmtRatio(r)
+					return show.Ratio(r)
 				}
 				return "-"
 			}
@@ -54,11 +56,11 @@ func belowSatRows(rep *report) [][]string {
 				return cell(m, key, format)
 			}
 			out = append(out, []string{label, rt.Name,
-				cell(m, mCPU, fmtLatency), vs(mCPU, nil, false),
-				cell(m, mPeakRSS, fmtMiB), vs(mPeakRSS, fmtMiBDelta, true),
-				cell(m, mP99, fmtLatency), vs(mP99, fmtLatencyDelta, true),
-				memory(mRSSBefore, fmtMiB), memory(mRSSAfter, fmtMiB), memory(mRSSGrowth, fmtMiBDelta),
-				cell(m, mSched, fmtPct), verdicts(rep, sr, rt.Name, func(what string) bool { return !latencyTarget(what) }),
+				cell(m, mCPU, show.Latency), vs(mCPU, nil, false),
+				cell(m, mPeakRSS, show.MiB), vs(mPeakRSS, show.MiBDelta, true),
+				cell(m, mP99, show.Latency), vs(mP99, fmtLatencyDelta, true),
+				memory(mRSSBefore, show.MiB), memory(mRSSAfter, show.MiB), memory(mRSSGrowth, show.MiBDelta),
+				cell(m, mSched, show.Pct), verdicts(rep, sr, rt.Name, func(what string) bool { return !latencyTarget(what) }),
 			})
 			label = ""
 		}
@@ -104,9 +106,9 @@ func verdicts(rep *report, sr scenarioReport, runtime string, keep func(what str
 // fmtLatencyDelta writes a difference of microseconds with its sign.
 func fmtLatencyDelta(v float64) string {
 	if v < 0 {
-		return "-" + fmtLatency(-v)
+		return "-" + show.Latency(-v)
 	}
-	return "+" + fmtLatency(v)
+	return "+" + show.Latency(v)
 }
 
 // belowSatNotes say how the below-saturation scenarios of scs were run

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lmigo/lmigo/loadtest/show"
 )
 
 // TestBelowSatTable: the table of the below-saturation rows, from made-up
@@ -52,7 +54,7 @@ func TestBelowSatTable(t *testing.T) {
 	got := belowSatRows(rep)
 	if !slices.EqualFunc(got, want, slices.Equal) {
 		var b strings.Builder
-		writeAligned(&b, got)
+		show.Aligned(&b, got)
 		t.Errorf("table:\n%s", b.String())
 		for i := range min(len(got), len(want)) {
 			if !slices.Equal(got[i], want[i]) {

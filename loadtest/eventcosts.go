@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/lmigo/lmigo/loadtest/show"
 )
 
 // Events of one function seldom cost alike: a batch consumer's batches
@@ -35,7 +36,7 @@ const skewed = 1.5
 // spreadLine says how the wall time of one invocation spread at N=1.
 func spreadLine(one sizeStep) string {
 	s := fmt.Sprintf("At N=1, one invocation at a time, the wall time was: mean %s, p50 %s, p90 %s, p99 %s, max %s.",
-		fmtMSf(one.MeanMS), fmtMSf(one.P50MS), fmtMSf(one.P90MS), fmtMSf(one.P99MS), fmtMSf(one.MaxMS))
+		show.Millis(one.MeanMS), show.Millis(one.P50MS), show.Millis(one.P90MS), show.Millis(one.P99MS), show.Millis(one.MaxMS))
 	if one.P50MS > 0 && one.MeanMS > skewed*one.P50MS {
 		s += fmt.Sprintf(" The mean is %.1f× the median: a few costly events weigh most, and Little's law takes the mean (the slots an arrival rate keeps busy are the rate times the mean wall time).",
 			one.MeanMS/one.P50MS)
@@ -50,7 +51,7 @@ func costTable(costs []eventCost) [][]string {
 	}
 	t := [][]string{{"events file", "invocations", "mean", "p50", "p99", "max"}}
 	for _, c := range costs {
-		t = append(t, []string{c.File, strconv.FormatInt(c.Invocations, 10), fmtMSf(c.MeanMS), fmtMSf(c.P50MS), fmtMSf(c.P99MS), fmtMSf(c.MaxMS)})
+		t = append(t, []string{c.File, strconv.FormatInt(c.Invocations, 10), show.Millis(c.MeanMS), show.Millis(c.P50MS), show.Millis(c.P99MS), show.Millis(c.MaxMS)})
 	}
 	return t
 }

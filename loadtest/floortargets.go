@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/lmigo/lmigo/loadtest/show"
 )
 
 // floorCheck is one target of a runtime against the floor (or, for
@@ -89,8 +91,8 @@ func floorTargets(rep *report) []floorCheck {
 			vs(rtFloor, find(wl, n), key, what, factor, plus, format)
 		}
 		if rt.Name == rtHandler {
-			vsFloor("size:6MiB", 1, mCPU, "CPU/inv <= 1.5x floor", floorCPUBytes, 0, fmtLatency)
-			vs(rtRefHandler, find("size:6MiB", 1), mPeakRSS, "peak RSS <= "+rtRefHandler+"'s", 1, 0, fmtMiB)
+			vsFloor("size:6MiB", 1, mCPU, "CPU/inv <= 1.5x floor", floorCPUBytes, 0, show.Latency)
+			vs(rtRefHandler, find("size:6MiB", 1), mPeakRSS, "peak RSS <= "+rtRefHandler+"'s", 1, 0, show.MiB)
 			continue
 		}
 		for i := range rep.Scenarios {
@@ -101,24 +103,24 @@ func floorTargets(rep *report) []floorCheck {
 			}
 			wait := strings.HasPrefix(sc.Workload, "wait:")
 			if sc.Workload == "tiny" || wait {
-				vs(rtFloor, sr, mCPU, "CPU/inv <= 1.1x floor", belowCPU, 0, fmtLatency)
+				vs(rtFloor, sr, mCPU, "CPU/inv <= 1.1x floor", belowCPU, 0, show.Latency)
 			}
 			if latencyRowsOf(sc) {
-				vs(rtFloor, sr, mP50, whatP50, belowP50, 0, fmtLatency)
-				vs(rtFloor, sr, mP99, whatP99, belowP99, 0, fmtLatency)
+				vs(rtFloor, sr, mP50, whatP50, belowP50, 0, show.Latency)
+				vs(rtFloor, sr, mP99, whatP99, belowP99, 0, show.Latency)
 			}
 			if wait {
-				vs(rtFloor, sr, mPeakRSS, "peak RSS <= floor + 16 MiB", 1, belowRSS, fmtMiB)
-				vs(rtFloor, sr, mP99, "p99 <= floor + 1 ms", 1, belowP99US, fmtLatency)
+				vs(rtFloor, sr, mPeakRSS, "peak RSS <= floor + 16 MiB", 1, belowRSS, show.MiB)
+				vs(rtFloor, sr, mP99, "p99 <= floor + 1 ms", 1, belowP99US, show.Latency)
 			}
 		}
 		for _, n := range []int{1, 64, 512, 1600} {
-			vsFloor("tiny", n, mCPU, "CPU/inv <= 1.2x floor", floorCPUTiny, 0, fmtLatency)
+			vsFloor("tiny", n, mCPU, "CPU/inv <= 1.2x floor", floorCPUTiny, 0, show.Latency)
 		}
-		vsFloor("tiny", 1600, mPeakRSS, "peak RSS <= floor + 16 MiB + 4 KiB x N", 1, floorRSSSlack+floorRSSSlot*1600, fmtMiB)
-		vsFloor("tiny", 1600, mReady, "exec to N polls <= 1.2x floor", floorReady, 0, fmtMS)
-		vsFloor("size:1MiB", 1, mCPU, "CPU/inv <= 2x floor", floorCPUSize, 0, fmtLatency)
-		vsFloor("size:6MiB", 1, mCPU, "CPU/inv <= 2x floor", floorCPUSize, 0, fmtLatency)
+		vsFloor("tiny", 1600, mPeakRSS, "peak RSS <= floor + 16 MiB + 4 KiB x N", 1, floorRSSSlack+floorRSSSlot*1600, show.MiB)
+		vsFloor("tiny", 1600, mReady, "exec to N polls <= 1.2x floor", floorReady, 0, show.MS)
+		vsFloor("size:1MiB", 1, mCPU, "CPU/inv <= 2x floor", floorCPUSize, 0, show.Latency)
+		vsFloor("size:6MiB", 1, mCPU, "CPU/inv <= 2x floor", floorCPUSize, 0, show.Latency)
 
 		// Throughput holds from N=64 to N=1600: the runtime against itself,
 		// allowed what the floor loses. On a machine of few CPUs the fake
@@ -146,7 +148,7 @@ func floorTargets(rep *report) []floorCheck {
 			keep *= min(1, kept)
 		}
 		out = append(out, floorCheck{Runtime: rt.Name, Scenario: scenarioLabel(hi.Scenario), What: what,
-			Value: v, Base: b, Limit: b * keep, Met: okV && okB && v >= b*keep, format: fmtCount, base: "N=64"})
+			Value: v, Base: b, Limit: b * keep, Met: okV && okB && v >= b*keep, format: show.Count, base: "N=64"})
 	}
 	return out
 }
@@ -172,7 +174,7 @@ func floorTargetLines(rep *report) []string {
 		}
 		rel := ""
 		if r, ok := ratio(t.Value, t.Base); ok && !math.IsNaN(r) {
-			rel = ", " + fmtRatio(r)
+			rel = ", " + show.Ratio(r)
 		}
 		lines = append(lines, fmt.Sprintf("floor target, %s, %s: %s: %s (%s %s%s; limit %s): %s",
 			t.Scenario, t.Runtime, t.What, fig(t.Value), t.base, fig(t.Base), rel, fig(t.Limit), verdict))

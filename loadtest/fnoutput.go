@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/lmigo/lmigo/loadtest/measure"
+	"github.com/lmigo/lmigo/loadtest/show"
 )
 
 // A user's function speaks in its output: its own log lines and lmigo's
@@ -116,12 +117,12 @@ func (o *fnOutput) count(line []byte) {
 	case "WARN":
 		o.counts.Warn++
 		if o.counts.FirstWarn == "" {
-			o.counts.FirstWarn = abbreviate(line, 200)
+			o.counts.FirstWarn = show.Abbreviate(line, 200)
 		}
 	case "ERROR":
 		o.counts.Error++
 		if o.counts.FirstError == "" {
-			o.counts.FirstError = abbreviate(line, 200)
+			o.counts.FirstError = show.Abbreviate(line, 200)
 		}
 	}
 }

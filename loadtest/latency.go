@@ -3,6 +3,8 @@ package main
 import (
 	"slices"
 	"strings"
+
+	"github.com/lmigo/lmigo/loadtest/show"
 )
 
 // Latency rows of the below-saturation set: how long a caller waits for a
@@ -47,19 +49,19 @@ func latencyRows(rep *report) [][]string {
 					return "-"
 				}
 				if r, ok := ratio(v, f); ok {
-					return fmtRatio(r)
+					return show.Ratio(r)
 				}
 				return "-"
 			}
 			byRep := "-"
 			if rs := repRatios(sr, rt.Name, mP99); rt.Name != rtFloor && len(rs) > 0 {
-				byRep = fmtRatio(rs[0])
-				if hi := fmtRatio(rs[len(rs)-1]); hi != byRep {
+				byRep = show.Ratio(rs[0])
+				if hi := show.Ratio(rs[len(rs)-1]); hi != byRep {
 					byRep += "–" + hi
 				}
 			}
 			out = append(out, []string{label, rt.Name,
-				cell(m, mP50, fmtLatency), vs(mP50), cell(m, mP99, fmtLatency), vs(mP99), byRep,
+				cell(m, mP50, show.Latency), vs(mP50), cell(m, mP99, show.Latency), vs(mP99), byRep,
 				verdicts(rep, sr, rt.Name, latencyTarget)})
 			label = ""
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/lmigo/lmigo/loadtest/show"
 	"golang.org/x/sys/unix"
 )
 
@@ -142,7 +143,7 @@ func (r *recorder) do(ctx context.Context, inv invoker, it *item, pause time.Dur
 		switch {
 		case !it.check(o):
 			r.wrong.Add(1)
-			r.firstError(it.name + ": unexpected answer " + o.FunctionError + " " + abbreviate(o.Body, 200))
+			r.firstError(it.name + ": unexpected answer " + o.FunctionError + " " + show.Abbreviate(o.Body, 200))
 			if s, ok := httpStatus(o.Body); ok && s >= 400 {
 				r.mu.Lock()
 				if r.httpErrors == nil {
@@ -370,11 +371,4 @@ func wavesLoad(ctx context.Context, inv invoker, wave []item, n, rounds int, win
 		}
 	}
 	return rec.stats(time.Since(start))
-}
-
-func abbreviate(b []byte, n int) string {
-	if len(b) <= n {
-		return string(b)
-	}
-	return string(b[:n]) + "..."
 }

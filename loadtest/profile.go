@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/lmigo/lmigo/loadtest/show"
 )
 
 // The scheduler's share of a runtime's CPU (-profile). Below saturation a
@@ -137,7 +139,7 @@ func (p *perfRecording) control(cmd string) error {
 		}
 		return nil
 	case <-p.exited:
-		return fmt.Errorf("perf record ended (%v): %s", p.cmd.ProcessState, abbreviate(p.out.Bytes(), 300))
+		return fmt.Errorf("perf record ended (%v): %s", p.cmd.ProcessState, show.Abbreviate(p.out.Bytes(), 300))
 	}
 }
 
@@ -180,7 +182,7 @@ func (p *perfRecording) finish(ctx context.Context) (perfShare, error) {
 	share, perr := parsePerfScript(stdout)
 	_, _ = io.Copy(io.Discard, stdout)
 	if err := script.Wait(); err != nil {
-		return perfShare{}, fmt.Errorf("perf script: %w: %s %s", err, abbreviate(stderr.Bytes(), 300), abbreviate(p.out.Bytes(), 300))
+		return perfShare{}, fmt.Errorf("perf script: %w: %s %s", err, show.Abbreviate(stderr.Bytes(), 300), show.Abbreviate(p.out.Bytes(), 300))
 	}
 	return share, perr
 }
@@ -249,7 +251,7 @@ func parsePerfScript(r io.Reader) (perfShare, error) {
 		flush()
 		v, err := strconv.ParseFloat(fields[0], 64)
 		if err != nil {
-			return perfShare{}, fmt.Errorf("perf script: a sample without its period: %q", abbreviate([]byte(line), 80))
+			return perfShare{}, fmt.Errorf("perf script: a sample without its period: %q", show.Abbreviate([]byte(line), 80))
 		}
 		period, open = v, true
 		frame(fields[1:]) // a sample without a call chain has its frame here

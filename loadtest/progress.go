@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lmigo/lmigo/loadtest/show"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 )
@@ -132,13 +133,13 @@ func brief(r runResult) string {
 		parts = append(parts, fmt.Sprintf("%.0f/s", v))
 	}
 	if v, ok := m[mP99]; ok {
-		parts = append(parts, "p99 "+fmtLatency(v))
+		parts = append(parts, "p99 "+show.Latency(v))
 	}
 	if v, ok := m[mCPU]; ok {
-		parts = append(parts, "CPU/inv "+fmtLatency(v))
+		parts = append(parts, "CPU/inv "+show.Latency(v))
 	}
 	if v, ok := m[mPeakRSS]; ok {
-		parts = append(parts, "peak RSS "+fmtMiB(v))
+		parts = append(parts, "peak RSS "+show.MiB(v))
 	}
 	if len(r.Problems) > 0 {
 		parts = append(parts, "PROBLEM: "+strings.Join(r.Problems, "; "))

@@ -14,10 +14,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/lmigo/lmigo/limits"
 	"github.com/lmigo/lmigo/loadtest/plot"
+	"github.com/lmigo/lmigo/loadtest/show"
 )
 
 // column is one metric of the summary tables.
@@ -27,74 +27,24 @@ type column struct {
 }
 
 var columns = []column{
-	{mThroughput, "inv/s", fmtCount},
-	{mP50, "p50", fmtLatency},
-	{mP90, "p90", fmtLatency},
-	{mP99, "p99", fmtLatency},
-	{mP999, "p99.9", fmtLatency},
-	{mMax, "max", fmtLatency},
-	{mCPU, "CPU/inv", fmtLatency},
-	{mDriverCPU, "drv CPU", fmtLatency},
-	{mPeakRSS, "peak RSS", fmtMiB},
-	{mRSSBefore, "RSS before", fmtMiB},
-	{mRSSAfter, "RSS after", fmtMiB},
-	{mRSSGrowth, "after-before", fmtMiBDelta},
-	{mGCPer1k, "GC/1k", fmtOne},
-	{mConnsPer1k, "conns/1k", fmtOne},
-	{mReady, "ready", fmtMS},
-	{mReadyCPU, "ready CPU", fmtMS},
-	{mThrottles, "thr/1k", fmtOne},
-	{mRejected, "rej %", fmtPct},
-}
-
-// fmtLatency writes microseconds in a unit that suits them.
-func fmtLatency(v float64) string {
-	d := fromUS(v)
-	switch {
-	case d < 10*time.Microsecond:
-		return fmt.Sprintf("%.1fµs", v)
-	case d < time.Millisecond:
-		return fmt.Sprintf("%.0fµs", v)
-	case d < 10*time.Millisecond:
-		return fmt.Sprintf("%.2fms", v/1e3)
-	case d < time.Second:
-		return fmt.Sprintf("%.1fms", v/1e3)
-	}
-	return fmt.Sprintf("%.2fs", v/1e6)
-}
-
-func fmtMiB(v float64) string {
-	if v < 100 {
-		return fmt.Sprintf("%.1f MiB", v)
-	}
-	return fmt.Sprintf("%.0f MiB", v)
-}
-
-func fmtMiBDelta(v float64) string {
-	if v > -100 && v < 100 {
-		return fmt.Sprintf("%+.1f MiB", v)
-	}
-	return fmt.Sprintf("%+.0f MiB", v)
-}
-
-func fmtMS(v float64) string    { return fmt.Sprintf("%.1fms", v) }
-func fmtCount(v float64) string { return fmt.Sprintf("%.0f", v) }
-
-// fmtMSf writes milliseconds as fmtLatency does microseconds.
-func fmtMSf(v float64) string { return fmtLatency(v * 1e3) }
-
-func fmtOne(v float64) string {
-	if v != 0 && v < 0.1 {
-		return fmt.Sprintf("%.2f", v)
-	}
-	return fmt.Sprintf("%.1f", v)
-}
-
-func fmtRatio(v float64) string {
-	if v >= 10 {
-		return fmt.Sprintf("%.0fx", v)
-	}
-	return fmt.Sprintf("%.2fx", v)
+	{mThroughput, "inv/s", show.Count},
+	{mP50, "p50", show.Latency},
+	{mP90, "p90", show.Latency},
+	{mP99, "p99", show.Latency},
+	{mP999, "p99.9", show.Latency},
+	{mMax, "max", show.Latency},
+	{mCPU, "CPU/inv", show.Latency},
+	{mDriverCPU, "drv CPU", show.Latency},
+	{mPeakRSS, "peak RSS", show.MiB},
+	{mRSSBefore, "RSS before", show.MiB},
+	{mRSSAfter, "RSS after", show.MiB},
+	{mRSSGrowth, "after-before", show.MiBDelta},
+	{mGCPer1k, "GC/1k", show.One},
+	{mConnsPer1k, "conns/1k", show.One},
+	{mReady, "ready", show.MS},
+	{mReadyCPU, "ready CPU", show.MS},
+	{mThrottles, "thr/1k", show.One},
+	{mRejected, "rej %", show.Pct},
 }
 
 // scenarioLabel is a scenario as the tables show it.
@@ -144,7 +94,7 @@ func rows(rep *report) [][]string {
 		ratioRow := func(label string, rs map[string]float64) {
 			row := []string{"", label}
 			for _, c := range columns {
-				row = append(row, cell(rs, c.key, fmtRatio))
+				row = append(row, cell(rs, c.key, show.Ratio))
 			}
 			out = append(out, row)
 		}
@@ -264,52 +214,20 @@ func summaryLines(rep *report) []string {
 func printTable(w io.Writer, rep *report) {
 	fmt.Fprintf(w, "\nlmigo load test (%s): target %s, %s, %d CPUs, %s, %s, %d repetition(s), %s\n\n",
 		rep.Kind, rep.Config.Target, rep.Host.CPUModel, rep.Host.CPUs, rep.Host.Arch, rep.Host.GoVersion, rep.Config.Reps, time.Duration(rep.Elapsed).Round(time.Second))
-	writeAligned(w, rows(rep))
+	show.Aligned(w, rows(rep))
 	if bs := belowSatRows(rep); len(bs) > 1 {
 		fmt.Fprintf(w, "\n%s\n\n", belowSatTitle)
-		writeAligned(w, bs)
+		show.Aligned(w, bs)
 	}
 	if ls := latencyRows(rep); len(ls) > 1 {
 		fmt.Fprintf(w, "\n%s\n\n", latencyTitle)
-		writeAligned(w, ls)
+		show.Aligned(w, ls)
 	}
 	fmt.Fprintln(w)
 	for _, l := range summaryLines(rep) {
 		fmt.Fprintln(w, "- "+l)
 	}
 	printAccounting(w, rep)
-}
-
-// alignedLeft is how many columns writeAligned puts to the left: a row's
-// names; the others, numbers, go to the right.
-const alignedLeft = 2
-
-// writeAligned writes rows as columns, aligned (alignedLeft).
-func writeAligned(w io.Writer, rows [][]string) {
-	var width []int
-	for _, row := range rows {
-		for i, c := range row {
-			if i >= len(width) {
-				width = append(width, 0)
-			}
-			width[i] = max(width[i], utf8.RuneCountInString(c))
-		}
-	}
-	for _, row := range rows {
-		var b strings.Builder
-		for i, c := range row {
-			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
-			if i > 0 {
-				b.WriteString("  ")
-			}
-			if i < alignedLeft {
-				b.WriteString(c + pad)
-			} else {
-				b.WriteString(pad + c)
-			}
-		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-	}
 }
 
 // printAccounting lists what was sent and how it ended, and every problem.
@@ -385,14 +303,14 @@ func markdown(rep *report) []byte {
 		}
 	}
 	if rep.Kind != "run" { // a run's figures are its glance and details
-		mdTable(&b, rows(rep))
+		show.MarkdownTable(&b, rows(rep))
 		if bs := belowSatRows(rep); len(bs) > 1 {
 			fmt.Fprintf(&b, "## %s\n\n", belowSatTitle)
-			mdTable(&b, bs)
+			show.MarkdownTable(&b, bs)
 		}
 		if ls := latencyRows(rep); len(ls) > 1 {
 			fmt.Fprintf(&b, "## %s\n\n", latencyTitle)
-			mdTable(&b, ls)
+			show.MarkdownTable(&b, ls)
 		}
 	}
 	for _, l := range summaryLines(rep) {
@@ -419,18 +337,6 @@ func markdown(rep *report) []byte {
 		}
 	}
 	return b.Bytes()
-}
-
-// mdTable writes rows as a Markdown table, the first two columns to the
-// left, the others to the right, and a blank line.
-func mdTable(b *bytes.Buffer, rows [][]string) {
-	for i, row := range rows {
-		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
-		if i == 0 {
-			b.WriteString("|---|---|" + strings.Repeat("---:|", len(row)-2) + "\n")
-		}
-	}
-	b.WriteString("\n")
 }
 
 // belowSatTitle heads the table of belowSatRows.
@@ -717,7 +623,7 @@ func runLines(rep *report) (glance, details [][]string) {
 	add := func(to *[][]string, k, v string) { *to = append(*to, []string{k, v}) }
 
 	lat := strings.Join([]string{
-		get(mP50, fmtLatency), get(mP90, fmtLatency), get(mP99, fmtLatency), get(mP999, fmtLatency), get(mMax, fmtLatency)}, " / ")
+		get(mP50, show.Latency), get(mP90, show.Latency), get(mP99, show.Latency), get(mP999, show.Latency), get(mMax, show.Latency)}, " / ")
 	// What was offered and what was answered are two figures: below
 	// capacity they agree, above it they part.
 	switch sc.Model {
@@ -729,15 +635,15 @@ func runLines(rep *report) (glance, details [][]string) {
 	default:
 		add(&glance, "offered load", fmt.Sprintf("%d callers, each sending its next invocation the moment it has an answer (closed loop)", sc.Callers))
 	}
-	add(&glance, "answered rate", get(mThroughput, fmtCount)+" invocations/s in the measured window")
+	add(&glance, "answered rate", get(mThroughput, show.Count)+" invocations/s in the measured window")
 	add(&glance, "latency p50 / p90 / p99 / p99.9 / max", lat)
-	cpu := get(mCPU, fmtLatency)
+	cpu := get(mCPU, show.Latency)
 	if c, ok := m[mCPU]; ok && m[mThroughput] > 0 {
-		cpu += fmt.Sprintf(" (%.0f%% of a CPU at %s/s)", c*m[mThroughput]/1e4, fmtCount(m[mThroughput]))
+		cpu += fmt.Sprintf(" (%.0f%% of a CPU at %s/s)", c*m[mThroughput]/1e4, show.Count(m[mThroughput]))
 	}
 	add(&glance, "runtime CPU per invocation", cpu)
 	add(&glance, "  read as", cpuReading(sc))
-	add(&glance, "runtime peak RSS / RSS after", get(mPeakRSS, fmtMiB)+" / "+get(mRSSAfter, fmtMiB))
+	add(&glance, "runtime peak RSS / RSS after", get(mPeakRSS, show.MiB)+" / "+get(mRSSAfter, show.MiB))
 
 	handled := "retried"
 	if rep.Config.OnThrottle == throttleNext {
@@ -749,7 +655,7 @@ func runLines(rep *report) (glance, details [][]string) {
 		// The share is the measured window's; the count is too, and the
 		// warm-up's are said apart.
 		measured := int64(math.Round(m[mThrottles] * m[mInvocations] / 1000))
-		thr := fmt.Sprintf("%d (%s of attempts)", measured, get(mRejected, fmtPct))
+		thr := fmt.Sprintf("%d (%s of attempts)", measured, get(mRejected, show.Pct))
 		if warm := l.Throttles - measured; warm > 0 {
 			thr += fmt.Sprintf(", %d in the warm-up", warm)
 		}
@@ -767,8 +673,8 @@ func runLines(rep *report) (glance, details [][]string) {
 			add(&details, "the function's output", r.Output.words())
 		}
 	}
-	add(&details, "exec to N polls outstanding", get(mReady, fmtMS))
-	add(&details, "GCs in the measured window", get(mGCs, fmtCount)+" ("+get(mGCPer1k, fmtOne)+" per 1000)")
-	add(&details, "TCP connections: at init / per 1000 after", get(mConnsInit, fmtCount)+" / "+get(mConnsPer1k, fmtOne))
+	add(&details, "exec to N polls outstanding", get(mReady, show.MS))
+	add(&details, "GCs in the measured window", get(mGCs, show.Count)+" ("+get(mGCPer1k, show.One)+" per 1000)")
+	add(&details, "TCP connections: at init / per 1000 after", get(mConnsInit, show.Count)+" / "+get(mConnsPer1k, show.One))
 	return glance, details
 }

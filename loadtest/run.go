@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lmigo/lmigo/loadtest/show"
 )
 
 // The demo's load (`make run`): an open loop at demoRate, about a tenth
@@ -160,7 +162,7 @@ func printRun(w io.Writer, rep *report) {
 	lines := indent(glance)
 	lines = append(lines, []string{"details:"})
 	lines = append(lines, indent(details)...)
-	writeAligned(w, lines)
+	show.Aligned(w, lines)
 	printAccounting(w, rep)
 }
 
@@ -297,7 +299,7 @@ func runVerdict(rep *report) string {
 	if c, ok := exactlyOnce(r, sc.N); ok && c.holds() {
 		answered = fmt.Sprintf("every one of %d invocations answered right and exactly once, never more than N in flight", r.Load.answered())
 	}
-	what := fmt.Sprintf("%s at N=%d, %s (%s), p99 %s", rt, sc.N, sc.Workload, load, cell(m, mP99, fmtLatency))
+	what := fmt.Sprintf("%s at N=%d, %s (%s), p99 %s", rt, sc.N, sc.Workload, load, cell(m, mP99, show.Latency))
 	var shown []string
 	if sc.Model == modelOpen {
 		if r.Load.Throttles == 0 {

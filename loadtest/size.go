@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lmigo/lmigo/loadtest/show"
 )
 
 // Bounds of a size profile.
@@ -194,7 +196,7 @@ func profileFunction(ctx context.Context, cfg *config, rt runtimeSpec, p *sizePr
 		}
 		p.Steps = append(p.Steps, s)
 		fmt.Fprintf(cfg.stderr, "size: N=%-4d %8.0f/s  p50 %-8s p99 %-8s CPU/inv %-8s peak RSS %-9s others %.2f CPUs  %s  (%s of at most %s)\n",
-			s.N, s.Throughput, fmtMSf(s.P50MS), fmtMSf(s.P99MS), fmtMSf(s.CPUMS), fmtMiB(s.PeakRSSMiB), s.OtherCPUs,
+			s.N, s.Throughput, show.Millis(s.P50MS), show.Millis(s.P99MS), show.Millis(s.CPUMS), show.MiB(s.PeakRSSMiB), s.OtherCPUs,
 			map[bool]string{true: "linear", false: "past the knee"}[s.Linear], time.Since(t0).Round(time.Second), budget)
 	}
 	switch {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/lmigo/lmigo/loadtest/show"
 )
 
 // The check runs the function at the recommended N, arrivals at random
@@ -40,7 +42,7 @@ func (c *sizeCheck) judge(wallMS float64) {
 		c.Why = fmt.Sprintf("%d throttled (%s of %d attempts), more than the %d that Erlang B (%s at %.1f Erlangs) and chance allow",
 			c.Throttles, fmtShare(float64(c.Throttles)/attempts), int64(attempts), c.AllowedThrottles, fmtShare(c.PredictedLoss), c.Offered)
 	case c.PredictedP99MS > 0 && c.P99MS > c.PredictedP99MS:
-		c.Why = fmt.Sprintf("p99 %s over the %s measured with every slot busy", fmtMSf(c.P99MS), fmtMSf(c.PredictedP99MS))
+		c.Why = fmt.Sprintf("p99 %s over the %s measured with every slot busy", show.Millis(c.P99MS), show.Millis(c.PredictedP99MS))
 	}
 	c.Holds = c.Why == ""
 }
@@ -123,7 +125,7 @@ func unconfirmed(p *sizeProfile, last sizeCheck) string {
 	case last.Wrong > 0:
 		s += ": its answers went wrong at that N, which the steps below it did not show"
 	case p.DriverCPUMS > 2*p.CPUMS:
-		s += fmt.Sprintf("; the load test and the emulator took %s of CPU per invocation beside the function's %s, so at this rate they, not the function, set the throttles and the tail: this machine cannot confirm an N for a function this light", fmtMSf(p.DriverCPUMS), fmtMSf(p.CPUMS))
+		s += fmt.Sprintf("; the load test and the emulator took %s of CPU per invocation beside the function's %s, so at this rate they, not the function, set the throttles and the tail: this machine cannot confirm an N for a function this light", show.Millis(p.DriverCPUMS), show.Millis(p.CPUMS))
 	case last.OtherCPUs > noisyCPUs:
 		s += fmt.Sprintf("; other work took %.1f of the %d CPUs during the check, so its figures are this machine's more than the function's: size again on a quiet machine", last.OtherCPUs, p.MachineCPUs)
 	case last.lossHigh && last.N >= min(p.rec.LatencyN, p.rec.MemoryN):
@@ -184,9 +186,9 @@ func checkLine(c sizeCheck, scaleAt float64) string {
 	if !c.Holds {
 		verdict = "DOES NOT HOLD: " + c.Why
 	}
-	p99 := fmtMSf(c.P99MS)
+	p99 := show.Millis(c.P99MS)
 	if c.PredictedP99MS > 0 {
-		p99 += " (at most " + fmtMSf(c.PredictedP99MS) + ", measured with every slot busy)"
+		p99 += " (at most " + show.Millis(c.PredictedP99MS) + ", measured with every slot busy)"
 	}
 	attempts := c.Answered + c.Throttles
 	share := 0.0
@@ -195,5 +197,5 @@ func checkLine(c sizeCheck, scaleAt float64) string {
 	}
 	return fmt.Sprintf("Check at N=%d, arrivals at random at %.0f/s (%.0f%% of the most this machine served; %.1f Erlangs) for %.1f s, other work taking %.2f CPUs: %d answered, %d throttled (%s; Erlang B: %s at the wall time alone, %s at the %s seen here, the CPUs shared), p99 %s: %s.",
 		c.N, c.Rate, 100*scaleAt, c.Offered, c.Seconds, c.OtherCPUs, c.Answered, c.Throttles, fmtShare(share), fmtShare(c.PredictedLoss),
-		fmtShare(c.LossAtSeen), fmtMSf(c.MeanMS), p99, verdict)
+		fmtShare(c.LossAtSeen), show.Millis(c.MeanMS), p99, verdict)
 }

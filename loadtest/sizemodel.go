@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/lmigo/lmigo/loadtest/show"
 )
 
 // The recommendation, from the figures measured. An execution
@@ -81,12 +83,12 @@ func (r recommendation) at(n, vcpus int, mem memFit) recommendation {
 func cpuSentence(p *sizeProfile) string {
 	r := p.rec
 	s := fmt.Sprintf("Each invocation took %s of wall time on average, %s of it CPU (%.0f%% waiting), so %d CPUs keep about %.0f in flight (Little's law: %d × %s / %s); measured, throughput stopped growing or latency started to above N=%d",
-		fmtMSf(p.WallMS), fmtMSf(p.CPUMS), 100*p.WaitShare, p.MachineCPUs, p.LittleKnee, p.MachineCPUs, fmtMSf(p.WallMS), fmtMSf(p.CPUMS), p.KneeN)
+		show.Millis(p.WallMS), show.Millis(p.CPUMS), 100*p.WaitShare, p.MachineCPUs, p.LittleKnee, p.MachineCPUs, show.Millis(p.WallMS), show.Millis(p.CPUMS), p.KneeN)
 	if p.KneeBound != "" {
 		s += " (the highest N measured: " + p.KneeBound + ")"
 	}
 	if p.FunctionKnee > float64(p.KneeN) {
-		beside := fmt.Sprintf("the load test's %s of CPU per invocation beside the function", fmtMSf(p.DriverCPUMS))
+		beside := fmt.Sprintf("the load test's %s of CPU per invocation beside the function", show.Millis(p.DriverCPUMS))
 		if p.OtherCPUs > noisyCPUs {
 			beside += fmt.Sprintf(" and other work taking %.1f of the %d CPUs", p.OtherCPUs, p.MachineCPUs)
 		}
@@ -142,7 +144,7 @@ const (
 func restsOn(p *sizeProfile) string {
 	little := p.WallMS / p.CPUMS // Little's law per vCPU
 	s := fmt.Sprintf("These figures rest on the function as it ran here: each invocation took %s of CPU in %s, with its downstream calls as this machine answered them (stubbed, a local stand-in, or none): that is the stub's CPU and waiting, not production's. N per vCPU follows wall ÷ CPU (Little's law), %.0f per vCPU here, and the recommendation is %s per vCPU; docs/tuning.md's %d per vCPU is the start for a handler that spends about 1/%d of its wall time on CPU (%s of %s here), and AWS suggests up to %d per vCPU for invocations that use little CPU.",
-		fmtMSf(p.CPUMS), fmtMSf(p.WallMS), little, fmtTenth(p.ConcurrencyPerVCpu), docsPerVCPU, docsPerVCPU, fmtMSf(p.WallMS/docsPerVCPU), fmtMSf(p.WallMS), awsPerVCPU)
+		show.Millis(p.CPUMS), show.Millis(p.WallMS), little, fmtTenth(p.ConcurrencyPerVCpu), docsPerVCPU, docsPerVCPU, show.Millis(p.WallMS/docsPerVCPU), show.Millis(p.WallMS), awsPerVCPU)
 	if p.ConcurrencyPerVCpu > awsPerVCPU {
 		s += fmt.Sprintf(" Above %d per vCPU, size again with the real downstream, or a stand-in that waits and costs CPU as it does (TLS, signing, decoding), before you trust it.", awsPerVCPU)
 	}

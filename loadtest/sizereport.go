@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lmigo/lmigo/loadtest/show"
 )
 
 // sizeText is the report of size, for the terminal and Markdown alike.
@@ -89,7 +91,7 @@ func stepTable(p *sizeProfile) [][]string {
 		} else if !s.Linear {
 			mark = "past"
 		}
-		table = append(table, []string{strconv.Itoa(s.N), mark, fmtCount(s.Throughput), fmtMSf(s.P50MS), fmtMSf(s.P99MS), fmtMSf(s.CPUMS), fmtMSf(s.DriverCPUMS), fmtMiB(s.PeakRSSMiB), fmtOne(s.OtherCPUs)})
+		table = append(table, []string{strconv.Itoa(s.N), mark, show.Count(s.Throughput), show.Millis(s.P50MS), show.Millis(s.P99MS), show.Millis(s.CPUMS), show.Millis(s.DriverCPUMS), show.MiB(s.PeakRSSMiB), show.One(s.OtherCPUs)})
 	}
 	return table
 }
@@ -102,7 +104,7 @@ func printSize(w io.Writer, p *sizeProfile) {
 	}
 	for _, table := range t.tables {
 		fmt.Fprintln(w)
-		writeAligned(w, table)
+		show.Aligned(w, table)
 	}
 	fmt.Fprintln(w)
 	for _, l := range t.tail {
@@ -118,7 +120,7 @@ func sizeMarkdown(p *sizeProfile) []byte {
 		b.WriteString(l + "\n\n")
 	}
 	for _, table := range t.tables {
-		mdTable(&b, table)
+		show.MarkdownTable(&b, table)
 	}
 	for _, l := range t.tail {
 		b.WriteString("- " + l + "\n")

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lmigo/lmigo/loadtest/show"
 	"github.com/lmigo/lmigo/rapi/rapitest"
 )
 
@@ -640,7 +641,7 @@ func printForms(w io.Writer, reps []*formReport) {
 			fmt.Sprint(r.Mixed), fmt.Sprint(r.Wrong), fmt.Sprint(r.NoEcho), fmt.Sprint(r.CrossWired), fmt.Sprint(r.Withheld),
 			fmt.Sprint(r.API.Faults), fmt.Sprintf("%d in %v", r.ExitStatus, r.ExitAfter.Round(time.Millisecond))})
 	}
-	writeAligned(w, lines)
+	show.Aligned(w, lines)
 	// One line per form, failure and fault; findings are sorted so.
 	for _, r := range reps {
 		fs := r.Findings

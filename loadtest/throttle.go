@@ -1,6 +1,10 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/lmigo/lmigo/loadtest/show"
+)
 
 // What a caller does with a throttled invocation (-on-throttle).
 const (
@@ -39,8 +43,6 @@ func rejectedPct(answered, throttles int64) float64 {
 	return 100 * float64(throttles) / float64(answered+throttles)
 }
 
-func fmtPct(v float64) string { return fmtOne(v) + "%" }
-
 // throttleTarget is the rejection bound: lmigo's rejection share at most a
 // quarter of aws-lambda-go's in the same run.
 const throttleTarget = 0.25
@@ -67,7 +69,7 @@ func throttleLines(rep *report) []string {
 				verdict = "NOT met"
 			}
 			lines = append(lines, fmt.Sprintf("Rejected %s: %s %s vs aws-lambda-go %s, target ≤ ¼ (%s): %s.",
-				scenarioLabel(sr.Scenario), rt.Name, fmtPct(lm), fmtPct(ref), fmtPct(throttleTarget*ref), verdict))
+				scenarioLabel(sr.Scenario), rt.Name, show.Pct(lm), show.Pct(ref), show.Pct(throttleTarget*ref), verdict))
 		}
 	}
 	if len(lines) == 0 {
