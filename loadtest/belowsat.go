@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lmigo/lmigo/loadtest/measure"
 	"github.com/lmigo/lmigo/loadtest/show"
 )
 
@@ -127,9 +128,9 @@ func belowSatNotes(cfg *config, scs []scenario, rts []runtimeSpec) []string {
 		return nil
 	}
 	ns := []string{"Open model (WORKLOAD-nN-rR, \"at R/s\"): invocation i is sent at start + i/R by the clock alone, each from a goroutine of its own, so no send waits for an answer; its latency runs from that time. wait:D is an I/O-bound handler: it waits D (the demo's sleep_ms; the floor's time.Sleep in its slot's goroutine), then answers as tiny. Targets below saturation, lmigo's against the floor of the same run: CPU/inv <= 1.1x (tiny, wait:D), peak RSS <= floor + 16 MiB and p99 <= floor + 1 ms (wait:D); stack:S: RSS after - RSS before <= 8 MiB."}
-	switch perf := perfAvailable(); {
+	switch perf := measure.PerfAvailable(); {
 	case profiled:
-		ns = append(ns, fmt.Sprintf("startm+stopm: the share of the runtime's CPU samples whose stack holds runtime.startm or runtime.stopm (the scheduler waking an idle P to look for work, and putting it back to sleep), kernel frames below them included: perf record -e cpu-clock -F %d -g on the runtime's process during the measured load, in one more run of each of lmigo's runtimes and the floor after the measured ones; that run's other figures are not in the medians.", perfHz))
+		ns = append(ns, fmt.Sprintf("startm+stopm: the share of the runtime's CPU samples whose stack holds runtime.startm or runtime.stopm (the scheduler waking an idle P to look for work, and putting it back to sleep), kernel frames below them included: perf record -e cpu-clock -F %d -g on the runtime's process during the measured load, in one more run of each of lmigo's runtimes and the floor after the measured ones; that run's other figures are not in the medians.", measure.PerfHz))
 	case perf != nil && cfg.Flags["profile"] == "auto" && cfg.Target != targetLambda:
 		ns = append(ns, "startm+stopm: not measured: "+perf.Error()+".")
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/lmigo/lmigo/loadtest/measure"
 )
 
 // config is every setting of a run or a comparison, from flags.
@@ -213,11 +215,11 @@ func (c *config) validate() error {
 	}
 	switch c.Profile {
 	case "auto":
-		if perfAvailable() != nil {
+		if measure.PerfAvailable() != nil {
 			c.Profile = "off"
 		}
 	case "on":
-		if err := perfAvailable(); err != nil {
+		if err := measure.PerfAvailable(); err != nil {
 			bad("-profile on: %v", err)
 		}
 	case "off":

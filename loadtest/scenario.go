@@ -322,9 +322,9 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 		l.total.add(runLoad(lctx, in.inv, spec))
 	}
 
-	var prof *perfRecording
+	var prof *measure.Perf
 	if profile && in.pid > 0 {
-		if prof, err = startPerf(in.pid); err != nil {
+		if prof, err = measure.StartPerf(in.pid); err != nil {
 			l.res.Warnings = append(l.res.Warnings, "profile: "+err.Error())
 		}
 	}
@@ -345,7 +345,7 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 	l.loadEnd = time.Now()
 	var profErr error
 	if prof != nil {
-		profErr = prof.control("disable") // the profile is the load's
+		profErr = prof.Disable() // the profile is the load's
 	}
 	l.total.add(st)
 	l.res.hist = st.Hist
@@ -386,7 +386,7 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 		}
 	}
 	if prof != nil {
-		if share, err := prof.finish(ctx); profErr != nil || err != nil {
+		if share, err := prof.Finish(ctx); profErr != nil || err != nil {
 			l.res.Warnings = append(l.res.Warnings, "profile: "+errors.Join(profErr, err).Error())
 		} else {
 			m[mStartm], m[mStopm], m[mSched], m[mPerfN] = share.Startm, share.Stopm, share.Sched, float64(share.Samples)

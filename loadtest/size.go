@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lmigo/lmigo/loadtest/measure"
 	"github.com/lmigo/lmigo/loadtest/show"
 )
 
@@ -77,7 +78,7 @@ func sizeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	*budget = min(*budget, maxProfile)
 	// The function's memory limit (GOMEMLIMIT for lmigo) must not bind
 	// while it is measured: the machine's memory, unless -env says.
-	if total, err := memTotalMB(); err == nil {
+	if total, err := measure.MemTotalMB(); err == nil {
 		cfg.MemoryMB = max(cfg.MemoryMB, total)
 	}
 	*top = min(*top, maxN)
@@ -147,7 +148,7 @@ func profileFunction(ctx context.Context, cfg *config, rt runtimeSpec, p *sizePr
 		// The largest N whose memory, predicted from the steps so far,
 		// fits in half of what the machine has free.
 		limit := top
-		if free, err := memAvailableMiB(); err == nil && len(p.Steps) > 0 {
+		if free, err := measure.MemAvailableMiB(); err == nil && len(p.Steps) > 0 {
 			if fit := fitMemory(p.Steps); fit.PerInvMiB > 0 {
 				if m := int((memoryShare*free - fit.BaseMiB) / fit.PerInvMiB); m < limit {
 					limit = max(m, 1)
@@ -218,7 +219,7 @@ func profileFunction(ctx context.Context, cfg *config, rt runtimeSpec, p *sizePr
 		if !check || p.VCPUs != p.MachineCPUs {
 			return nil, nil
 		}
-		if free, err := memAvailableMiB(); err != nil || p.fit().at(n) > memoryShare*free {
+		if free, err := measure.MemAvailableMiB(); err != nil || p.fit().at(n) > memoryShare*free {
 			p.Notes = append(p.Notes, fmt.Sprintf("Not checked: N=%d would take %.0f MiB, more than half of what this machine has free.", n, p.fit().at(n)))
 			return nil, nil
 		}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/lmigo/lmigo/loadtest/measure"
 	"github.com/lmigo/lmigo/loadtest/show"
 )
 
@@ -157,11 +158,11 @@ func checkStep(ctx context.Context, cfg *config, rt runtimeSpec, n int, rate flo
 	warm := loadSpec{model: modelClosed, callers: n, count: 2 * n, window: 2 * time.Second, items: cfg.userItems, pause: cfg.Pause}
 	runLoad(lctx, in.inv, warm)
 	cpu0, _ := in.cpu()
-	drv0, mach0 := driverCPU(in), machineBusy()
+	drv0, mach0 := driverCPU(in), measure.MachineBusy()
 	st := runLoad(lctx, in.inv, loadSpec{model: modelOpen, rate: rate, poisson: checkSeed, count: count, window: window + openGrace,
 		items: cfg.userItems, pause: cfg.Pause, next: true})
 	cpu1, _ := in.cpu()
-	drv1, mach1 := driverCPU(in), machineBusy()
+	drv1, mach1 := driverCPU(in), measure.MachineBusy()
 	if watch.exited() {
 		return nil, errors.New(in.exitProblem())
 	}

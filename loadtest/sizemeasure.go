@@ -1,15 +1,13 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/lmigo/lmigo/loadtest/measure"
 )
 
 // What size measures of a step, and of the machine around it: the
@@ -44,11 +42,11 @@ func measureStep(ctx context.Context, cfg *config, rt runtimeSpec, n int, window
 		return s, fmt.Errorf("%d of the warm-up's invocations went wrong%s; first: %s\n%s", bad, httpWords(warm.HTTPErrors), warm.FirstErr, in.tail())
 	}
 	cpu0, _ := in.cpu()
-	drv0, mach0 := driverCPU(in), machineBusy()
+	drv0, mach0 := driverCPU(in), measure.MachineBusy()
 	spec.count, spec.window = max(1000*n, 100000), window
 	st := runLoad(lctx, in.inv, spec)
 	cpu1, _ := in.cpu()
-	drv1, mach1 := driverCPU(in), machineBusy()
+	drv1, mach1 := driverCPU(in), measure.MachineBusy()
 	if watch.exited() {
 		return s, errors.New(in.exitProblem())
 	}
@@ -87,54 +85,4 @@ func driverCPU(in *instance) time.Duration {
 		t += c
 	}
 	return t
-}
-
-// machineBusy is the CPU time the whole machine has spent not idle, from
-// /proc/stat (0 when unreadable).
-func machineBusy() time.Duration {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0
-	}
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	f := strings.Fields(string(line))
-	if len(f) < 8 || f[0] != "cpu" {
-		return 0
-	}
-	var busy int64
-	for i, v := range f[1:] {
-		n, _ := strconv.ParseInt(v, 10, 64)
-		if i == 3 || i == 4 || i >= 7 { // idle, iowait; steal and guest are not ours
-			continue
-		}
-		busy += n
-	}
-	return time.Duration(busy) * time.Second / 100 // USER_HZ
-}
-
-// memAvailableMiB is the machine's MemAvailable.
-func memAvailableMiB() (float64, error) {
-	kb, err := meminfo("MemAvailable")
-	return kb / 1024, err
-}
-
-// memTotalMB is the machine's MemTotal in MB, as Lambda counts memory.
-func memTotalMB() (int, error) {
-	kb, err := meminfo("MemTotal")
-	return int(kb / 1024), err
-}
-
-// meminfo is the figure of /proc/meminfo named key, in kB.
-func meminfo(key string) (float64, error) {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0, err
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), key+":"); ok {
-			return strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
-		}
-	}
-	return 0, fmt.Errorf("no %s in /proc/meminfo", key)
 }
