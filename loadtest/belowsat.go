@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/measure"
 	"github.com/lmigo/lmigo/loadtest/show"
 )
@@ -12,7 +13,7 @@ import (
 // belowSat says whether sc is a scenario of the below-saturation table:
 // the open model, and the grown stacks of stack:S.
 func belowSat(sc scenario) bool {
-	return sc.Model == modelOpen || strings.HasPrefix(sc.Workload, "stack:")
+	return sc.Model == load.ModelOpen || strings.HasPrefix(sc.Workload, "stack:")
 }
 
 // belowSatRows is the table of the below-saturation scenarios, the medians
@@ -51,7 +52,7 @@ func belowSatRows(rep *report) [][]string {
 				return "-"
 			}
 			memory := func(key string, format func(float64) string) string {
-				if !sc.w.waved() {
+				if !sc.w.Waved() {
 					return "-" // RSS after is the end of the load: peak RSS says more
 				}
 				return cell(m, key, format)
@@ -117,7 +118,7 @@ func fmtLatencyDelta(v float64) string {
 func belowSatNotes(cfg *config, scs []scenario, rts []runtimeSpec) []string {
 	var open, profiled bool
 	for _, sc := range scs {
-		if sc.Model == modelOpen {
+		if sc.Model == load.ModelOpen {
 			open = true
 			for _, rt := range rts {
 				profiled = profiled || cfg.profiled(sc, rt)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lmigo/lmigo/loadtest/load"
 )
 
 // compareMain is `loadtest compare`: lmigo and aws-lambda-go side by side.
@@ -140,11 +142,11 @@ func parseScenarioName(name string) (row, error) {
 			r.workload = kind + ":" + v
 		}
 	}
-	w, err := parseWorkload(r.workload)
+	w, err := load.ParseWorkload(r.workload)
 	if err != nil {
 		return row{}, fmt.Errorf("scenario %q: %w", name, err)
 	}
-	if sz, err := parseSize(strings.TrimPrefix(r.workload, "size:")); err == nil && len(w.items) == 1 && sz > 0 {
+	if sz, err := load.ParseSize(strings.TrimPrefix(r.workload, "size:")); err == nil && len(w.Items) == 1 && sz > 0 {
 		r.count = min(max(1<<30/sz, 50), 10000)
 	}
 	if r.rate > 0 {

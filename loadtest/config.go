@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/measure"
 )
 
@@ -61,7 +62,7 @@ type config struct {
 	Expect  string `json:"expect,omitempty"`
 	// eventsDesc says what the events are, for the report.
 	eventsDesc string
-	userItems  []item
+	userItems  []load.Item
 	// fnOut takes the output of the user's function (run, size).
 	fnOut *fnOutput
 	Lmigo string `json:"-"`
@@ -150,7 +151,7 @@ func (c *config) register(fs *flag.FlagSet) {
 func defaultConfig() *config {
 	return &config{
 		Target:      targetFake,
-		Model:       modelClosed,
+		Model:       load.ModelClosed,
 		Duration:    2 * time.Second,
 		Warmup:      200,
 		Rounds:      2,
@@ -193,8 +194,8 @@ func (c *config) validate() error {
 		bad("-target %q: want fake, rie or lambda", c.Target)
 	}
 	switch c.Model {
-	case modelClosed:
-	case modelOpen:
+	case load.ModelClosed:
+	case load.ModelOpen:
 		if c.Rate <= 0 {
 			bad("-model open needs -rate > 0")
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lmigo/lmigo/loadtest/load"
 )
 
 // TestCompareEndToEnd builds the three bootstraps and runs a small comparison
@@ -51,7 +53,7 @@ func TestCompareEndToEnd(t *testing.T) {
 		if r, ok := sr.MoreRatios[rtRaw][mP50]; !ok || r <= 0 {
 			t.Errorf("%s: lmigo-raw p50 ratio %v, %v", sc.Name, r, ok)
 		}
-		if sc.w.waved() {
+		if sc.w.Waved() {
 			// The verdicts depend on the machine; that they are there does not.
 			if len(sr.Targets) != 2 {
 				t.Errorf("%s: targets %+v, want one each for lmigo and lmigo-raw", sc.Name, sr.Targets)
@@ -195,7 +197,7 @@ func checkRun(t *testing.T, sc scenario, r runResult) {
 	if sc.PinCPU >= 0 && r.CPUs != "0" {
 		t.Errorf("%s: runtime ran on CPUs %q, want pinned to 0", name, r.CPUs)
 	}
-	if sc.w.waved() && len(r.RSS) < 2 {
+	if sc.w.Waved() && len(r.RSS) < 2 {
 		t.Errorf("%s: %d RSS samples", name, len(r.RSS))
 	}
 }
@@ -242,14 +244,14 @@ func TestBelowSatEndToEnd(t *testing.T) {
 			}
 		}
 		serving := len(rts)
-		if sc.w.waved() {
+		if sc.w.Waved() {
 			serving-- // the floor does not grow stacks
 		}
 		if len(measured) != serving*cfg.Reps {
 			t.Errorf("%s: %d measured runs, want %d", sc.Name, len(measured), serving*cfg.Reps)
 		}
 		wantProfiles := 0
-		if profiles && sc.Model == modelOpen {
+		if profiles && sc.Model == load.ModelOpen {
 			wantProfiles = 2 // lmigo and the floor
 		}
 		if len(profiled) != wantProfiles {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/lmigo/lmigo/loadtest/load"
 )
 
 // TestSizeTakesTheMean: Little's law takes the mean wall time at N=1, not
@@ -40,7 +41,7 @@ func TestSizeTakesTheMean(t *testing.T) {
 }
 
 func TestEventCosts(t *testing.T) {
-	groups := map[string]*hdrhistogram.Histogram{"02-big.json": newHist(), "01-small.json": newHist()}
+	groups := map[string]*hdrhistogram.Histogram{"02-big.json": load.NewHist(), "01-small.json": load.NewHist()}
 	for range 9 {
 		_ = groups["01-small.json"].RecordValue(int64(time.Millisecond))
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/show"
 )
 
@@ -59,7 +60,7 @@ const (
 func floorTargets(rep *report) []floorCheck {
 	find := func(wl string, n int) *scenarioReport {
 		for i := range rep.Scenarios {
-			if sc := rep.Scenarios[i].Scenario; sc.Workload == wl && sc.N == n && sc.Model == modelClosed {
+			if sc := rep.Scenarios[i].Scenario; sc.Workload == wl && sc.N == n && sc.Model == load.ModelClosed {
 				return &rep.Scenarios[i]
 			}
 		}
@@ -98,7 +99,7 @@ func floorTargets(rep *report) []floorCheck {
 		for i := range rep.Scenarios {
 			sr := &rep.Scenarios[i]
 			sc := sr.Scenario
-			if sc.Model != modelOpen {
+			if sc.Model != load.ModelOpen {
 				continue
 			}
 			wait := strings.HasPrefix(sc.Workload, "wait:")

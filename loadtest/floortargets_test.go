@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lmigo/lmigo/loadtest/load"
 )
 
 // floorReport is a report of the given scenarios' medians by runtime.
@@ -130,8 +132,8 @@ func TestFloorTargetsNeedTheFloor(t *testing.T) {
 
 func TestVsFloorRows(t *testing.T) {
 	rts := []runtimeSpec{{Name: rtLmigo}, {Name: rtRef}, {Name: rtFloor}}
-	tiny, _ := parseWorkload("tiny")
-	grow, _ := parseWorkload("grow")
+	tiny, _ := load.ParseWorkload("tiny")
+	grow, _ := load.ParseWorkload("grow")
 	rep := &report{Runtimes: rts}
 	for _, sc := range []scenario{{Name: "tiny-n1", Workload: "tiny", N: 1, PinCPU: -1, w: tiny}, {Name: "grow-n1", Workload: "grow", N: 1, PinCPU: -1, w: grow}} {
 		sr := scenarioReport{Scenario: sc}

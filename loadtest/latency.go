@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/show"
 )
 
@@ -15,7 +16,7 @@ import (
 
 // latencyRowsOf says whether sc has latency rows: tiny, the open model.
 func latencyRowsOf(sc scenario) bool {
-	return sc.Model == modelOpen && sc.Workload == "tiny"
+	return sc.Model == load.ModelOpen && sc.Workload == "tiny"
 }
 
 // latencyTarget says whether a floor target's what is a latency row's.

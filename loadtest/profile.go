@@ -2,6 +2,8 @@ package main
 
 import (
 	"strings"
+
+	"github.com/lmigo/lmigo/loadtest/load"
 )
 
 // The scheduler's share of a runtime's CPU (-profile). Below saturation a
@@ -33,6 +35,6 @@ func profileMetric(key string) bool {
 // (below saturation), lmigo's runtimes and the floor, when -profile
 // allows.
 func (c *config) profiled(sc scenario, rt runtimeSpec) bool {
-	return c.Profile != "off" && c.Target != targetLambda && sc.Model == modelOpen &&
+	return c.Profile != "off" && c.Target != targetLambda && sc.Model == load.ModelOpen &&
 		(strings.HasPrefix(rt.Name, rtLmigo) || rt.Name == rtFloor) && rt.serves(sc.w)
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lmigo/lmigo/limits"
+	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/plot"
 	"github.com/lmigo/lmigo/loadtest/show"
 )
@@ -50,7 +51,7 @@ var columns = []column{
 // scenarioLabel is a scenario as the tables show it.
 func scenarioLabel(sc scenario) string {
 	s := fmt.Sprintf("%s N=%d", sc.Workload, sc.N)
-	if sc.Model == modelOpen {
+	if sc.Model == load.ModelOpen {
 		s += " at " + strconv.FormatFloat(sc.Rate, 'f', -1, 64) + "/s"
 	}
 	if sc.PinCPU >= 0 {
@@ -142,7 +143,7 @@ const slack = 8
 // (every run had problems) fails its targets.
 func checkTargets(cfg *config, sr scenarioReport) []targetCheck {
 	sc := sr.Scenario
-	if !sc.w.waved() || cfg.Target == targetLambda {
+	if !sc.w.Waved() || cfg.Target == targetLambda {
 		return nil
 	}
 	var out []targetCheck
@@ -159,7 +160,7 @@ func checkTargets(cfg *config, sr scenarioReport) []targetCheck {
 			}
 		case rt == rtRaw:
 			retain := retainCap(cfg, sc.N)
-			add(rt, fmt.Sprintf("RSS after - RSS before <= N x retain cap + 8 MiB (%d x %s + 8 MiB)", sc.N, formatSize(retain)),
+			add(rt, fmt.Sprintf("RSS after - RSS before <= N x retain cap + 8 MiB (%d x %s + 8 MiB)", sc.N, load.FormatSize(retain)),
 				mRSSGrowth, float64(sc.N)*mib(int64(retain))+slack)
 		}
 	}
@@ -421,7 +422,7 @@ func writePlots(dir, name string, rep *report) ([]string, error) {
 		} else if !errors.Is(err, plot.ErrEmpty) {
 			errs = append(errs, err)
 		}
-		if sr.Scenario.w.waved() || rep.Kind == "run" {
+		if sr.Scenario.w.Waved() || rep.Kind == "run" {
 			p := filepath.Join(dir, fmt.Sprintf("%s-rss-%s.png", name, sc.Name))
 			if err := plot.RSSPNG(p, rssTitle+title, rss); err == nil {
 				files = append(files, p)
@@ -586,9 +587,9 @@ const overloadBusy = 0.8
 // m the run's figures.
 func throttleMeaning(sc scenario, measured, warm int64, m map[string]float64) string {
 	switch {
-	case sc.Model == modelOpen && measured+warm == 0:
+	case sc.Model == load.ModelOpen && measured+warm == 0:
 		return fmt.Sprintf("at %.0f/s every invoke found a slot polling; a throttle here would mean overload", sc.Rate)
-	case sc.Model == modelOpen:
+	case sc.Model == load.ModelOpen:
 		// Little's law: the slots busy on average are the rate times the
 		// latency. Far below N, the slots were free but for moments.
 		busy := sc.Rate * m[mP50] / 1e6
@@ -596,15 +597,15 @@ func throttleMeaning(sc scenario, measured, warm int64, m map[string]float64) st
 		if c, ok := m[mCPU]; ok && m[mThroughput] > 0 {
 			cpu = fmt.Sprintf(", the runtime using %.0f%% of a CPU", c*m[mThroughput]/1e4)
 		}
-		load := fmt.Sprintf("rate × p50 latency ≈ %.1f invocations in flight for N=%d slots%s", busy, sc.N, cpu)
+		inFlight := fmt.Sprintf("rate × p50 latency ≈ %.1f invocations in flight for N=%d slots%s", busy, sc.N, cpu)
 		switch {
 		case measured == 0:
-			return "all in the warm-up: the first invocations of a cold start arrived before every slot had polled; a burst, not overload (" + load + ")"
+			return "all in the warm-up: the first invocations of a cold start arrived before every slot had polled; a burst, not overload (" + inFlight + ")"
 		case busy < overloadBusy*float64(sc.N):
-			return "a burst, not overload: " + load + "; invocations that arrived together (a cold start's first, or after a stall of this machine) found the other slots busy for a moment"
+			return "a burst, not overload: " + inFlight + "; invocations that arrived together (a cold start's first, or after a stall of this machine) found the other slots busy for a moment"
 		}
-		return fmt.Sprintf("overload: %s; at %.0f/s the runtime fell behind (more offered than N serve, or a machine too busy to run it)", load, sc.Rate)
-	case sc.Model == modelWaves:
+		return fmt.Sprintf("overload: %s; at %.0f/s the runtime fell behind (more offered than N serve, or a machine too busy to run it)", inFlight, sc.Rate)
+	case sc.Model == load.ModelWaves:
 		return "waves of N are sent at once, before every slot has polled again: that race, not overload"
 	case sc.Callers > sc.N:
 		return fmt.Sprintf("%d closed-loop callers for N=%d slots: more offered than N serve", sc.Callers, sc.N)
@@ -627,7 +628,7 @@ func runLines(rep *report) (glance, details [][]string) {
 	// What was offered and what was answered are two figures: below
 	// capacity they agree, above it they part.
 	switch sc.Model {
-	case modelOpen:
+	case load.ModelOpen:
 		add(&glance, "offered rate", fmt.Sprintf("%.0f invocations/s, open loop: each sent at its due time, never waiting for an answer", sc.Rate))
 		lat += " (from the intended send time)"
 	case "waves":

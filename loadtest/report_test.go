@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/rapi/rapitest"
 )
 
@@ -32,7 +33,7 @@ func runReport(t *testing.T, model string) *report {
 // details after.
 func TestRunReportLeads(t *testing.T) {
 	var b bytes.Buffer
-	printRun(&b, runReport(t, modelOpen))
+	printRun(&b, runReport(t, load.ModelOpen))
 	out := b.String()
 	t.Log("\n" + out)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -58,8 +59,8 @@ func TestRunReportLeads(t *testing.T) {
 		}
 	}
 
-	md := string(markdown(runReport(t, modelOpen)))
-	glance, details := runLines(runReport(t, modelOpen))
+	md := string(markdown(runReport(t, load.ModelOpen)))
+	glance, details := runLines(runReport(t, load.ModelOpen))
 	for _, l := range append(glance, details...) {
 		if row := "| " + strings.Join(l, " | ") + " |"; !strings.Contains(md, row) {
 			t.Errorf("Markdown lacks the terminal's line %q", row)
@@ -71,7 +72,7 @@ func TestRunReportLeads(t *testing.T) {
 // offered fills the slots; a cold start's burst while the runtime idles
 // is said to be one (issue 32: 3 throttles at 19% of a CPU).
 func TestThrottleMeaning(t *testing.T) {
-	open := scenario{Model: modelOpen, Rate: 1000, N: 8}
+	open := scenario{Model: load.ModelOpen, Rate: 1000, N: 8}
 	idle := map[string]float64{mP50: 800, mCPU: 190, mThroughput: 1000} // 0.8 in flight of 8
 	full := map[string]float64{mP50: 7000, mCPU: 900, mThroughput: 1000}
 	tests := []struct {
@@ -85,8 +86,8 @@ func TestThrottleMeaning(t *testing.T) {
 		{"cold start", open, 0, 3, idle, "all in the warm-up: the first invocations of a cold start"},
 		{"burst", open, 1, 2, idle, "a burst, not overload: rate × p50 latency ≈ 0.8 invocations in flight for N=8 slots, the runtime using 19% of a CPU"},
 		{"overload", open, 50, 0, full, "overload: rate × p50 latency ≈ 7.0 invocations in flight for N=8 slots, the runtime using 90% of a CPU; at 1000/s the runtime fell behind"},
-		{"closed", scenario{Model: modelClosed, N: 8, Callers: 8}, 5, 0, idle, "closed loop: each caller re-sends"},
-		{"waves", scenario{Model: modelWaves, N: 8}, 5, 0, idle, "that race, not overload"},
+		{"closed", scenario{Model: load.ModelClosed, N: 8, Callers: 8}, 5, 0, idle, "closed loop: each caller re-sends"},
+		{"waves", scenario{Model: load.ModelWaves, N: 8}, 5, 0, idle, "that race, not overload"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,7 +102,7 @@ func TestThrottleMeaning(t *testing.T) {
 // are said not to be overload.
 func TestClosedLoopThrottlesExplained(t *testing.T) {
 	var b bytes.Buffer
-	printRun(&b, runReport(t, modelClosed))
+	printRun(&b, runReport(t, load.ModelClosed))
 	if !strings.Contains(b.String(), "closed loop: each caller re-sends the instant it is answered") {
 		t.Errorf("closed-loop throttles not explained:\n%s", b.String())
 	}

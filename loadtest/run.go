@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/show"
 )
 
@@ -42,7 +43,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	cfg := defaultConfig()
 	cfg.stdout, cfg.stderr = stdout, stderr
 	cfg.Reps, cfg.Count, cfg.Warmup, cfg.N, cfg.Runtime = 1, demoCount, 100, 8, rtLmigo
-	cfg.Model, cfg.Rate = modelOpen, demoRate
+	cfg.Model, cfg.Rate = load.ModelOpen, demoRate
 	fs := flag.NewFlagSet("loadtest run", flag.ContinueOnError)
 	cfg.register(fs)
 	fs.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "the runtime: lmigo (builds ./cmd/bootstrap), lmigo-raw (./loadtest/rawbootstrap) aws-lambda-go (./loadtest/refbootstrap) or floor (./loadtest/floorbootstrap: tiny, size:S and wait:D only); for event:NAME, ./loadtest/events/lmigo or ./loadtest/events/awslambdago")
@@ -59,7 +60,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := cfg.parse(fs, args); err != nil {
 		return err
 	}
-	if cfg.Model == modelClosed && !cfg.given["count"] {
+	if cfg.Model == load.ModelClosed && !cfg.given["count"] {
 		// Closed-loop callers go flat out: 2 s hold more than demoCount.
 		cfg.Count = demoClosedCount
 		cfg.Flags["count"] = fmt.Sprint(cfg.Count)
@@ -169,19 +170,19 @@ func printRun(w io.Writer, rep *report) {
 // runTitle says what ran: runtime, workload, N, load model and bounds.
 func runTitle(rep *report) string {
 	sc := rep.Scenarios[0].Scenario
-	load := fmt.Sprintf("%d closed-loop callers", sc.Callers)
+	offered := fmt.Sprintf("%d closed-loop callers", sc.Callers)
 	switch sc.Model {
-	case modelOpen:
-		load = fmt.Sprintf("open loop at %.0f/s", sc.Rate)
-	case modelWaves:
-		load = fmt.Sprintf("waves of %d, %d rounds, then %s idle", sc.N, sc.Rounds, time.Duration(sc.Idle))
+	case load.ModelOpen:
+		offered = fmt.Sprintf("open loop at %.0f/s", sc.Rate)
+	case load.ModelWaves:
+		offered = fmt.Sprintf("waves of %d, %d rounds, then %s idle", sc.N, sc.Rounds, time.Duration(sc.Idle))
 	}
 	what := sc.Workload
 	if sc.Events != "" {
 		what = sc.Events
 	}
 	return fmt.Sprintf("%s: %s at N=%d, %s, target %s, at most %d invocations or %s",
-		rep.Runtimes[0].Name, what, sc.N, load, rep.Config.Target, sc.Count, time.Duration(sc.Window))
+		rep.Runtimes[0].Name, what, sc.N, offered, rep.Config.Target, sc.Count, time.Duration(sc.Window))
 }
 
 func indent(rows [][]string) [][]string {
@@ -197,10 +198,10 @@ func indent(rows [][]string) [][]string {
 // (a closed loop: each caller re-sends the moment it is answered).
 func cpuReading(sc scenario) string {
 	var why []string
-	if sc.Model == modelOpen {
+	if sc.Model == load.ModelOpen {
 		why = append(why, "below saturation, where each invocation wakes an idle runtime")
 	}
-	if sc.Workload == eventsWorkload {
+	if sc.Workload == load.EventsWorkload {
 		why = append(why, "the user's events")
 	} else if sc.Workload != "tiny" {
 		why = append(why, fmt.Sprintf("%s (%s), more work than tiny invocations", sc.Workload, workloadWords(sc.Workload)))
@@ -229,9 +230,9 @@ func workloadWords(name string) string {
 		return "waves of answers up to 6 MiB"
 	case strings.HasPrefix(name, "size:"):
 		return "answers of " + strings.TrimPrefix(name, "size:")
-	case strings.HasPrefix(name, eventPrefix):
+	case strings.HasPrefix(name, load.EventPrefix):
 		return "a realistic event, typed"
-	case name == eventsWorkload:
+	case name == load.EventsWorkload:
 		return "the user's events"
 	}
 	return name
@@ -248,7 +249,7 @@ func runNotes(cfg *config, sc scenario) []string {
 	case targetLambda:
 		ns = append(ns, "The runtime is a deployed function: only what a caller sees is measured; CPU per invocation, memory, GCs and connections are the platform's (-).")
 	}
-	if sc.Model == modelOpen {
+	if sc.Model == load.ModelOpen {
 		ns = append(ns, "Latency runs from each invocation's intended send time, so a stall of the runtime counts in every invocation it delayed; percentiles from an HDR histogram.")
 	} else {
 		ns = append(ns, "Latency is the target's own measure (fake API: from hand-out on /next until the answer is read in full); percentiles from an HDR histogram.")
@@ -283,25 +284,25 @@ func runVerdict(rep *report) string {
 		if len(sr.Runs) > 0 && sr.Runs[0].Exited != "" {
 			why = fmt.Sprintf("the function exited (%s) during the load (PROBLEM above)", sr.Runs[0].Exited)
 		} else if len(sr.Runs) > 0 {
-			if l := sr.Runs[0].Load; sumCounts(l.HTTPErrors) > 0 {
+			if l := sr.Runs[0].Load; load.SumCounts(l.HTTPErrors) > 0 {
 				why = fmt.Sprintf("%d of %d answers were HTTP errors (%s), which count as wrong unless -expect accepts them; %s",
-					sumCounts(l.HTTPErrors), l.answered(), httpErrorCounts(l.HTTPErrors), why)
+					load.SumCounts(l.HTTPErrors), l.answered(), load.HTTPErrorCounts(l.HTTPErrors), why)
 			}
 		}
 		return fmt.Sprintf("verdict: NOT shown: %s, so it proves nothing of %s at N=%d", why, rt, sc.N)
 	}
 	r := sr.Runs[0]
-	load := fmt.Sprintf("%d closed-loop callers", sc.Callers)
-	if sc.Model == modelOpen {
-		load = fmt.Sprintf("%.0f/s offered", sc.Rate)
+	offered := fmt.Sprintf("%d closed-loop callers", sc.Callers)
+	if sc.Model == load.ModelOpen {
+		offered = fmt.Sprintf("%.0f/s offered", sc.Rate)
 	}
 	answered := fmt.Sprintf("every one of %d invocations answered right", r.Load.answered())
 	if c, ok := exactlyOnce(r, sc.N); ok && c.holds() {
 		answered = fmt.Sprintf("every one of %d invocations answered right and exactly once, never more than N in flight", r.Load.answered())
 	}
-	what := fmt.Sprintf("%s at N=%d, %s (%s), p99 %s", rt, sc.N, sc.Workload, load, cell(m, mP99, show.Latency))
+	what := fmt.Sprintf("%s at N=%d, %s (%s), p99 %s", rt, sc.N, sc.Workload, offered, cell(m, mP99, show.Latency))
 	var shown []string
-	if sc.Model == modelOpen {
+	if sc.Model == load.ModelOpen {
 		if r.Load.Throttles == 0 {
 			shown = append(shown, "no throttle, so no overload")
 		} else {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
 
@@ -22,12 +23,12 @@ func TestRunReportRates(t *testing.T) {
 		want  []string
 		not   []string
 	}{
-		{modelOpen, []string{
+		{load.ModelOpen, []string{
 			"  offered rate ", "1000 invocations/s, open loop",
 			"  answered rate ", "1000 invocations/s in the measured window",
 			"below saturation", "mix-panic (answers up to 64 KiB", "the README's CPU figure is tiny invocations at N=64, the runtime saturated",
 		}, []string{"throughput", "the rate offered"}},
-		{modelClosed, []string{
+		{load.ModelClosed, []string{
 			"  offered load ", "8 callers, each sending its next invocation the moment it has an answer",
 			"  answered rate ", "mix-panic",
 		}, []string{"throughput", "below saturation"}},
@@ -52,7 +53,7 @@ func TestRunReportRates(t *testing.T) {
 // TestRunNotesMatchReport: the notes of a run speak only of what its
 // report shows: no ratios, no floor, no table columns it does not print.
 func TestRunNotesMatchReport(t *testing.T) {
-	rep := runReport(t, modelOpen)
+	rep := runReport(t, load.ModelOpen)
 	rep.Notes = runNotes(rep.Config, rep.Scenarios[0].Scenario)
 	md := string(markdown(rep))
 	for _, s := range []string{`(?i)\bratios?\b`, `\bfloor\b`, `thr/1k`, `rej %`, `drv CPU`, `\| scenario \| runtime \| inv/s`} {
@@ -72,7 +73,7 @@ func TestRunNotesMatchReport(t *testing.T) {
 func TestWrittenPaths(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
-	rep := runReport(t, modelOpen)
+	rep := runReport(t, load.ModelOpen)
 	var out bytes.Buffer
 	rep.Config.Out, rep.Config.stdout = "out", &out
 	if err := writeReports(rep.Config, rep, "run"); err != nil {
@@ -171,8 +172,8 @@ func TestRSSCaption(t *testing.T) {
 // TestRunVerdict: a run ends with one line saying what it proves and what
 // it does not, and a run with problems proves nothing.
 func TestRunVerdict(t *testing.T) {
-	good := runReport(t, modelOpen)
-	bad := runReport(t, modelOpen)
+	good := runReport(t, load.ModelOpen)
+	bad := runReport(t, load.ModelOpen)
 	bad.Scenarios[0].Runs[0].Problems = []string{"1 wrong answer"}
 	tests := []struct {
 		name string

@@ -12,6 +12,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/measure"
 	"github.com/lmigo/lmigo/rapi/rapitest"
 )
@@ -40,7 +41,7 @@ type scenario struct {
 	Settle   dur     `json:"settle,omitempty"` // grow: wait after the warm-up before RSS is read first
 	PinCPU   int     `json:"pinCPU"`           // -1: not pinned
 
-	w workload
+	w load.Workload
 }
 
 // row is one scenario of a set: a workload at an N, in the closed model
@@ -81,11 +82,11 @@ func newScenario(cfg *config, r row) (scenario, error) {
 		PinCPU:   -1,
 		w:        w,
 	}
-	if r.workload == eventsWorkload {
+	if r.workload == load.EventsWorkload {
 		sc.Events = cfg.eventsDesc
 	}
 	if r.rate > 0 {
-		sc.Model, sc.Rate = modelOpen, r.rate
+		sc.Model, sc.Rate = load.ModelOpen, r.rate
 	}
 	if cfg.Count > 0 {
 		sc.Count = cfg.Count
@@ -98,14 +99,14 @@ func newScenario(cfg *config, r row) (scenario, error) {
 	// of 6 MiB would take longer than the run.
 	sc.Warmup = min(max(sc.Warmup, 2*n), max(sc.Count/10, 1))
 	switch {
-	case w.waved():
-		sc.Model, sc.Warmup, sc.Rate = modelWaves, len(w.warm), 0
+	case w.Waved():
+		sc.Model, sc.Warmup, sc.Rate = load.ModelWaves, len(w.Warm), 0
 		sc.Rounds = cfg.Rounds
-		sc.Count = cfg.Rounds * len(w.waves(n)) * n
+		sc.Count = cfg.Rounds * len(w.Waves(n)) * n
 		sc.Idle = dur(cfg.Idle)
 		sc.Settle = dur(cfg.Settle)
 		sc.Window = dur(cfg.GrowWindow)
-	case sc.Model == modelOpen:
+	case sc.Model == load.ModelOpen:
 		// The window is the schedule and a grace in which an invocation
 		// throttled near its end is still retried, unless -duration says.
 		if !cfg.given["duration"] {
@@ -252,7 +253,7 @@ type liveRun struct {
 	sc      *scenario
 	in      *instance
 	res     runResult
-	total   loadStats // warm-up and measured
+	total   load.Stats // warm-up and measured
 	sampler *measure.Sampler
 	loadEnd time.Time
 }
@@ -265,7 +266,7 @@ type liveRun struct {
 func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, rep int, profile bool) *liveRun {
 	l := &liveRun{sc: sc, res: runResult{Scenario: sc.Name, Runtime: rt.Name, Rep: rep, Profiled: profile, Metrics: map[string]float64{}}}
 	m := l.res.Metrics
-	if sc.w.panics && !rt.SurvivesPanic {
+	if sc.w.Panics && !rt.SurvivesPanic {
 		l.res.problem("%s exits on a panic: workload %s refused for it", rt.Name, sc.Workload)
 		return l
 	}
@@ -301,25 +302,25 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 	defer cancel()
 	lctx, watch := watchExit(lctx, in)
 	defer l.noteExit(watch)
-	spec := loadSpec{
-		model: sc.Model, callers: sc.Callers, rate: sc.Rate,
-		count: sc.Warmup, window: time.Duration(sc.Window), items: sc.w.items, pause: cfg.Pause,
-		next: cfg.OnThrottle == throttleNext, answered: cfg.answered,
+	spec := load.Spec{
+		Model: sc.Model, Callers: sc.Callers, Rate: sc.Rate,
+		Count: sc.Warmup, Window: time.Duration(sc.Window), Items: sc.w.Items, Pause: cfg.Pause,
+		Next: cfg.OnThrottle == throttleNext, Answered: cfg.answered,
 	}
 	switch {
-	case sc.w.waved():
-		l.total.add(warmUp(lctx, in.inv, sc.w.warm, cfg.Pause))
+	case sc.w.Waved():
+		l.total.Add(load.WarmUp(lctx, in.inv, sc.w.Warm, cfg.Pause))
 		// RSS before the burst: after the warm-up (the handler's body
 		// cache exists, as it will after the burst) and a pause longer
 		// than lmigo's idle free, read the same way for every runtime.
-		sleepCtx(lctx, time.Duration(sc.Settle))
+		load.SleepCtx(lctx, time.Duration(sc.Settle))
 		if s, err := in.status(); err == nil {
 			m[mRSSBefore] = mib(s.RSS)
 		} else if in.pid > 0 && !watch.exited() {
 			l.res.problem("read memory before the load: %v", err)
 		}
 	case sc.Warmup > 0:
-		l.total.add(runLoad(lctx, in.inv, spec))
+		l.total.Add(load.Run(lctx, in.inv, spec))
 	}
 
 	var prof *measure.Perf
@@ -335,29 +336,29 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 	if in.api != nil {
 		conns0 = in.api.Stats().NewConns
 	}
-	var st loadStats
-	if sc.w.waved() {
-		st = wavesLoad(lctx, in.inv, sc.w.waves(sc.N), sc.N, sc.Rounds, time.Duration(sc.Window), cfg.Pause)
+	var st load.Stats
+	if sc.w.Waved() {
+		st = load.RunWaves(lctx, in.inv, sc.w.Waves(sc.N), sc.N, sc.Rounds, time.Duration(sc.Window), cfg.Pause)
 	} else {
-		spec.count = sc.Count
-		st = runLoad(lctx, in.inv, spec)
+		spec.Count = sc.Count
+		st = load.Run(lctx, in.inv, spec)
 	}
 	l.loadEnd = time.Now()
 	var profErr error
 	if prof != nil {
 		profErr = prof.Disable() // the profile is the load's
 	}
-	l.total.add(st)
+	l.total.Add(st)
 	l.res.hist = st.Hist
 
-	answered := st.answered()
+	answered := st.Answered()
 	m[mInvocations] = float64(answered)
 	if answered > 0 {
 		per1k := func(v int64) float64 { return float64(v) * 1000 / float64(answered) }
 		m[mThroughput] = float64(answered) / st.Elapsed.Seconds()
 		latencyMetrics(st.Hist, m)
 		m[mThrottles] = per1k(st.Throttles)
-		m[mRejected] = rejectedPct(answered, st.Throttles)
+		m[mRejected] = load.RejectedPct(answered, st.Throttles)
 		if in.pid > 0 {
 			if cpu1, err := in.cpu(); err == nil {
 				m[mCPU] = us(int64(cpu1-cpu0)) / float64(answered)
@@ -419,7 +420,7 @@ func (l *liveRun) finish(ctx context.Context) runResult {
 	}
 	m := l.res.Metrics
 	if idle := time.Duration(l.sc.Idle); idle > 0 && l.res.Exited == "" {
-		sleepCtx(ctx, time.Until(l.loadEnd.Add(idle)))
+		load.SleepCtx(ctx, time.Until(l.loadEnd.Add(idle)))
 		if s, err := l.in.status(); err == nil {
 			m[mRSSAfter] = mib(s.RSS)
 			if before, ok := m[mRSSBefore]; ok {
@@ -445,8 +446,8 @@ func (l *liveRun) finish(ctx context.Context) runResult {
 		l.res.problem("%d invocations left without an answer when the function exited, %d wrong answers", t.Failures, t.Wrong)
 	} else if t.Failures > 0 || t.Wrong > 0 {
 		http := ""
-		if n := sumCounts(t.HTTPErrors); n > 0 {
-			http = fmt.Sprintf(", %d of them HTTP errors (%s), wrong unless -expect accepts them", n, httpErrorCounts(t.HTTPErrors))
+		if n := load.SumCounts(t.HTTPErrors); n > 0 {
+			http = fmt.Sprintf(", %d of them HTTP errors (%s), wrong unless -expect accepts them", n, load.HTTPErrorCounts(t.HTTPErrors))
 		}
 		l.res.problem("%d invocations without an answer, %d wrong answers%s; first: %s", t.Failures, t.Wrong, http, t.FirstErr)
 	}
@@ -480,12 +481,12 @@ func maxGap(ss []measure.Sample) time.Duration {
 // checkAPI holds the fake API's accounting against the driver's: every
 // invocation handed out answered exactly once, each answer the driver
 // counted is one the API accepted, and the runtime never held more than N.
-func checkAPI(r *runResult, st rapitest.Stats, t loadStats) {
+func checkAPI(r *runResult, st rapitest.Stats, t load.Stats) {
 	if st.Invocations != st.Answered() {
 		r.problem("API: %d invocations handed out, %d answered", st.Invocations, st.Answered())
 	}
-	if got := st.Responses + st.Errors; got != t.answered() {
-		r.problem("API accepted %d answers, the driver counted %d", got, t.answered())
+	if got := st.Responses + st.Errors; got != t.Answered() {
+		r.problem("API accepted %d answers, the driver counted %d", got, t.Answered())
 	}
 	if st.Throttles != t.Throttles {
 		r.problem("API counted %d throttles, the driver %d", st.Throttles, t.Throttles)

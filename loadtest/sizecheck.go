@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/measure"
 	"github.com/lmigo/lmigo/loadtest/show"
 )
@@ -155,23 +156,23 @@ func checkStep(ctx context.Context, cfg *config, rt runtimeSpec, n int, rate flo
 	defer cancel()
 	lctx, watch := watchExit(lctx, in)
 	// A warm-up, so that a cold start's burst is not read as loss.
-	warm := loadSpec{model: modelClosed, callers: n, count: 2 * n, window: 2 * time.Second, items: cfg.userItems, pause: cfg.Pause}
-	runLoad(lctx, in.inv, warm)
+	warm := load.Spec{Model: load.ModelClosed, Callers: n, Count: 2 * n, Window: 2 * time.Second, Items: cfg.userItems, Pause: cfg.Pause}
+	load.Run(lctx, in.inv, warm)
 	cpu0, _ := in.cpu()
 	drv0, mach0 := driverCPU(in), measure.MachineBusy()
-	st := runLoad(lctx, in.inv, loadSpec{model: modelOpen, rate: rate, poisson: checkSeed, count: count, window: window + openGrace,
-		items: cfg.userItems, pause: cfg.Pause, next: true})
+	st := load.Run(lctx, in.inv, load.Spec{Model: load.ModelOpen, Rate: rate, Poisson: checkSeed, Count: count, Window: window + openGrace,
+		Items: cfg.userItems, Pause: cfg.Pause, Next: true})
 	cpu1, _ := in.cpu()
 	drv1, mach1 := driverCPU(in), measure.MachineBusy()
 	if watch.exited() {
 		return nil, errors.New(in.exitProblem())
 	}
-	c := &sizeCheck{N: n, Rate: rate, Arrivals: "poisson", Seconds: window.Seconds(), Answered: st.answered(),
+	c := &sizeCheck{N: n, Rate: rate, Arrivals: "poisson", Seconds: window.Seconds(), Answered: st.Answered(),
 		Throttles: st.Throttles, Wrong: st.Failures + st.Wrong}
 	if mach0 > 0 && mach1 > mach0 && st.Elapsed > 0 {
 		c.OtherCPUs = max(0, ((mach1-mach0)-(cpu1-cpu0)-(drv1-drv0)).Seconds()/st.Elapsed.Seconds())
 	}
-	if st.answered() > 0 {
+	if st.Answered() > 0 {
 		c.P99MS = float64(st.Hist.ValueAtPercentile(99)) / 1e6
 		c.MeanMS = st.Hist.Mean() / 1e6
 	}

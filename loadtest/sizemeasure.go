@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/measure"
 )
 
@@ -29,31 +30,31 @@ func measureStep(ctx context.Context, cfg *config, rt runtimeSpec, n int, window
 	if st, err := in.status(); err == nil {
 		s.BaseRSSMiB = mib(st.RSS)
 	}
-	spec := loadSpec{model: modelClosed, callers: n, count: 2 * n, window: min(window, 2*time.Second),
-		items: cfg.userItems, pause: cfg.Pause, next: cfg.OnThrottle == throttleNext}
+	spec := load.Spec{Model: load.ModelClosed, Callers: n, Count: 2 * n, Window: min(window, 2*time.Second),
+		Items: cfg.userItems, Pause: cfg.Pause, Next: cfg.OnThrottle == throttleNext}
 	lctx, cancel := context.WithTimeout(ctx, 2*window+cfg.Timeout)
 	defer cancel()
 	lctx, watch := watchExit(lctx, in)
-	warm := runLoad(lctx, in.inv, spec)
+	warm := load.Run(lctx, in.inv, spec)
 	if watch.exited() {
 		return s, errors.New(in.exitProblem())
 	}
 	if bad := warm.Failures + warm.Wrong; bad > 0 {
-		return s, fmt.Errorf("%d of the warm-up's invocations went wrong%s; first: %s\n%s", bad, httpWords(warm.HTTPErrors), warm.FirstErr, in.tail())
+		return s, fmt.Errorf("%d of the warm-up's invocations went wrong%s; first: %s\n%s", bad, load.HTTPWords(warm.HTTPErrors), warm.FirstErr, in.tail())
 	}
 	cpu0, _ := in.cpu()
 	drv0, mach0 := driverCPU(in), measure.MachineBusy()
-	spec.count, spec.window = max(1000*n, 100000), window
-	st := runLoad(lctx, in.inv, spec)
+	spec.Count, spec.Window = max(1000*n, 100000), window
+	st := load.Run(lctx, in.inv, spec)
 	cpu1, _ := in.cpu()
 	drv1, mach1 := driverCPU(in), measure.MachineBusy()
 	if watch.exited() {
 		return s, errors.New(in.exitProblem())
 	}
 	if bad := st.Failures + st.Wrong; bad > 0 {
-		return s, fmt.Errorf("%d invocations went wrong%s; first: %s\n%s", bad, httpWords(st.HTTPErrors), st.FirstErr, in.tail())
+		return s, fmt.Errorf("%d invocations went wrong%s; first: %s\n%s", bad, load.HTTPWords(st.HTTPErrors), st.FirstErr, in.tail())
 	}
-	answered := st.answered()
+	answered := st.Answered()
 	if answered == 0 {
 		return s, errors.New("no invocation answered")
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lmigo/lmigo/loadtest/lambdainvoke"
+	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/measure"
 	"github.com/lmigo/lmigo/rapi/rapitest"
 	"github.com/lmigo/lmigo/rapi/rapitest/events"
@@ -59,7 +60,7 @@ const (
 // bootstrapPkgs are the packages of lmigo's and aws-lambda-go's bootstraps
 // for a workload.
 func bootstrapPkgs(workload string) (lmigo, ref string) {
-	if strings.HasPrefix(workload, eventPrefix) {
+	if strings.HasPrefix(workload, load.EventPrefix) {
 		return pkgEventsLmigo, pkgEventsRef
 	}
 	return pkgLmigo, pkgRef
@@ -82,11 +83,11 @@ type runtimeSpec struct {
 
 // serves says whether rt answers workload w: the floor serves tiny,
 // size:S and wait:D only, and exits on anything else.
-func (rt runtimeSpec) serves(w workload) bool { return rt.Name != rtFloor || w.floor }
+func (rt runtimeSpec) serves(w load.Workload) bool { return rt.Name != rtFloor || w.Floor }
 
 // instance is one runtime started on a target, ready for load.
 type instance struct {
-	inv   invoker
+	inv   load.Invoker
 	ready time.Duration // exec (fake) or emulator start (rie) to init done; 0 when unknown
 	// readyCPU is the runtime's CPU time by then (fake): on a busy machine
 	// ready is a share of the CPU, readyCPU the runtime's own cost.
@@ -151,7 +152,7 @@ func bootstrapEnv(cfg *config, n int) []string {
 		"AWS_REGION=us-east-1",
 		"GODEBUG=gctrace=1",
 	}
-	if ev, ok := strings.CutPrefix(cfg.Workload, eventPrefix); ok {
+	if ev, ok := strings.CutPrefix(cfg.Workload, load.EventPrefix); ok {
 		env = append(env, events.EnvVar+"="+ev) // the events bootstraps' handler
 	}
 	return append(env, cfg.Env...)

@@ -35,14 +35,6 @@ func defaultOnThrottle(target string) string {
 // per 100 attempts (answered plus throttled) in the measured window.
 const mRejected = "rejected_pct"
 
-// rejectedPct is throttles / (answered + throttles) in percent.
-func rejectedPct(answered, throttles int64) float64 {
-	if answered+throttles == 0 {
-		return 0
-	}
-	return 100 * float64(throttles) / float64(answered+throttles)
-}
-
 // throttleTarget is the rejection bound: lmigo's rejection share at most a
 // quarter of aws-lambda-go's in the same run.
 const throttleTarget = 0.25

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/lmigo/lmigo/loadtest/load"
 )
 
 // parseFlags parses args into the default config with the common flags.
@@ -56,7 +58,7 @@ func TestThrottleLines(t *testing.T) {
 	if got := throttleLines(rep); got != nil {
 		t.Errorf("fake target: %q, want no verdict", got)
 	}
-	if rejectedPct(0, 0) != 0 || rejectedPct(3, 1) != 25 {
+	if load.RejectedPct(0, 0) != 0 || load.RejectedPct(3, 1) != 25 {
 		t.Error("rejectedPct")
 	}
 }

@@ -6,42 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
 
+	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
-
-// eventItems turns a user's events into the items of a load, in the
-// file's order or shuffled by seed. An answer is right when it is not an
-// error and its body matches expect, or without expect when it is not an
-// HTTP door's response of status 400 or more.
-func eventItems(evs []event, shuffle bool, seed uint64, expect *regexp.Regexp) []item {
-	check := func(o outcome) bool {
-		if expect != nil {
-			return o.FunctionError == "" && expect.Match(o.Body)
-		}
-		return o.FunctionError == "" && !httpError(o.Body)
-	}
-	files := map[string]bool{}
-	for _, ev := range evs {
-		files[ev.file] = true
-	}
-	items := make([]item, len(evs))
-	for i, ev := range evs {
-		items[i] = item{name: ev.name(), payload: ev.payload, check: check}
-		if len(files) > 1 {
-			items[i].group = ev.file // the costs of each file apart
-		}
-	}
-	if shuffle {
-		r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-		r.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
-	}
-	return items
-}
 
 // maxUnzipped bounds the bootstrap taken from a zip: Lambda's limit on a
 // function's unzipped code.
@@ -109,19 +80,16 @@ func unzipTo(zf *zip.File, out string) (err error) {
 	return err
 }
 
-// eventsWorkload is the workload of a user's events (config.userItems).
-const eventsWorkload = "events"
-
 // workload is the workload named so: the user's events, or one of
 // parseWorkload's.
-func (c *config) workload(name string) (workload, error) {
-	if name == eventsWorkload {
+func (c *config) workload(name string) (load.Workload, error) {
+	if name == load.EventsWorkload {
 		if len(c.userItems) == 0 {
-			return workload{}, errors.New("workload events: no events (-events FILE)")
+			return load.Workload{}, errors.New("workload events: no events (-events FILE)")
 		}
-		return workload{name: name, items: c.userItems}, nil
+		return load.Workload{Name: name, Items: c.userItems}, nil
 	}
-	return parseWorkload(name)
+	return load.ParseWorkload(name)
 }
 
 // useEvents sets c's workload to the user's events: those of -events, or
@@ -136,39 +104,16 @@ func (c *config) useEvents() error {
 		}
 		expect = re
 	}
-	evs, desc := []event{{payload: []byte(`{}`), file: "{}"}}, "the empty event {}"
+	var evs []load.Event
 	if c.Events != "" {
 		var err error
-		if evs, err = readEvents(c.Events); err != nil {
+		if evs, err = load.ReadEvents(c.Events); err != nil {
 			return inputError("-events", c.Events, err)
 		}
-		order := "in order"
-		if c.Shuffle {
-			order = "shuffled"
-		}
-		desc = fmt.Sprintf("%d event(s) of %s, %s", len(evs), eventsSource(c.Events, evs), order)
 	}
-	if expect != nil {
-		desc += ", answers matching " + c.Expect
-	} else {
-		desc += ", any answer right but an error or an HTTP error"
-	}
-	c.Workload, c.eventsDesc = eventsWorkload, desc
-	c.userItems = eventItems(evs, c.Shuffle, 1, expect)
+	c.Workload = load.EventsWorkload
+	c.userItems, c.eventsDesc = load.UserEvents(c.Events, evs, c.Shuffle, expect)
 	return nil
-}
-
-// eventsSource names where events came from: their file, or the number
-// of files of the directory that held them.
-func eventsSource(path string, evs []event) string {
-	files := map[string]bool{}
-	for _, e := range evs {
-		files[e.file] = true
-	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return fmt.Sprintf("%d files in %s", len(files), filepath.Base(filepath.Clean(path)))
-	}
-	return filepath.Base(path)
 }
 
 // userTarget is where a user's function runs when -target is not given:

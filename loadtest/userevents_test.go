@@ -8,48 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
-
-func TestEventItems(t *testing.T) {
-	var evs []event
-	for i := range 5 {
-		evs = append(evs, event{payload: []byte(strconv.Itoa(i + 1)), file: "events.json", where: "line " + strconv.Itoa(i+1)})
-	}
-	in := eventItems(evs, false, 1, nil)
-	for i, it := range in {
-		if string(it.payload) != string(evs[i].payload) || it.name != evs[i].name() {
-			t.Fatalf("in order: item %d is %s", i, it.payload)
-		}
-	}
-	a, b := eventItems(evs, true, 7, nil), eventItems(evs, true, 7, nil)
-	for i := range a {
-		if string(a[i].payload) != string(b[i].payload) {
-			t.Fatal("the same seed shuffled two ways")
-		}
-	}
-	expect := regexp.MustCompile(`"ok":true`)
-	checks := []struct {
-		o    outcome
-		re   *regexp.Regexp
-		want bool
-	}{
-		{outcome{Body: []byte(`{}`)}, nil, true},
-		{outcome{Body: []byte(`{}`), FunctionError: "Runtime.Unknown"}, nil, false},
-		{outcome{Body: []byte(`{"ok":true}`)}, expect, true},
-		{outcome{Body: []byte(`{"ok":false}`)}, expect, false},
-	}
-	for _, c := range checks {
-		if got := eventItems(evs, false, 0, c.re)[0].check(c.o); got != c.want {
-			t.Errorf("check(%+v, %v) = %v", c.o, c.re, got)
-		}
-	}
-}
 
 func TestUserBootstrap(t *testing.T) {
 	dir := t.TempDir()
@@ -117,7 +82,7 @@ func TestRunBadInputs(t *testing.T) {
 		{"empty array", write("arr.json", "[]", 0o644), "no event"},
 		{"two values a line", write("two.json", "{} {}\n", 0o644), "line 1"},
 		{"binary", write("bin.json", "\x00\x01\x02\xff", 0o644), "events"},
-		{"over 6 MiB", write("big.json", `"`+strings.Repeat("x", maxEvent)+`"`, 0o644), "more than Lambda's"},
+		{"over 6 MiB", write("big.json", `"`+strings.Repeat("x", 6<<20)+`"`, 0o644), "more than Lambda's"},
 		{"missing", filepath.Join(dir, "missing.json"), "no such file"},
 		{"an empty directory", emptyDir, "no-events: no .json or .jsonl file"},
 	}
@@ -193,5 +158,18 @@ func TestRunShippedEvents(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEventBootstraps: the realistic events have bootstraps of their own,
+// told which event to answer.
+func TestEventBootstraps(t *testing.T) {
+	if lm, ref := bootstrapPkgs("event:s3"); lm != pkgEventsLmigo || ref != pkgEventsRef {
+		t.Errorf("bootstrapPkgs(event:s3) = %s, %s", lm, ref)
+	}
+	cfg := defaultConfig()
+	cfg.Workload = "event:s3"
+	if env := bootstrapEnv(cfg, 1); !slices.Contains(env, "LOADTEST_EVENT=s3") {
+		t.Errorf("bootstrapEnv for event:s3 lacks LOADTEST_EVENT: %v", env)
 	}
 }

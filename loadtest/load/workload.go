@@ -1,8 +1,7 @@
-package main
+package load
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -13,17 +12,17 @@ import (
 	"github.com/lmigo/lmigo/rapi/rapitest/events"
 )
 
-// item is one kind of invocation of a workload and the check of its answer.
-type item struct {
-	name    string
-	payload []byte
-	check   func(outcome) bool
-	// group, when set, names the events file the item came from: the
-	// load keeps the latency of each group apart (loadStats.Groups).
-	group string
+// Item is one kind of invocation of a workload and the check of its answer.
+type Item struct {
+	Name    string
+	Payload []byte
+	Check   func(Outcome) bool
+	// Group, when set, names the events file the item came from: the
+	// load keeps the latency of each group apart (Stats.Groups).
+	Group string
 }
 
-// workload is what a run sends, on the demo contract of cmd/bootstrap/demo.
+// Workload is what a run sends, on the demo contract of cmd/bootstrap/demo.
 //
 //	tiny         {} and its small JSON answer
 //	size:S       a response of exactly S bytes (S: 1KiB, 1MiB, 6MiB, 300, ...; 2 B to 6 MiB)
@@ -43,50 +42,39 @@ type item struct {
 //	event:NAME   a realistic event of package events (apigw, sqs, s3, github)
 //	             to its typed handler, served by the events bootstraps
 //	             (loadtest/events/lmigo, loadtest/events/awslambdago)
-type workload struct {
-	name  string
-	items []item // cycled; nil for waves
-	// waves are a round of a waves workload (grow, stack:S): each item is
+type Workload struct {
+	Name  string
+	Items []Item // cycled; nil for waves
+	// Waves are a round of a waves workload (grow, stack:S): each item is
 	// sent n times at once and held by the demo's gather until all n are
 	// in; nil for the others.
-	waves func(n int) []item
-	// warm is the warm-up of a waves workload, one invocation each, before
+	Waves func(n int) []Item
+	// Warm is the warm-up of a waves workload, one invocation each, before
 	// RSS is read the first time.
-	warm   []item
-	panics bool
-	floor  bool // served by the floor (floorbootstrap): tiny, size:S and wait:D
+	Warm   []Item
+	Panics bool
+	Floor  bool // served by the floor (floorbootstrap): tiny, size:S and wait:D
 }
 
-// waved says whether w is sent in waves, with RSS read before and after.
-func (w workload) waved() bool { return w.waves != nil }
+// Waved says whether w is sent in waves, with RSS read before and after.
+func (w Workload) Waved() bool { return w.Waves != nil }
 
-// eventPrefix starts the workloads of realistic events.
-const eventPrefix = "event:"
+// EventPrefix starts the workloads of realistic events.
+const EventPrefix = "event:"
 
 // growSizes are the response sizes of a grow round, smallest first.
 var growSizes = []int{64 << 10, 256 << 10, 1 << 20, 2 << 20, 4 << 20, 6 << 20}
 
-// warmUp sends items one after the other, each retried until it is
-// answered: the waves workloads' warm-up, after which RSS is read the
-// first time.
-func warmUp(ctx context.Context, inv invoker, items []item, pause time.Duration) loadStats {
-	rec := newRecorder()
-	start := time.Now()
-	for i := range items {
-		rec.do(ctx, inv, &items[i], pause, false, time.Time{}, time.Time{})
-	}
-	return rec.stats(time.Since(start))
-}
-
-func parseWorkload(s string) (workload, error) {
+// ParseWorkload is the workload named s (see Workload).
+func ParseWorkload(s string) (Workload, error) {
 	switch s {
 	case "tiny":
-		return workload{name: s, items: []item{tinyItem()}, floor: true}, nil
+		return Workload{Name: s, Items: []Item{tinyItem()}, Floor: true}, nil
 	case "mix", "mix-panic":
-		w := workload{name: s, items: mixItems()}
+		w := Workload{Name: s, Items: mixItems()}
 		if s == "mix-panic" {
-			w.items = append(w.items, item{name: "panic", payload: []byte(`{"panic":true}`), check: isFunctionError})
-			w.panics = true
+			w.Items = append(w.Items, Item{Name: "panic", Payload: []byte(`{"panic":true}`), Check: isFunctionError})
+			w.Panics = true
 		}
 		return w, nil
 	case "grow":
@@ -94,84 +82,84 @@ func parseWorkload(s string) (workload, error) {
 		// handler's body cache holds every body before RSS is read the
 		// first time: the cache is the handler's memory, and it is there
 		// after the burst too.
-		var warm []item
+		var warm []Item
 		for _, size := range growSizes {
 			warm = append(warm, sizeItem(size))
 		}
-		return workload{name: s, warm: warm, waves: func(n int) []item {
-			var wave []item
+		return Workload{Name: s, Warm: warm, Waves: func(n int) []Item {
+			var wave []Item
 			for _, size := range growSizes {
 				it := sizeItem(size)
-				it.payload = sizePayload(size, n)
+				it.Payload = sizePayload(size, n)
 				wave = append(wave, it)
 			}
 			return wave
 		}}, nil
 	}
-	if name, ok := strings.CutPrefix(s, eventPrefix); ok {
+	if name, ok := strings.CutPrefix(s, EventPrefix); ok {
 		ev, err := events.Get(name)
 		if err != nil {
-			return workload{}, fmt.Errorf("workload %s: %w", s, err)
+			return Workload{}, fmt.Errorf("workload %s: %w", s, err)
 		}
-		return workload{name: s, items: []item{{name: s, payload: ev.Payload, check: func(o outcome) bool {
+		return Workload{Name: s, Items: []Item{{Name: s, Payload: ev.Payload, Check: func(o Outcome) bool {
 			return o.FunctionError == "" && json.Valid(o.Body)
 		}}}}, nil
 	}
 	if v, ok := strings.CutPrefix(s, "wait:"); ok {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < time.Millisecond || d%time.Millisecond != 0 || d > time.Minute {
-			return workload{}, fmt.Errorf("workload %s: want a wait of whole milliseconds, 1ms to 1m (wait:20ms)", s)
+			return Workload{}, fmt.Errorf("workload %s: want a wait of whole milliseconds, 1ms to 1m (wait:20ms)", s)
 		}
-		return workload{name: s, items: []item{waitItem(d)}, floor: true}, nil
+		return Workload{Name: s, Items: []Item{waitItem(d)}, Floor: true}, nil
 	}
 	if v, ok := strings.CutPrefix(s, "stack:"); ok {
-		n, err := parseSize(v)
+		n, err := ParseSize(v)
 		if err != nil || n < 16<<10 || n > 1<<20 || n&(n-1) != 0 {
-			return workload{}, fmt.Errorf("workload %s: want a stack of a power of two, 16KiB to 1MiB (stack:32KiB)", s)
+			return Workload{}, fmt.Errorf("workload %s: want a stack of a power of two, 16KiB to 1MiB (stack:32KiB)", s)
 		}
-		return workload{name: s, warm: []item{stackItem(n, 0)}, waves: func(gather int) []item {
-			return []item{stackItem(n, gather)}
+		return Workload{Name: s, Warm: []Item{stackItem(n, 0)}, Waves: func(gather int) []Item {
+			return []Item{stackItem(n, gather)}
 		}}, nil
 	}
 	if v, ok := strings.CutPrefix(s, "size:"); ok {
-		n, err := parseSize(v)
+		n, err := ParseSize(v)
 		if err != nil {
-			return workload{}, err
+			return Workload{}, err
 		}
 		if n < 2 || n > demo.MaxSize {
-			return workload{}, fmt.Errorf("workload %s: size out of range 2 B..6 MiB", s)
+			return Workload{}, fmt.Errorf("workload %s: size out of range 2 B..6 MiB", s)
 		}
-		return workload{name: s, items: []item{sizeItem(n)}, floor: true}, nil
+		return Workload{Name: s, Items: []Item{sizeItem(n)}, Floor: true}, nil
 	}
-	return workload{}, fmt.Errorf("unknown workload %q (tiny, size:S, wait:D, mix, mix-panic, grow, stack:S, event:NAME)", s)
+	return Workload{}, fmt.Errorf("unknown workload %q (tiny, size:S, wait:D, mix, mix-panic, grow, stack:S, event:NAME)", s)
 }
 
-func tinyItem() item {
-	return item{name: "tiny", payload: []byte(`{}`), check: func(o outcome) bool {
+func tinyItem() Item {
+	return Item{Name: "tiny", Payload: []byte(`{}`), Check: func(o Outcome) bool {
 		return o.FunctionError == "" && bytes.HasPrefix(o.Body, []byte(`{"ok":true`))
 	}}
 }
 
 // waitItem waits d in the handler, then answers as tiny.
-func waitItem(d time.Duration) item {
+func waitItem(d time.Duration) Item {
 	it := tinyItem()
-	it.name, it.payload = "wait"+d.String(), fmt.Appendf(nil, `{"sleep_ms":%d}`, d.Milliseconds())
+	it.Name, it.Payload = "wait"+d.String(), fmt.Appendf(nil, `{"sleep_ms":%d}`, d.Milliseconds())
 	return it
 }
 
 // stackItem grows the handler's stack to n bytes; gather > 1 holds the
 // invocation until gather of them are in the handler at once.
-func stackItem(n, gather int) item {
+func stackItem(n, gather int) Item {
 	it := tinyItem()
-	it.name, it.payload = "stack"+formatSize(n), fmt.Appendf(nil, `{"stack_kib":%d}`, n>>10)
+	it.Name, it.Payload = "stack"+FormatSize(n), fmt.Appendf(nil, `{"stack_kib":%d}`, n>>10)
 	if gather > 1 {
-		it.payload = fmt.Appendf(nil, `{"stack_kib":%d,"gather":%d}`, n>>10, gather)
+		it.Payload = fmt.Appendf(nil, `{"stack_kib":%d,"gather":%d}`, n>>10, gather)
 	}
 	return it
 }
 
-func sizeItem(n int) item {
-	return item{name: formatSize(n), payload: sizePayload(n, 0), check: func(o outcome) bool {
+func sizeItem(n int) Item {
+	return Item{Name: FormatSize(n), Payload: sizePayload(n, 0), Check: func(o Outcome) bool {
 		return o.FunctionError == "" && len(o.Body) == n
 	}}
 }
@@ -185,22 +173,22 @@ func sizePayload(n, gather int) []byte {
 	return fmt.Appendf(nil, `{"size":%d}`, n)
 }
 
-func isOK(o outcome) bool            { return o.FunctionError == "" }
-func isFunctionError(o outcome) bool { return o.FunctionError != "" }
+func isOK(o Outcome) bool            { return o.FunctionError == "" }
+func isFunctionError(o Outcome) bool { return o.FunctionError != "" }
 
-func mixItems() []item {
-	return []item{
+func mixItems() []Item {
+	return []Item{
 		tinyItem(), tinyItem(), tinyItem(),
 		sizeItem(1 << 10),
 		sizeItem(64 << 10),
-		{name: "sleep5ms", payload: []byte(`{"sleep_ms":5}`), check: isOK},
-		{name: "cpu1ms", payload: []byte(`{"cpu_ms":1}`), check: isOK},
-		{name: "fail", payload: []byte(`{"fail":"demo failure"}`), check: isFunctionError},
+		{Name: "sleep5ms", Payload: []byte(`{"sleep_ms":5}`), Check: isOK},
+		{Name: "cpu1ms", Payload: []byte(`{"cpu_ms":1}`), Check: isOK},
+		{Name: "fail", Payload: []byte(`{"fail":"demo failure"}`), Check: isFunctionError},
 	}
 }
 
-// parseSize reads 300, 1KiB, 6MiB, 1KB (1000), 2MB.
-func parseSize(s string) (int, error) {
+// ParseSize reads 300, 1KiB, 6MiB, 1KB (1000), 2MB.
+func ParseSize(s string) (int, error) {
 	units := []struct {
 		suffix string
 		mult   int
@@ -219,8 +207,8 @@ func parseSize(s string) (int, error) {
 	return n * mult, nil
 }
 
-// formatSize writes n the way parseSize reads it, in the largest exact unit.
-func formatSize(n int) string {
+// FormatSize writes n the way parseSize reads it, in the largest exact unit.
+func FormatSize(n int) string {
 	switch {
 	case n >= 1<<20 && n%(1<<20) == 0:
 		return strconv.Itoa(n>>20) + "MiB"

@@ -1,4 +1,4 @@
-package main
+package load
 
 import "testing"
 
@@ -29,7 +29,7 @@ func TestHTTPStatus(t *testing.T) {
 			t.Errorf("httpStatus(%s) = %d, %v; want %d, %v", tt.body, s, ok, tt.status, tt.ok)
 		}
 	}
-	if got := httpErrorCounts(map[int]int64{404: 3, 400: 5}); got != "status 400: 5, 404: 3" {
+	if got := HTTPErrorCounts(map[int]int64{404: 3, 400: 5}); got != "status 400: 5, 404: 3" {
 		t.Errorf("httpErrorCounts = %q", got)
 	}
 }

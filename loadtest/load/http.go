@@ -1,4 +1,4 @@
-package main
+package load
 
 import (
 	"bytes"
@@ -58,9 +58,9 @@ func httpError(body []byte) bool {
 	return ok && s >= 400
 }
 
-// httpErrorCounts says how many answers were HTTP errors, by status:
+// HTTPErrorCounts says how many answers were HTTP errors, by status:
 // "status 400: 5, 404: 3".
-func httpErrorCounts(byStatus map[int]int64) string {
+func HTTPErrorCounts(byStatus map[int]int64) string {
 	var parts []string
 	for _, s := range slices.Sorted(maps.Keys(byStatus)) {
 		parts = append(parts, fmt.Sprintf("%d: %d", s, byStatus[s]))
@@ -68,18 +68,18 @@ func httpErrorCounts(byStatus map[int]int64) string {
 	return "status " + strings.Join(parts, ", ")
 }
 
-// httpWords says how many of a load's wrong answers were HTTP errors,
+// HTTPWords says how many of a load's wrong answers were HTTP errors,
 // counted by status, and how to accept them: "" when none was.
-func httpWords(byStatus map[int]int64) string {
-	n := sumCounts(byStatus)
+func HTTPWords(byStatus map[int]int64) string {
+	n := SumCounts(byStatus)
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (%d of them HTTP errors, %s: -expect REGEXP accepts answers it matches)", n, httpErrorCounts(byStatus))
+	return fmt.Sprintf(" (%d of them HTTP errors, %s: -expect REGEXP accepts answers it matches)", n, HTTPErrorCounts(byStatus))
 }
 
-// sumCounts is the sum of counts.
-func sumCounts(counts map[int]int64) int64 {
+// SumCounts is the sum of counts.
+func SumCounts(counts map[int]int64) int64 {
 	var n int64
 	for _, v := range counts {
 		n += v

@@ -1,10 +1,12 @@
-package main
+package load
 
 import (
 	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -89,7 +91,7 @@ func TestReadEventsDir(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "05-sub.json"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	evs, err := readEvents(dir)
+	evs, err := ReadEvents(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,10 +107,10 @@ func TestReadEventsDir(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "06-bad.json"), []byte("{\"x\":\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := readEvents(dir); err == nil || !strings.Contains(err.Error(), "06-bad.json: events: line 1") {
+	if _, err := ReadEvents(dir); err == nil || !strings.Contains(err.Error(), "06-bad.json: events: line 1") {
 		t.Errorf("a bad file in the directory: err %v, want it named", err)
 	}
-	if _, err := readEvents(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no .json or .jsonl file") {
+	if _, err := ReadEvents(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no .json or .jsonl file") {
 		t.Errorf("an empty directory: err %v", err)
 	}
 }
@@ -157,4 +159,39 @@ func FuzzParseEvents(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestEventItems(t *testing.T) {
+	var evs []Event
+	for i := range 5 {
+		evs = append(evs, Event{payload: []byte(strconv.Itoa(i + 1)), file: "events.json", where: "line " + strconv.Itoa(i+1)})
+	}
+	in := eventItems(evs, false, 1, nil)
+	for i, it := range in {
+		if string(it.Payload) != string(evs[i].payload) || it.Name != evs[i].name() {
+			t.Fatalf("in order: item %d is %s", i, it.Payload)
+		}
+	}
+	a, b := eventItems(evs, true, 7, nil), eventItems(evs, true, 7, nil)
+	for i := range a {
+		if string(a[i].Payload) != string(b[i].Payload) {
+			t.Fatal("the same seed shuffled two ways")
+		}
+	}
+	expect := regexp.MustCompile(`"ok":true`)
+	checks := []struct {
+		o    Outcome
+		re   *regexp.Regexp
+		want bool
+	}{
+		{Outcome{Body: []byte(`{}`)}, nil, true},
+		{Outcome{Body: []byte(`{}`), FunctionError: "Runtime.Unknown"}, nil, false},
+		{Outcome{Body: []byte(`{"ok":true}`)}, expect, true},
+		{Outcome{Body: []byte(`{"ok":false}`)}, expect, false},
+	}
+	for _, c := range checks {
+		if got := eventItems(evs, false, 0, c.re)[0].Check(c.o); got != c.want {
+			t.Errorf("check(%+v, %v) = %v", c.o, c.re, got)
+		}
+	}
 }

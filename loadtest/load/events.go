@@ -1,4 +1,4 @@
-package main
+package load
 
 import (
 	"bytes"
@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -20,16 +22,16 @@ const (
 	maxEvents     = 100000   // events in all
 )
 
-// event is one of the user's events, compact as it is sent, with where
+// Event is one of the user's events, compact as it is sent, with where
 // it came from.
-type event struct {
+type Event struct {
 	payload []byte
 	file    string // its file's base name
 	where   string // "line 3", "element 2"; "" when its file holds it alone
 }
 
 // name names the event in reports: its file, and its place in it.
-func (e event) name() string {
+func (e Event) name() string {
 	if e.where == "" {
 		return e.file
 	}
@@ -44,7 +46,7 @@ const eventsWant = "want one JSON event, a JSON array of events, or one event a 
 // whose elements are then the events; or several values, each starting
 // on a line of its own, each an event (blank lines and a UTF-8 byte order
 // mark are skipped). A value may span lines.
-func parseEvents(b []byte) ([]event, error) {
+func parseEvents(b []byte) ([]Event, error) {
 	if len(b) > maxEventsFile {
 		return nil, fmt.Errorf("events: %d bytes, more than %d", len(b), maxEventsFile)
 	}
@@ -84,7 +86,7 @@ func parseEvents(b []byte) ([]event, error) {
 		if len(arr) == 0 {
 			return nil, errors.New("events: the array holds no event")
 		}
-		out := make([]event, 0, len(arr))
+		out := make([]Event, 0, len(arr))
 		for i, raw := range arr {
 			ev, err := compactEvent(raw, fmt.Sprintf("element %d", i+1))
 			if err != nil {
@@ -98,9 +100,9 @@ func parseEvents(b []byte) ([]event, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []event{ev}, nil
+		return []Event{ev}, nil
 	}
-	out := make([]event, 0, len(vals))
+	out := make([]Event, 0, len(vals))
 	for _, v := range vals {
 		line, _ := position(b, v[0])
 		ev, err := compactEvent(b[v[0]:v[1]], fmt.Sprintf("line %d", line))
@@ -113,18 +115,18 @@ func parseEvents(b []byte) ([]event, error) {
 }
 
 // compactEvent is raw compacted, within Lambda's request limit.
-func compactEvent(raw []byte, where string) (event, error) {
+func compactEvent(raw []byte, where string) (Event, error) {
 	var c bytes.Buffer
 	if err := json.Compact(&c, raw); err != nil {
-		return event{}, fmt.Errorf("events: %s: %w", where, err)
+		return Event{}, fmt.Errorf("events: %s: %w", where, err)
 	}
 	if c.Len() > maxEvent {
 		if where == "" {
 			where = "the event"
 		}
-		return event{}, fmt.Errorf("events: %s: an event of %d bytes, more than Lambda's %d", where, c.Len(), maxEvent)
+		return Event{}, fmt.Errorf("events: %s: an event of %d bytes, more than Lambda's %d", where, c.Len(), maxEvent)
 	}
-	return event{payload: c.Bytes(), where: where}, nil
+	return Event{payload: c.Bytes(), where: where}, nil
 }
 
 // decodeError says where and why the value starting at start does not
@@ -149,10 +151,10 @@ func position(b []byte, i int) (line, col int) {
 	return line, i - bytes.LastIndexByte(b[:i], '\n')
 }
 
-// readEvents reads the events of path: a file, or a directory whose
+// ReadEvents reads the events of path: a file, or a directory whose
 // .json and .jsonl files are read in the order of their names, each as
 // parseEvents reads a file.
-func readEvents(path string) ([]event, error) {
+func ReadEvents(path string) ([]Event, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -164,7 +166,7 @@ func readEvents(path string) ([]event, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []event
+	var out []Event
 	budget := maxEventsFile
 	for _, e := range ents { // sorted by name
 		ext := strings.ToLower(filepath.Ext(e.Name()))
@@ -191,7 +193,7 @@ func readEvents(path string) ([]event, error) {
 
 // readEventsFile reads and parses the events file at path, of at most
 // limit bytes and most events.
-func readEventsFile(path string, limit, most int) ([]event, error) {
+func readEventsFile(path string, limit, most int) ([]Event, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -212,4 +214,72 @@ func readEventsFile(path string, limit, most int) ([]event, error) {
 		evs[i].file = filepath.Base(path)
 	}
 	return slices.Clip(evs), nil
+}
+
+// EventsWorkload names the workload of a user's events (UserEvents).
+const EventsWorkload = "events"
+
+// eventItems turns a user's events into the items of a load, in the
+// file's order or shuffled by seed. An answer is right when it is not an
+// error and its body matches expect, or without expect when it is not an
+// HTTP door's response of status 400 or more.
+func eventItems(evs []Event, shuffle bool, seed uint64, expect *regexp.Regexp) []Item {
+	check := func(o Outcome) bool {
+		if expect != nil {
+			return o.FunctionError == "" && expect.Match(o.Body)
+		}
+		return o.FunctionError == "" && !httpError(o.Body)
+	}
+	files := map[string]bool{}
+	for _, ev := range evs {
+		files[ev.file] = true
+	}
+	items := make([]Item, len(evs))
+	for i, ev := range evs {
+		items[i] = Item{Name: ev.name(), Payload: ev.payload, Check: check}
+		if len(files) > 1 {
+			items[i].Group = ev.file // the costs of each file apart
+		}
+	}
+	if shuffle {
+		r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+		r.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
+	}
+	return items
+}
+
+// eventsSource names where events came from: their file, or the number
+// of files of the directory that held them.
+func eventsSource(path string, evs []Event) string {
+	files := map[string]bool{}
+	for _, e := range evs {
+		files[e.file] = true
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Sprintf("%d files in %s", len(files), filepath.Base(filepath.Clean(path)))
+	}
+	return filepath.Base(path)
+}
+
+// UserEvents are the items of a user's events evs, read from path, or
+// with no path of the empty event {}; in their order or shuffled, each
+// answer checked by expect, or without it as eventItems says. desc says
+// what they are, for the report.
+func UserEvents(path string, evs []Event, shuffle bool, expect *regexp.Regexp) (items []Item, desc string) {
+	desc = "the empty event {}"
+	if path == "" {
+		evs = []Event{{payload: []byte(`{}`), file: "{}"}}
+	} else {
+		order := "in order"
+		if shuffle {
+			order = "shuffled"
+		}
+		desc = fmt.Sprintf("%d event(s) of %s, %s", len(evs), eventsSource(path, evs), order)
+	}
+	if expect != nil {
+		desc += ", answers matching " + expect.String()
+	} else {
+		desc += ", any answer right but an error or an HTTP error"
+	}
+	return eventItems(evs, shuffle, 1, expect), desc
 }
