@@ -8,6 +8,7 @@ import (
 	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/measure"
 	"github.com/lmigo/lmigo/loadtest/show"
+	"github.com/lmigo/lmigo/loadtest/target"
 )
 
 // belowSat says whether sc is a scenario of the below-saturation table:
@@ -30,17 +31,17 @@ func belowSatRows(rep *report) [][]string {
 		if !belowSat(sc) {
 			continue
 		}
-		floor := sr.Medians[rtFloor]
+		floor := sr.Medians[target.Floor]
 		label := scenarioLabel(sc)
 		for _, rt := range rep.Runtimes {
-			if !rt.serves(sc.w) {
+			if !rt.Serves(sc.w) {
 				continue
 			}
 			m := sr.Medians[rt.Name]
 			vs := func(key string, format func(float64) string, diff bool) string {
 				v, ok := m[key]
 				f, okF := floor[key]
-				if !ok || !okF || rt.Name == rtFloor {
+				if !ok || !okF || rt.Name == target.Floor {
 					return "-"
 				}
 				if diff {
@@ -115,7 +116,7 @@ func fmtLatencyDelta(v float64) string {
 
 // belowSatNotes say how the below-saturation scenarios of scs were run
 // and checked, and how the scheduler's share was read.
-func belowSatNotes(cfg *config, scs []scenario, rts []runtimeSpec) []string {
+func belowSatNotes(cfg *config, scs []scenario, rts []target.Runtime) []string {
 	var open, profiled bool
 	for _, sc := range scs {
 		if sc.Model == load.ModelOpen {
@@ -132,7 +133,7 @@ func belowSatNotes(cfg *config, scs []scenario, rts []runtimeSpec) []string {
 	switch perf := measure.PerfAvailable(); {
 	case profiled:
 		ns = append(ns, fmt.Sprintf("startm+stopm: the share of the runtime's CPU samples whose stack holds runtime.startm or runtime.stopm (the scheduler waking an idle P to look for work, and putting it back to sleep), kernel frames below them included: perf record -e cpu-clock -F %d -g on the runtime's process during the measured load, in one more run of each of lmigo's runtimes and the floor after the measured ones; that run's other figures are not in the medians.", measure.PerfHz))
-	case perf != nil && cfg.Flags["profile"] == "auto" && cfg.Target != targetLambda:
+	case perf != nil && cfg.Flags["profile"] == "auto" && cfg.Target != target.Lambda:
 		ns = append(ns, "startm+stopm: not measured: "+perf.Error()+".")
 	}
 	return append(ns, latencyNote(scs)...)

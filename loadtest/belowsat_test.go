@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lmigo/lmigo/loadtest/show"
+	"github.com/lmigo/lmigo/loadtest/target"
 )
 
 // TestBelowSatTable: the table of the below-saturation rows, from made-up
@@ -16,25 +17,25 @@ import (
 func TestBelowSatTable(t *testing.T) {
 	rep := floorReport(t, map[string]map[string]map[string]float64{
 		"tiny-n64": {
-			rtLmigo: {mCPU: 12},
-			rtFloor: {mCPU: 10},
+			target.Lmigo: {mCPU: 12},
+			target.Floor: {mCPU: 10},
 		},
 		"tiny-n64-r1000": {
-			rtLmigo: {mCPU: 150, mPeakRSS: 20, mP99: 400, mSched: 15.2},
-			rtRef:   {mCPU: 300, mPeakRSS: 25, mP99: 900},
-			rtFloor: {mCPU: 140, mPeakRSS: 12, mP99: 350, mSched: 0.8},
+			target.Lmigo:       {mCPU: 150, mPeakRSS: 20, mP99: 400, mSched: 15.2},
+			target.AWSLambdaGo: {mCPU: 300, mPeakRSS: 25, mP99: 900},
+			target.Floor:       {mCPU: 140, mPeakRSS: 12, mP99: 350, mSched: 0.8},
 		},
 		"wait-20ms-n64-r1000": {
-			rtLmigo: {mCPU: 154, mPeakRSS: 28, mP99: 21500},
-			rtRef:   {mCPU: 420, mPeakRSS: 30, mP99: 20900},
-			rtFloor: {mCPU: 140, mPeakRSS: 12, mP99: 20400},
+			target.Lmigo:       {mCPU: 154, mPeakRSS: 28, mP99: 21500},
+			target.AWSLambdaGo: {mCPU: 420, mPeakRSS: 30, mP99: 20900},
+			target.Floor:       {mCPU: 140, mPeakRSS: 12, mP99: 20400},
 		},
 		"stack-32KiB-n1600": {
-			rtLmigo: {mPeakRSS: 90, mRSSBefore: 20, mRSSAfter: 45, mRSSGrowth: 25},
-			rtRef:   {mPeakRSS: 80, mRSSBefore: 18, mRSSAfter: 30, mRSSGrowth: 12},
+			target.Lmigo:       {mPeakRSS: 90, mRSSBefore: 20, mRSSAfter: 45, mRSSGrowth: 25},
+			target.AWSLambdaGo: {mPeakRSS: 80, mRSSBefore: 18, mRSSAfter: 30, mRSSGrowth: 12},
 		},
 	})
-	rep.Runtimes = []runtimeSpec{{Name: rtLmigo}, {Name: rtRef}, {Name: rtFloor}}
+	rep.Runtimes = []target.Runtime{{Name: target.Lmigo}, {Name: target.AWSLambdaGo}, {Name: target.Floor}}
 	cfg := defaultConfig()
 	for i := range rep.Scenarios {
 		rep.Scenarios[i].Targets = checkTargets(cfg, rep.Scenarios[i])

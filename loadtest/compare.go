@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lmigo/lmigo/loadtest/load"
+	"github.com/lmigo/lmigo/loadtest/target"
 )
 
 // compareMain is `loadtest compare`: lmigo and aws-lambda-go side by side.
@@ -30,7 +31,7 @@ func compareMain(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.Floor, "floor", "", "floor bootstrap binary (default: build ./loadtest/floorbootstrap)")
 	cfg.Profile = "auto"
 	fs.StringVar(&cfg.Profile, "profile", cfg.Profile, "the share of runtime.startm and runtime.stopm in the CPU of lmigo's runtimes and the floor, in the open model: perf record in one more run each after the measured ones: auto (when perf is installed), on, off")
-	fs.StringVar(&cfg.Runtimes, "runtimes", defaultRuntimes, "comma-separated runtimes, run interleaved in this order: "+rtLmigo+" (typed handler), "+rtRaw+" (raw handler), "+rtRef+", "+rtFloor+" (not a runtime: the least work, tiny, size:S and wait:D only), "+rtHandler+" and "+rtRefHandler+" (a lambda.Handler of the user's own under each); ratios are against "+rtRef+", and each runtime's against "+rtFloor+" (vs floor)")
+	fs.StringVar(&cfg.Runtimes, "runtimes", defaultRuntimes, "comma-separated runtimes, run interleaved in this order: "+target.Lmigo+" (typed handler), "+target.LmigoRaw+" (raw handler), "+target.AWSLambdaGo+", "+target.Floor+" (not a runtime: the least work, tiny, size:S and wait:D only), "+target.LmigoHandler+" and "+target.AWSLambdaGoHandler+" (a lambda.Handler of the user's own under each); ratios are against "+target.AWSLambdaGo+", and each runtime's against "+target.Floor+" (vs floor)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: loadtest compare [flags]\n\nRuns each scenario for lmigo, aws-lambda-go and the floor (and lmigo-raw with -runtimes), interleaved, -reps times, and reports medians, ratios, each runtime against the floor, whether the memory targets and the floor targets are met and, against the emulator, whether the rejection target is.")
 		fs.PrintDefaults()
@@ -66,7 +67,7 @@ func compareMain(ctx context.Context, args []string) error {
 
 // defaultRuntimes are compared unless -runtimes says otherwise: the floor
 // too, so that every report shows each runtime's distance to it.
-const defaultRuntimes = rtLmigo + "," + rtRef + "," + rtFloor
+const defaultRuntimes = target.Lmigo + "," + target.AWSLambdaGo + "," + target.Floor
 
 // setNames are the scenario names of the set named so (none for an
 // unknown set).
@@ -157,44 +158,44 @@ func parseScenarioName(name string) (row, error) {
 
 // compareRuntimes builds (or takes) the bootstraps of -runtimes, or names
 // the functions. cleanup removes what was built.
-func compareRuntimes(ctx context.Context, cfg *config) ([]runtimeSpec, func(), error) {
-	var rts []runtimeSpec
+func compareRuntimes(ctx context.Context, cfg *config) ([]target.Runtime, func(), error) {
+	var rts []target.Runtime
 	for _, name := range strings.Split(cfg.Runtimes, ",") {
 		name = strings.TrimSpace(name)
-		var rt runtimeSpec
+		var rt target.Runtime
 		switch name {
-		case rtLmigo:
-			rt = runtimeSpec{Name: name, Binary: cfg.Lmigo, SurvivesPanic: true}
-		case rtRaw:
-			rt = runtimeSpec{Name: name, Binary: cfg.Raw, SurvivesPanic: true}
-		case rtRef:
-			rt = runtimeSpec{Name: name, Binary: cfg.Ref}
-		case rtHandler:
-			rt = runtimeSpec{Name: name, SurvivesPanic: true}
-		case rtRefHandler:
-			rt = runtimeSpec{Name: name}
-		case rtFloor:
-			if cfg.Target == targetLambda && cfg.Runtimes == defaultRuntimes {
+		case target.Lmigo:
+			rt = target.Runtime{Name: name, Binary: cfg.Lmigo, SurvivesPanic: true}
+		case target.LmigoRaw:
+			rt = target.Runtime{Name: name, Binary: cfg.Raw, SurvivesPanic: true}
+		case target.AWSLambdaGo:
+			rt = target.Runtime{Name: name, Binary: cfg.Ref}
+		case target.LmigoHandler:
+			rt = target.Runtime{Name: name, SurvivesPanic: true}
+		case target.AWSLambdaGoHandler:
+			rt = target.Runtime{Name: name}
+		case target.Floor:
+			if cfg.Target == target.Lambda && cfg.Runtimes == defaultRuntimes {
 				continue // no function of it is deployed
 			}
-			rt = runtimeSpec{Name: name, Binary: cfg.Floor}
+			rt = target.Runtime{Name: name, Binary: cfg.Floor}
 		default:
-			return nil, nil, fmt.Errorf("-runtimes: unknown runtime %q (want %s, %s, %s, %s, %s, %s)", name, rtLmigo, rtRaw, rtRef, rtFloor, rtHandler, rtRefHandler)
+			return nil, nil, fmt.Errorf("-runtimes: unknown runtime %q (want %s, %s, %s, %s, %s, %s)", name, target.Lmigo, target.LmigoRaw, target.AWSLambdaGo, target.Floor, target.LmigoHandler, target.AWSLambdaGoHandler)
 		}
-		if slices.ContainsFunc(rts, func(r runtimeSpec) bool { return r.Name == name }) {
+		if slices.ContainsFunc(rts, func(r target.Runtime) bool { return r.Name == name }) {
 			return nil, nil, fmt.Errorf("-runtimes: %s given twice", name)
 		}
 		rts = append(rts, rt)
 	}
-	if cfg.Target == targetLambda {
-		if cfg.RefFunction == "" || len(rts) != 2 || rts[0].Name != rtLmigo || rts[1].Name != rtRef {
+	if cfg.Target == target.Lambda {
+		if cfg.RefFunction == "" || len(rts) != 2 || rts[0].Name != target.Lmigo || rts[1].Name != target.AWSLambdaGo {
 			return nil, nil, errors.New("compare -target lambda needs -function (lmigo) and -ref-function (aws-lambda-go), and runs those two only")
 		}
 		rts[0].Binary, rts[0].Function = "", cfg.Function
 		rts[1].Binary, rts[1].Function = "", cfg.RefFunction
 		return rts, func() {}, nil
 	}
-	cleanup, err := buildMissing(ctx, cfg, rts, "-runtimes:")
+	cleanup, err := target.BuildMissing(ctx, rts, cfg.Workload, "-runtimes:", cfg.stderr)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -203,8 +204,8 @@ func compareRuntimes(ctx context.Context, cfg *config) ([]runtimeSpec, func(), e
 
 // extraRuntimes appends cfg.Extra (NAME=BINARY) to rts. Each survives a
 // panic if its name starts with lmigo.
-func extraRuntimes(cfg *config, rts []runtimeSpec) ([]runtimeSpec, error) {
-	if len(cfg.Extra) > 0 && cfg.Target == targetLambda {
+func extraRuntimes(cfg *config, rts []target.Runtime) ([]target.Runtime, error) {
+	if len(cfg.Extra) > 0 && cfg.Target == target.Lambda {
 		return nil, errors.New("-extra: fake and rie targets only")
 	}
 	for _, kv := range cfg.Extra {
@@ -217,7 +218,7 @@ func extraRuntimes(cfg *config, rts []runtimeSpec) ([]runtimeSpec, error) {
 				return nil, fmt.Errorf("-extra %q: runtime %s exists already", kv, name)
 			}
 		}
-		rts = append(rts, runtimeSpec{Name: name, Binary: bin, SurvivesPanic: strings.HasPrefix(name, rtLmigo)})
+		rts = append(rts, target.Runtime{Name: name, Binary: bin, SurvivesPanic: strings.HasPrefix(name, target.Lmigo)})
 	}
 	return rts, nil
 }
@@ -230,7 +231,7 @@ type report struct {
 	Elapsed   dur              `json:"elapsed"`
 	Host      hostInfo         `json:"host"`
 	Config    *config          `json:"config"`
-	Runtimes  []runtimeSpec    `json:"runtimes"`
+	Runtimes  []target.Runtime `json:"runtimes"`
 	Scenarios []scenarioReport `json:"scenarios"`
 	// FloorTargets are lmigo's targets against the floor, across scenarios.
 	FloorTargets []floorCheck `json:"floorTargets,omitempty"`
@@ -274,12 +275,12 @@ func (r *report) problems() int {
 // its own exactly -idle after its load, reads RSS and stops), which costs
 // them nothing (an idle runtime sleeps in its polls) and makes the grow
 // scenarios several times shorter.
-func execute(ctx context.Context, cfg *config, kind string, scs []scenario, rts []runtimeSpec) (*report, error) {
+func execute(ctx context.Context, cfg *config, kind string, scs []scenario, rts []target.Runtime) (*report, error) {
 	rep := &report{Kind: kind, Started: time.Now(), Host: host(), Config: cfg, Runtimes: rts}
 	runs := 0
 	for _, sc := range scs {
 		for _, rt := range rts {
-			if rt.serves(sc.w) {
+			if rt.Serves(sc.w) {
 				runs += cfg.Reps
 			}
 			if cfg.profiled(sc, rt) {
@@ -297,7 +298,7 @@ func execute(ctx context.Context, cfg *config, kind string, scs []scenario, rts 
 		}
 		restore := func() {}
 		if sc.PinCPU >= 0 {
-			if restore, err = pinSelf(sc.PinCPU); err != nil {
+			if restore, err = target.PinSelf(sc.PinCPU); err != nil {
 				err = fmt.Errorf("scenario %s: pin to CPU %d: %w", sc.Name, sc.PinCPU, err)
 				break
 			}
@@ -310,7 +311,7 @@ func execute(ctx context.Context, cfg *config, kind string, scs []scenario, rts 
 		var pending []chan runResult // runs idling, oldest first
 		for r := 1; r <= cfg.Reps && ctx.Err() == nil; r++ {
 			for _, rt := range rts {
-				if !rt.serves(sc.w) {
+				if !rt.Serves(sc.w) {
 					continue // not run: no figures, no problem (see notes)
 				}
 				for len(pending) >= overlap {
@@ -357,7 +358,7 @@ func execute(ctx context.Context, cfg *config, kind string, scs []scenario, rts 
 }
 
 // summarize computes the medians per runtime and the ratios.
-func summarize(sr *scenarioReport, rts []runtimeSpec) {
+func summarize(sr *scenarioReport, rts []target.Runtime) {
 	sr.Medians = map[string]map[string]float64{}
 	for _, rt := range rts {
 		vals := map[string][]float64{}
@@ -379,12 +380,12 @@ func summarize(sr *scenarioReport, rts []runtimeSpec) {
 	}
 	// Ratios of every other runtime against the reference (the first
 	// runtime against the second when aws-lambda-go is not there).
-	ref := slices.IndexFunc(rts, func(r runtimeSpec) bool { return r.Name == rtRef })
+	ref := slices.IndexFunc(rts, func(r target.Runtime) bool { return r.Name == target.AWSLambdaGo })
 	if ref < 0 && len(rts) == 2 {
 		ref = 1
 	}
-	floor := slices.IndexFunc(rts, func(r runtimeSpec) bool { return r.Name == rtFloor })
-	if floor >= 0 && floor != ref && len(sr.Medians[rtFloor]) > 0 {
+	floor := slices.IndexFunc(rts, func(r target.Runtime) bool { return r.Name == target.Floor })
+	if floor >= 0 && floor != ref && len(sr.Medians[target.Floor]) > 0 {
 		for i, rt := range rts {
 			if i == floor || len(sr.Medians[rt.Name]) == 0 {
 				continue
@@ -392,7 +393,7 @@ func summarize(sr *scenarioReport, rts []runtimeSpec) {
 			if sr.FloorRatios == nil {
 				sr.FloorRatios = map[string]map[string]float64{}
 			}
-			sr.FloorRatios[rt.Name] = ratios(sr.Medians[rt.Name], sr.Medians[rtFloor])
+			sr.FloorRatios[rt.Name] = ratios(sr.Medians[rt.Name], sr.Medians[target.Floor])
 		}
 	}
 	if ref < 0 {
@@ -400,7 +401,7 @@ func summarize(sr *scenarioReport, rts []runtimeSpec) {
 	}
 	b := sr.Medians[rts[ref].Name]
 	for i, rt := range rts {
-		if i == ref || !rt.serves(sr.Scenario.w) {
+		if i == ref || !rt.Serves(sr.Scenario.w) {
 			continue
 		}
 		rs := ratios(sr.Medians[rt.Name], b)
@@ -457,12 +458,12 @@ func ratio(a, b float64) (float64, bool) {
 }
 
 // notes say how the figures were taken, for every report.
-func notes(cfg *config, scs []scenario, rts []runtimeSpec) []string {
+func notes(cfg *config, scs []scenario, rts []target.Runtime) []string {
 	var ns []string
 	for _, rt := range rts {
 		var skipped []string
 		for _, sc := range scs {
-			if !rt.serves(sc.w) {
+			if !rt.Serves(sc.w) {
 				skipped = append(skipped, sc.Name)
 			}
 		}
@@ -496,11 +497,11 @@ func notes(cfg *config, scs []scenario, rts []runtimeSpec) []string {
 	}
 	ns = append(ns, belowSatNotes(cfg, scs, rts)...)
 	switch cfg.Target {
-	case targetFake:
+	case target.Fake:
 		ns = append(ns, "Target: each runtime exec'd against the fake LMI Runtime API, which runs inside the load test: its CPU is not the runtime's. CPU per invocation is the runtime's user+sys time (/proc/PID/stat) over the measured window divided by the invocations answered in it; drv CPU is the load test's own (the fake API and the callers), per invocation the same way: on a machine of few CPUs both bound inv/s.")
-	case targetRIE:
+	case target.RIE:
 		ns = append(ns, "Target: the AWS Runtime Interface Emulator in LMI mode; CPU and memory are the runtime's process (uid 993 in the emulator's PID namespace), the emulator excluded.")
-	case targetLambda:
+	case target.Lambda:
 		ns = append(ns, "Target: deployed functions through the Lambda Invoke API; only what a caller sees is measured (latency includes the network and Lambda's front end).")
 	}
 	ns = append(ns,
@@ -519,7 +520,7 @@ func throttleHandling(cfg *config) string {
 		return "a throttled invocation is not retried: it counts as rejected and its caller sends the next one at once (-on-throttle next; grow retries it, as its wave waits for it)"
 	case cfg.Pause > 0:
 		return fmt.Sprintf("a throttled invocation is retried after %s (-throttle-pause)", cfg.Pause)
-	case cfg.Target == targetFake:
+	case cfg.Target == target.Fake:
 		return "a throttled invocation is retried as soon as the fake API has a /next pending again"
 	}
 	return "a throttled invocation is retried after 1 ms"

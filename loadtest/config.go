@@ -14,11 +14,12 @@ import (
 
 	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/measure"
+	"github.com/lmigo/lmigo/loadtest/target"
 )
 
 // config is every setting of a run or a comparison, from flags.
 type config struct {
-	Target string `json:"target"`
+	target.Options
 
 	// Load.
 	Model       string        `json:"model"`
@@ -40,10 +41,7 @@ type config struct {
 	Pin         string        `json:"pin"`
 	Profile     string        `json:"profile,omitempty"` // compare: auto, on or off (profile.go)
 	CPU         int           `json:"cpu"`
-	MemoryMB    int           `json:"memoryMB"`
-	Timeout     time.Duration `json:"-"`
 	SampleEvery time.Duration `json:"-"`
-	Env         []string      `json:"env,omitempty"`
 
 	// What to run.
 	Set       string `json:"set,omitempty"` // compare
@@ -63,21 +61,15 @@ type config struct {
 	// eventsDesc says what the events are, for the report.
 	eventsDesc string
 	userItems  []load.Item
-	// fnOut takes the output of the user's function (run, size).
-	fnOut *fnOutput
-	Lmigo string `json:"-"`
-	Ref   string `json:"-"`
+	Lmigo      string `json:"-"`
+	Ref        string `json:"-"`
 	// Extra runtimes of a comparison, NAME=BINARY: variants run
 	// interleaved with those of -runtimes (-target fake or rie).
 	Extra []string `json:"extra,omitempty"`
 
-	// Deployed functions and the emulator.
+	// Deployed functions.
 	Function    string `json:"function,omitempty"`
 	RefFunction string `json:"refFunction,omitempty"`
-	Region      string `json:"region,omitempty"`
-	Endpoint    string `json:"endpoint,omitempty"`
-	Qualifier   string `json:"qualifier,omitempty"`
-	SDK         bool   `json:"sdk,omitempty"`
 
 	// Output.
 	Out      string `json:"-"`
@@ -104,6 +96,9 @@ func (c *config) parse(fs *flag.FlagSet, args []string) error {
 	c.Flags, c.given = map[string]string{}, map[string]bool{}
 	fs.VisitAll(func(f *flag.Flag) { c.Flags[f.Name] = f.Value.String() })
 	fs.Visit(func(f *flag.Flag) { c.given[f.Name] = true })
+	if ev, ok := strings.CutPrefix(c.Workload, load.EventPrefix); ok {
+		c.Event = ev // the events bootstraps answer it
+	}
 	return c.validate()
 }
 
@@ -150,7 +145,7 @@ func (c *config) register(fs *flag.FlagSet) {
 // defaults of both commands; run and compare adjust some.
 func defaultConfig() *config {
 	return &config{
-		Target:      targetFake,
+		Options:     target.Options{Target: target.Fake, MemoryMB: 2048, Timeout: 30 * time.Second},
 		Model:       load.ModelClosed,
 		Duration:    2 * time.Second,
 		Warmup:      200,
@@ -163,8 +158,6 @@ func defaultConfig() *config {
 		Pin:         "auto",
 		Profile:     "off",
 		CPU:         0,
-		MemoryMB:    2048,
-		Timeout:     30 * time.Second,
 		SampleEvery: 100 * time.Millisecond,
 		Out:         defaultOut(),
 		Progress:    "auto",
@@ -189,7 +182,7 @@ func (c *config) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	switch c.Target {
-	case targetFake, targetRIE, targetLambda:
+	case target.Fake, target.RIE, target.Lambda:
 	default:
 		bad("-target %q: want fake, rie or lambda", c.Target)
 	}
@@ -243,7 +236,7 @@ func (c *config) validate() error {
 			bad("-env %q: want KEY=VALUE", kv)
 		}
 	}
-	if c.Target == targetLambda && c.Function == "" {
+	if c.Target == target.Lambda && c.Function == "" {
 		bad("-target lambda needs -function")
 	}
 	return errors.Join(errs...)
@@ -251,7 +244,7 @@ func (c *config) validate() error {
 
 // pinFor says whether runs at N = n are pinned to one CPU.
 func (c *config) pinFor(n int) bool {
-	if c.Target == targetLambda {
+	if c.Target == target.Lambda {
 		return false
 	}
 	switch c.Pin {

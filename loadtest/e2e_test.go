@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lmigo/lmigo/loadtest/load"
+	"github.com/lmigo/lmigo/loadtest/target"
 )
 
 // TestCompareEndToEnd builds the three bootstraps and runs a small comparison
@@ -19,7 +20,7 @@ func TestCompareEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds three bootstraps")
 	}
-	rts := e2eRuntimes(t, rtLmigo, rtRaw, rtRef)
+	rts := e2eRuntimes(t, target.Lmigo, target.LmigoRaw, target.AWSLambdaGo)
 	cfg := e2eConfig(t)
 	cfg.Count, cfg.Duration = 150, 5*time.Second
 	rep := e2eRun(t, cfg, []row{{workload: "tiny", n: 1}, {workload: "tiny", n: 4}, {workload: "grow", n: 2}}, rts)
@@ -50,7 +51,7 @@ func TestCompareEndToEnd(t *testing.T) {
 		if r, ok := sr.Ratios[mP50]; !ok || r <= 0 {
 			t.Errorf("%s: p50 ratio %v, %v", sc.Name, r, ok)
 		}
-		if r, ok := sr.MoreRatios[rtRaw][mP50]; !ok || r <= 0 {
+		if r, ok := sr.MoreRatios[target.LmigoRaw][mP50]; !ok || r <= 0 {
 			t.Errorf("%s: lmigo-raw p50 ratio %v, %v", sc.Name, r, ok)
 		}
 		if sc.w.Waved() {
@@ -92,16 +93,16 @@ func TestCompareEndToEnd(t *testing.T) {
 }
 
 // e2eRuntimes builds the bootstraps of the runtimes named so.
-func e2eRuntimes(t *testing.T, names ...string) []runtimeSpec {
+func e2eRuntimes(t *testing.T, names ...string) []target.Runtime {
 	t.Helper()
-	pkgOf := map[string]string{rtLmigo: pkgLmigo, rtRaw: pkgRaw, rtRef: pkgRef, rtFloor: pkgFloor}
-	var rts []runtimeSpec
+	pkgOf := map[string]string{target.Lmigo: target.PkgLmigo, target.LmigoRaw: target.PkgLmigoRaw, target.AWSLambdaGo: target.PkgAWSLambdaGo, target.Floor: target.PkgFloor}
+	var rts []target.Runtime
 	var pkgs, bins []string
 	for _, name := range names {
-		rt := runtimeSpec{Name: name, Binary: filepath.Join(t.TempDir(), name), SurvivesPanic: strings.HasPrefix(name, rtLmigo)}
+		rt := target.Runtime{Name: name, Binary: filepath.Join(t.TempDir(), name), SurvivesPanic: strings.HasPrefix(name, target.Lmigo)}
 		rts, pkgs, bins = append(rts, rt), append(pkgs, pkgOf[name]), append(bins, rt.Binary)
 	}
-	if err := buildAll(t.Context(), hostArch(), pkgs, bins); err != nil {
+	if err := target.Build(t.Context(), target.HostArch(), pkgs, bins); err != nil {
 		t.Fatal(err)
 	}
 	return rts
@@ -120,7 +121,7 @@ func e2eConfig(t *testing.T) *config {
 }
 
 // e2eRun runs the rows for rts, logs the table and writes the reports.
-func e2eRun(t *testing.T, cfg *config, rows []row, rts []runtimeSpec) *report {
+func e2eRun(t *testing.T, cfg *config, rows []row, rts []target.Runtime) *report {
 	t.Helper()
 	if err := cfg.validate(); err != nil {
 		t.Fatal(err)
@@ -165,7 +166,7 @@ func checkRun(t *testing.T, sc scenario, r runResult) {
 		t.Errorf("%s: API handed out %d, answered %d, responses %d, errors %d; driver answered %d",
 			name, api.Invocations, api.Answered(), api.Responses, api.Errors, answered)
 	}
-	if api.CrossWired != 0 || echoes(r.Runtime) && api.NoEcho != 0 {
+	if api.CrossWired != 0 || target.Echoes(r.Runtime) && api.NoEcho != 0 {
 		t.Errorf("%s: %d answers cross-wired, %d without the invocation ID echo", name, api.CrossWired, api.NoEcho)
 	}
 	if api.Violations != 0 || api.MaxOutstanding > int64(sc.N) || api.Throttles != l.Throttles {
@@ -212,7 +213,7 @@ func TestBelowSatEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds three bootstraps")
 	}
-	rts := e2eRuntimes(t, rtLmigo, rtRef, rtFloor)
+	rts := e2eRuntimes(t, target.Lmigo, target.AWSLambdaGo, target.Floor)
 	cfg := e2eConfig(t)
 	cfg.Count, cfg.Profile = 120, "auto" // validate turns it off without perf
 	rep := e2eRun(t, cfg, []row{
@@ -257,7 +258,7 @@ func TestBelowSatEndToEnd(t *testing.T) {
 		if len(profiled) != wantProfiles {
 			t.Errorf("%s: %d profiled runs, want %d", sc.Name, len(profiled), wantProfiles)
 		}
-		if v := verdicts(rep, sr, rtLmigo, func(string) bool { return true }); v == "-" {
+		if v := verdicts(rep, sr, target.Lmigo, func(string) bool { return true }); v == "-" {
 			t.Errorf("%s: lmigo has no targets", sc.Name)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/show"
+	"github.com/lmigo/lmigo/loadtest/target"
 )
 
 // floorCheck is one target of a runtime against the floor (or, for
@@ -68,7 +69,7 @@ func floorTargets(rep *report) []floorCheck {
 	}
 	var out []floorCheck
 	for _, rt := range rep.Runtimes {
-		if !strings.HasPrefix(rt.Name, rtLmigo) {
+		if !strings.HasPrefix(rt.Name, target.Lmigo) {
 			continue
 		}
 		// vs base: value <= factor x base's + plus.
@@ -89,11 +90,11 @@ func floorTargets(rep *report) []floorCheck {
 				Value: v, Base: fl, Limit: limit, Met: ok && v <= limit, format: format, base: base})
 		}
 		vsFloor := func(wl string, n int, key, what string, factor, plus float64, format func(float64) string) {
-			vs(rtFloor, find(wl, n), key, what, factor, plus, format)
+			vs(target.Floor, find(wl, n), key, what, factor, plus, format)
 		}
-		if rt.Name == rtHandler {
+		if rt.Name == target.LmigoHandler {
 			vsFloor("size:6MiB", 1, mCPU, "CPU/inv <= 1.5x floor", floorCPUBytes, 0, show.Latency)
-			vs(rtRefHandler, find("size:6MiB", 1), mPeakRSS, "peak RSS <= "+rtRefHandler+"'s", 1, 0, show.MiB)
+			vs(target.AWSLambdaGoHandler, find("size:6MiB", 1), mPeakRSS, "peak RSS <= "+target.AWSLambdaGoHandler+"'s", 1, 0, show.MiB)
 			continue
 		}
 		for i := range rep.Scenarios {
@@ -104,15 +105,15 @@ func floorTargets(rep *report) []floorCheck {
 			}
 			wait := strings.HasPrefix(sc.Workload, "wait:")
 			if sc.Workload == "tiny" || wait {
-				vs(rtFloor, sr, mCPU, "CPU/inv <= 1.1x floor", belowCPU, 0, show.Latency)
+				vs(target.Floor, sr, mCPU, "CPU/inv <= 1.1x floor", belowCPU, 0, show.Latency)
 			}
 			if latencyRowsOf(sc) {
-				vs(rtFloor, sr, mP50, whatP50, belowP50, 0, show.Latency)
-				vs(rtFloor, sr, mP99, whatP99, belowP99, 0, show.Latency)
+				vs(target.Floor, sr, mP50, whatP50, belowP50, 0, show.Latency)
+				vs(target.Floor, sr, mP99, whatP99, belowP99, 0, show.Latency)
 			}
 			if wait {
-				vs(rtFloor, sr, mPeakRSS, "peak RSS <= floor + 16 MiB", 1, belowRSS, show.MiB)
-				vs(rtFloor, sr, mP99, "p99 <= floor + 1 ms", 1, belowP99US, show.Latency)
+				vs(target.Floor, sr, mPeakRSS, "peak RSS <= floor + 16 MiB", 1, belowRSS, show.MiB)
+				vs(target.Floor, sr, mP99, "p99 <= floor + 1 ms", 1, belowP99US, show.Latency)
 			}
 		}
 		for _, n := range []int{1, 64, 512, 1600} {
@@ -141,8 +142,8 @@ func floorTargets(rep *report) []floorCheck {
 			b = math.NaN()
 		}
 		keep, what := tputKeep, "inv/s >= 0.9x inv/s at N=64"
-		fhi, okFH := hi.Medians[rtFloor][mThroughput]
-		flo, okFL := lo.Medians[rtFloor][mThroughput]
+		fhi, okFH := hi.Medians[target.Floor][mThroughput]
+		flo, okFL := lo.Medians[target.Floor][mThroughput]
 		if okFH && okFL && flo > 0 {
 			kept := fhi / flo
 			what += fmt.Sprintf(" x what the floor keeps (%.2fx)", kept)

@@ -7,12 +7,13 @@ import (
 	"testing"
 
 	"github.com/lmigo/lmigo/loadtest/load"
+	"github.com/lmigo/lmigo/loadtest/target"
 )
 
 // floorReport is a report of the given scenarios' medians by runtime.
 func floorReport(t *testing.T, meds map[string]map[string]map[string]float64) *report {
 	t.Helper()
-	rep := &report{Runtimes: []runtimeSpec{{Name: rtLmigo}, {Name: rtRef}, {Name: rtFloor}, {Name: rtHandler}, {Name: rtRefHandler}}}
+	rep := &report{Runtimes: []target.Runtime{{Name: target.Lmigo}, {Name: target.AWSLambdaGo}, {Name: target.Floor}, {Name: target.LmigoHandler}, {Name: target.AWSLambdaGoHandler}}}
 	names := make([]string, 0, len(meds))
 	for name := range meds {
 		names = append(names, name)
@@ -36,26 +37,26 @@ func floorReport(t *testing.T, meds map[string]map[string]map[string]float64) *r
 func TestFloorTargets(t *testing.T) {
 	rep := floorReport(t, map[string]map[string]map[string]float64{
 		"tiny-n64": {
-			rtLmigo: {mCPU: 12, mThroughput: 10000},
-			rtFloor: {mCPU: 10, mThroughput: 11000},
+			target.Lmigo: {mCPU: 12, mThroughput: 10000},
+			target.Floor: {mCPU: 10, mThroughput: 11000},
 		},
 		"tiny-n1600": {
-			rtLmigo: {mCPU: 13, mThroughput: 8999, mPeakRSS: 46.25, mReady: 100},
-			rtFloor: {mCPU: 10, mThroughput: 9000, mPeakRSS: 24, mReady: 90},
+			target.Lmigo: {mCPU: 13, mThroughput: 8999, mPeakRSS: 46.25, mReady: 100},
+			target.Floor: {mCPU: 10, mThroughput: 9000, mPeakRSS: 24, mReady: 90},
 		},
 		"size-1MiB-n1": {
-			rtLmigo: {mCPU: 300},
-			rtFloor: {mCPU: 100},
+			target.Lmigo: {mCPU: 300},
+			target.Floor: {mCPU: 100},
 		},
 		"size-6MiB-n1": {
-			rtFloor:      {mCPU: 600}, // every lmigo run had problems
-			rtHandler:    {mCPU: 900, mPeakRSS: 17},
-			rtRefHandler: {mCPU: 2000, mPeakRSS: 16.9},
+			target.Floor:              {mCPU: 600}, // every lmigo run had problems
+			target.LmigoHandler:       {mCPU: 900, mPeakRSS: 17},
+			target.AWSLambdaGoHandler: {mCPU: 2000, mPeakRSS: 16.9},
 		},
 	})
 	got := map[string]bool{}
 	for _, c := range floorTargets(rep) {
-		if c.Runtime == rtHandler {
+		if c.Runtime == target.LmigoHandler {
 			c.What = "handler " + c.What
 		}
 		got[c.Scenario+": "+c.What] = c.Met
@@ -100,9 +101,9 @@ func TestThroughputTarget(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			meds := map[string]map[string]map[string]float64{"tiny-n64": {}, "tiny-n1600": {}}
 			for i, sc := range []string{"tiny-n64", "tiny-n1600"} {
-				meds[sc][rtLmigo] = map[string]float64{mThroughput: c.lmigo[i]}
+				meds[sc][target.Lmigo] = map[string]float64{mThroughput: c.lmigo[i]}
 				if c.floor[i] > 0 {
-					meds[sc][rtFloor] = map[string]float64{mThroughput: c.floor[i]}
+					meds[sc][target.Floor] = map[string]float64{mThroughput: c.floor[i]}
 				}
 			}
 			var got []floorCheck
@@ -123,7 +124,7 @@ func TestThroughputTarget(t *testing.T) {
 
 func TestFloorTargetsNeedTheFloor(t *testing.T) {
 	rep := floorReport(t, map[string]map[string]map[string]float64{
-		"tiny-n64": {rtLmigo: {mCPU: 12}},
+		"tiny-n64": {target.Lmigo: {mCPU: 12}},
 	})
 	if got := floorTargets(rep); len(got) != 0 {
 		t.Errorf("targets without the floor's figures: %v", got)
@@ -131,21 +132,21 @@ func TestFloorTargetsNeedTheFloor(t *testing.T) {
 }
 
 func TestVsFloorRows(t *testing.T) {
-	rts := []runtimeSpec{{Name: rtLmigo}, {Name: rtRef}, {Name: rtFloor}}
+	rts := []target.Runtime{{Name: target.Lmigo}, {Name: target.AWSLambdaGo}, {Name: target.Floor}}
 	tiny, _ := load.ParseWorkload("tiny")
 	grow, _ := load.ParseWorkload("grow")
 	rep := &report{Runtimes: rts}
 	for _, sc := range []scenario{{Name: "tiny-n1", Workload: "tiny", N: 1, PinCPU: -1, w: tiny}, {Name: "grow-n1", Workload: "grow", N: 1, PinCPU: -1, w: grow}} {
 		sr := scenarioReport{Scenario: sc}
 		for _, rt := range rts {
-			if rt.serves(sc.w) {
-				sr.Runs = append(sr.Runs, runResult{Runtime: rt.Name, Metrics: map[string]float64{mCPU: map[string]float64{rtLmigo: 12, rtRef: 40, rtFloor: 10}[rt.Name]}})
+			if rt.Serves(sc.w) {
+				sr.Runs = append(sr.Runs, runResult{Runtime: rt.Name, Metrics: map[string]float64{mCPU: map[string]float64{target.Lmigo: 12, target.AWSLambdaGo: 40, target.Floor: 10}[rt.Name]}})
 			}
 		}
 		summarize(&sr, rts)
 		rep.Scenarios = append(rep.Scenarios, sr)
 	}
-	if got := rep.Scenarios[0].FloorRatios[rtLmigo][mCPU]; got != 1.2 {
+	if got := rep.Scenarios[0].FloorRatios[target.Lmigo][mCPU]; got != 1.2 {
 		t.Errorf("lmigo vs floor CPU %v, want 1.2", got)
 	}
 	var labels []string
@@ -168,33 +169,33 @@ func TestVsFloorRows(t *testing.T) {
 func TestBelowSatTargets(t *testing.T) {
 	rep := floorReport(t, map[string]map[string]map[string]float64{
 		"tiny-n64": {
-			rtLmigo: {mCPU: 12},
-			rtFloor: {mCPU: 10},
+			target.Lmigo: {mCPU: 12},
+			target.Floor: {mCPU: 10},
 		},
 		"tiny-n64-r1000": {
-			rtLmigo: {mCPU: 110},
-			rtRef:   {mCPU: 300},
-			rtFloor: {mCPU: 100},
+			target.Lmigo:       {mCPU: 110},
+			target.AWSLambdaGo: {mCPU: 300},
+			target.Floor:       {mCPU: 100},
 		},
 		"tiny-n512-r1000": {
-			rtLmigo: {mCPU: 110.1},
-			rtFloor: {mCPU: 100},
+			target.Lmigo: {mCPU: 110.1},
+			target.Floor: {mCPU: 100},
 		},
 		"wait-20ms-n64-r1000": {
-			rtLmigo: {mCPU: 100, mPeakRSS: 30, mP99: 21500},
-			rtFloor: {mCPU: 100, mPeakRSS: 14, mP99: 20500},
+			target.Lmigo: {mCPU: 100, mPeakRSS: 30, mP99: 21500},
+			target.Floor: {mCPU: 100, mPeakRSS: 14, mP99: 20500},
 		},
 		"wait-50ms-n512-r1500": {
-			rtLmigo:      {mCPU: 111, mPeakRSS: 30.1, mP99: 51501},
-			"lmigo-next": {mCPU: 90, mPeakRSS: 15, mP99: 50000},
-			rtFloor:      {mCPU: 100, mPeakRSS: 14, mP99: 50500},
-			rtRef:        {mCPU: 1000},
+			target.Lmigo:       {mCPU: 111, mPeakRSS: 30.1, mP99: 51501},
+			"lmigo-next":       {mCPU: 90, mPeakRSS: 15, mP99: 50000},
+			target.Floor:       {mCPU: 100, mPeakRSS: 14, mP99: 50500},
+			target.AWSLambdaGo: {mCPU: 1000},
 		},
 		"wait-100ms-n1600-r1500": {
-			rtFloor: {mCPU: 100, mPeakRSS: 20, mP99: 100500}, // every lmigo run had problems
+			target.Floor: {mCPU: 100, mPeakRSS: 20, mP99: 100500}, // every lmigo run had problems
 		},
 	})
-	rep.Runtimes = append(rep.Runtimes, runtimeSpec{Name: "lmigo-next"})
+	rep.Runtimes = append(rep.Runtimes, target.Runtime{Name: "lmigo-next"})
 	got := map[string]bool{}
 	for _, c := range floorTargets(rep) {
 		got[c.Runtime+", "+c.Scenario+": "+c.What] = c.Met
@@ -245,13 +246,13 @@ func TestStackTarget(t *testing.T) {
 		holds  bool
 	}{{8, true}, {8.1, false}, {-3, true}} {
 		sr := scenarioReport{Scenario: sc, Medians: map[string]map[string]float64{
-			rtLmigo:        {mRSSGrowth: tt.growth, mPeakRSS: 90},
-			"lmigo-before": {mRSSGrowth: 30},
-			rtRef:          {mRSSGrowth: 50},
+			target.Lmigo:       {mRSSGrowth: tt.growth, mPeakRSS: 90},
+			"lmigo-before":     {mRSSGrowth: 30},
+			target.AWSLambdaGo: {mRSSGrowth: 50},
 		}}
 		got := checkTargets(defaultConfig(), sr)
 		want := []targetCheck{
-			{Runtime: rtLmigo, What: "RSS after - RSS before <= 8 MiB", Value: tt.growth, Limit: 8, Holds: tt.holds},
+			{Runtime: target.Lmigo, What: "RSS after - RSS before <= 8 MiB", Value: tt.growth, Limit: 8, Holds: tt.holds},
 			{Runtime: "lmigo-before", What: "RSS after - RSS before <= 8 MiB", Value: 30, Limit: 8, Holds: false},
 		}
 		if !slices.Equal(got, want) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/show"
+	"github.com/lmigo/lmigo/loadtest/target"
 )
 
 // Latency rows of the below-saturation set: how long a caller waits for a
@@ -36,17 +37,17 @@ func latencyRows(rep *report) [][]string {
 		if !latencyRowsOf(sr.Scenario) {
 			continue
 		}
-		floor := sr.Medians[rtFloor]
+		floor := sr.Medians[target.Floor]
 		label := scenarioLabel(sr.Scenario)
 		for _, rt := range rep.Runtimes {
-			if !rt.serves(sr.Scenario.w) {
+			if !rt.Serves(sr.Scenario.w) {
 				continue
 			}
 			m := sr.Medians[rt.Name]
 			vs := func(key string) string {
 				v, ok := m[key]
 				f, okF := floor[key]
-				if !ok || !okF || rt.Name == rtFloor {
+				if !ok || !okF || rt.Name == target.Floor {
 					return "-"
 				}
 				if r, ok := ratio(v, f); ok {
@@ -55,7 +56,7 @@ func latencyRows(rep *report) [][]string {
 				return "-"
 			}
 			byRep := "-"
-			if rs := repRatios(sr, rt.Name, mP99); rt.Name != rtFloor && len(rs) > 0 {
+			if rs := repRatios(sr, rt.Name, mP99); rt.Name != target.Floor && len(rs) > 0 {
 				byRep = show.Ratio(rs[0])
 				if hi := show.Ratio(rs[len(rs)-1]); hi != byRep {
 					byRep += "–" + hi
@@ -84,7 +85,7 @@ func repRatios(sr scenarioReport, runtime, key string) []float64 {
 		if !ok {
 			continue
 		}
-		i := slices.IndexFunc(sr.Runs, func(f runResult) bool { return f.Runtime == rtFloor && f.Rep == run.Rep && measured(f) })
+		i := slices.IndexFunc(sr.Runs, func(f runResult) bool { return f.Runtime == target.Floor && f.Rep == run.Rep && measured(f) })
 		if i < 0 {
 			continue
 		}

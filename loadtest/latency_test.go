@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lmigo/lmigo/loadtest/target"
 )
 
 // TestLatencyRows: the latency table, from made-up runs: each runtime's
@@ -12,10 +14,10 @@ import (
 // alone; wait:D and the closed model have no rows.
 func TestLatencyRows(t *testing.T) {
 	rep := floorReport(t, map[string]map[string]map[string]float64{
-		"tiny-n64":            {rtLmigo: {mP50: 10, mP99: 100}, rtFloor: {mP50: 10, mP99: 50}},
-		"wait-20ms-n64-r1000": {rtLmigo: {mP50: 20100, mP99: 30000}, rtFloor: {mP50: 20100, mP99: 20400}},
+		"tiny-n64":            {target.Lmigo: {mP50: 10, mP99: 100}, target.Floor: {mP50: 10, mP99: 50}},
+		"wait-20ms-n64-r1000": {target.Lmigo: {mP50: 20100, mP99: 30000}, target.Floor: {mP50: 20100, mP99: 20400}},
 	})
-	rep.Runtimes = []runtimeSpec{{Name: rtLmigo}, {Name: rtRef}, {Name: rtFloor}}
+	rep.Runtimes = []target.Runtime{{Name: target.Lmigo}, {Name: target.AWSLambdaGo}, {Name: target.Floor}}
 	runs := func(sc string, p99 map[string][]float64, p50 map[string]float64) scenarioReport {
 		r, err := parseScenarioName(sc)
 		if err != nil {
@@ -31,19 +33,19 @@ func TestLatencyRows(t *testing.T) {
 				sr.Runs = append(sr.Runs, runResult{Runtime: rt, Rep: rep + 1, Metrics: map[string]float64{mP50: p50[rt], mP99: p99[rt][rep]}})
 			}
 		}
-		summarize(&sr, []runtimeSpec{{Name: rtLmigo}, {Name: rtRef}, {Name: rtFloor}})
+		summarize(&sr, []target.Runtime{{Name: target.Lmigo}, {Name: target.AWSLambdaGo}, {Name: target.Floor}})
 		return sr
 	}
 	rep.Scenarios = append(rep.Scenarios,
 		// p50 1.10x (met), p99 median 450 against 300: 1.5x (missed); by
 		// rep 400/200, 450/300, 600/500.
 		runs("tiny-n64-r1000", map[string][]float64{
-			rtLmigo: {400, 450, 600}, rtRef: {900, 1000, 1100}, rtFloor: {200, 300, 500},
-		}, map[string]float64{rtLmigo: 110, rtRef: 300, rtFloor: 100}),
+			target.Lmigo: {400, 450, 600}, target.AWSLambdaGo: {900, 1000, 1100}, target.Floor: {200, 300, 500},
+		}, map[string]float64{target.Lmigo: 110, target.AWSLambdaGo: 300, target.Floor: 100}),
 		// p50 1.11x (missed), p99 1.30x (met).
 		runs("tiny-n512-r1000", map[string][]float64{
-			rtLmigo: {260, 260, 260}, rtRef: {900, 900, 900}, rtFloor: {200, 200, 200},
-		}, map[string]float64{rtLmigo: 111, rtRef: 300, rtFloor: 100}),
+			target.Lmigo: {260, 260, 260}, target.AWSLambdaGo: {900, 900, 900}, target.Floor: {200, 200, 200},
+		}, map[string]float64{target.Lmigo: 111, target.AWSLambdaGo: 300, target.Floor: 100}),
 	)
 	rep.FloorTargets = floorTargets(rep)
 	want := [][]string{
@@ -90,7 +92,7 @@ func TestLatencyRows(t *testing.T) {
 }
 
 // rep3Order is the order runs of one rep come in (interleaved).
-var rep3Order = []string{rtLmigo, rtRef, rtFloor}
+var rep3Order = []string{target.Lmigo, target.AWSLambdaGo, target.Floor}
 
 // TestRepRatios: a rep counts when the runtime and the floor both measured
 // it (no problem, not a profile run) and the floor's figure is above 0.
@@ -98,9 +100,9 @@ func TestRepRatios(t *testing.T) {
 	run := func(rt string, rep int, p99 float64) runResult {
 		return runResult{Runtime: rt, Rep: rep, Metrics: map[string]float64{mP99: p99}}
 	}
-	bad := run(rtFloor, 2, 100)
+	bad := run(target.Floor, 2, 100)
 	bad.Problems = []string{"exited"}
-	profiled := run(rtFloor, 4, 100)
+	profiled := run(target.Floor, 4, 100)
 	profiled.Profiled = true
 	tests := []struct {
 		name string
@@ -108,16 +110,16 @@ func TestRepRatios(t *testing.T) {
 		want []float64
 	}{
 		{"none", nil, nil},
-		{"paired by rep, sorted", []runResult{run(rtLmigo, 1, 300), run(rtFloor, 1, 200), run(rtLmigo, 2, 100), run(rtFloor, 2, 100)}, []float64{1, 1.5}},
-		{"floor's rep had a problem", []runResult{run(rtLmigo, 2, 300), bad}, nil},
-		{"floor's run is a profile", []runResult{run(rtLmigo, 4, 300), profiled}, nil},
-		{"floor did not run", []runResult{run(rtLmigo, 1, 300), run(rtRef, 1, 200)}, nil},
-		{"floor's figure is 0", []runResult{run(rtLmigo, 1, 300), run(rtFloor, 1, 0)}, nil},
-		{"no figure", []runResult{{Runtime: rtLmigo, Rep: 1, Metrics: map[string]float64{}}, run(rtFloor, 1, 100)}, nil},
+		{"paired by rep, sorted", []runResult{run(target.Lmigo, 1, 300), run(target.Floor, 1, 200), run(target.Lmigo, 2, 100), run(target.Floor, 2, 100)}, []float64{1, 1.5}},
+		{"floor's rep had a problem", []runResult{run(target.Lmigo, 2, 300), bad}, nil},
+		{"floor's run is a profile", []runResult{run(target.Lmigo, 4, 300), profiled}, nil},
+		{"floor did not run", []runResult{run(target.Lmigo, 1, 300), run(target.AWSLambdaGo, 1, 200)}, nil},
+		{"floor's figure is 0", []runResult{run(target.Lmigo, 1, 300), run(target.Floor, 1, 0)}, nil},
+		{"no figure", []runResult{{Runtime: target.Lmigo, Rep: 1, Metrics: map[string]float64{}}, run(target.Floor, 1, 100)}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := repRatios(scenarioReport{Runs: tt.runs}, rtLmigo, mP99); !slices.Equal(got, tt.want) {
+			if got := repRatios(scenarioReport{Runs: tt.runs}, target.Lmigo, mP99); !slices.Equal(got, tt.want) {
 				t.Errorf("got %v, want %v", got, tt.want)
 			}
 		})

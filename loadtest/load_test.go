@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lmigo/lmigo/loadtest/load"
+	"github.com/lmigo/lmigo/loadtest/target"
 )
 
 func TestPercentilesMedianRatio(t *testing.T) {
@@ -44,14 +45,14 @@ func TestPercentilesMedianRatio(t *testing.T) {
 
 func TestSummarize(t *testing.T) {
 	sr := scenarioReport{Runs: []runResult{
-		{Runtime: rtLmigo, Metrics: map[string]float64{mCPU: 40, mThroughput: 10}},
-		{Runtime: rtRef, Metrics: map[string]float64{mCPU: 100}},
-		{Runtime: rtLmigo, Metrics: map[string]float64{mCPU: 60, mThroughput: 30}},
-		{Runtime: rtRef, Metrics: map[string]float64{mCPU: 80}},
-		{Runtime: rtLmigo, Metrics: map[string]float64{mCPU: 1e9}, Problems: []string{"crashed"}},
+		{Runtime: target.Lmigo, Metrics: map[string]float64{mCPU: 40, mThroughput: 10}},
+		{Runtime: target.AWSLambdaGo, Metrics: map[string]float64{mCPU: 100}},
+		{Runtime: target.Lmigo, Metrics: map[string]float64{mCPU: 60, mThroughput: 30}},
+		{Runtime: target.AWSLambdaGo, Metrics: map[string]float64{mCPU: 80}},
+		{Runtime: target.Lmigo, Metrics: map[string]float64{mCPU: 1e9}, Problems: []string{"crashed"}},
 	}}
-	summarize(&sr, []runtimeSpec{{Name: rtLmigo}, {Name: rtRef}})
-	if got := sr.Medians[rtLmigo][mCPU]; got != 50 {
+	summarize(&sr, []target.Runtime{{Name: target.Lmigo}, {Name: target.AWSLambdaGo}})
+	if got := sr.Medians[target.Lmigo][mCPU]; got != 50 {
 		t.Errorf("lmigo median CPU %v, want 50 (a run with problems is left out)", got)
 	}
 	if got := sr.Ratios[mCPU]; got != 50.0/90 {
@@ -64,12 +65,12 @@ func TestSummarize(t *testing.T) {
 
 func TestSummarizeThreeRuntimes(t *testing.T) {
 	sr := scenarioReport{Runs: []runResult{
-		{Runtime: rtLmigo, Metrics: map[string]float64{mCPU: 40, mRSSGrowth: -1}},
-		{Runtime: rtRaw, Metrics: map[string]float64{mCPU: 20, mRSSGrowth: 2}},
-		{Runtime: rtRef, Metrics: map[string]float64{mCPU: 80, mRSSGrowth: 100}},
+		{Runtime: target.Lmigo, Metrics: map[string]float64{mCPU: 40, mRSSGrowth: -1}},
+		{Runtime: target.LmigoRaw, Metrics: map[string]float64{mCPU: 20, mRSSGrowth: 2}},
+		{Runtime: target.AWSLambdaGo, Metrics: map[string]float64{mCPU: 80, mRSSGrowth: 100}},
 	}}
-	summarize(&sr, []runtimeSpec{{Name: rtLmigo}, {Name: rtRaw}, {Name: rtRef}})
-	if got, raw := sr.Ratios[mCPU], sr.MoreRatios[rtRaw][mCPU]; got != 0.5 || raw != 0.25 {
+	summarize(&sr, []target.Runtime{{Name: target.Lmigo}, {Name: target.LmigoRaw}, {Name: target.AWSLambdaGo}})
+	if got, raw := sr.Ratios[mCPU], sr.MoreRatios[target.LmigoRaw][mCPU]; got != 0.5 || raw != 0.25 {
 		t.Errorf("ratios lmigo %v, lmigo-raw %v; want 0.5, 0.25 (against aws-lambda-go)", got, raw)
 	}
 	if _, ok := sr.Ratios[mRSSGrowth]; ok {
@@ -159,15 +160,15 @@ func TestTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	sr := scenarioReport{Scenario: sc, Medians: map[string]map[string]float64{
-		rtLmigo: {mRSSGrowth: 7.9, mPeakRSS: 41},
-		rtRaw:   {mRSSGrowth: 24.1}, // 64 x 256 KiB + 8 MiB = 24 MiB
-		rtRef:   {mRSSGrowth: 900},
+		target.Lmigo:       {mRSSGrowth: 7.9, mPeakRSS: 41},
+		target.LmigoRaw:    {mRSSGrowth: 24.1}, // 64 x 256 KiB + 8 MiB = 24 MiB
+		target.AWSLambdaGo: {mRSSGrowth: 900},
 	}}
 	got := checkTargets(cfg, sr)
 	want := []targetCheck{
-		{Runtime: rtLmigo, What: "RSS after - RSS before <= 8 MiB", Value: 7.9, Limit: 8, Holds: true},
-		{Runtime: rtLmigo, What: "peak RSS at N=64 <= 40 MiB", Value: 41, Limit: 40, Holds: false},
-		{Runtime: rtRaw, What: "RSS after - RSS before <= N x retain cap + 8 MiB (64 x 256KiB + 8 MiB)", Value: 24.1, Limit: 24, Holds: false},
+		{Runtime: target.Lmigo, What: "RSS after - RSS before <= 8 MiB", Value: 7.9, Limit: 8, Holds: true},
+		{Runtime: target.Lmigo, What: "peak RSS at N=64 <= 40 MiB", Value: 41, Limit: 40, Holds: false},
+		{Runtime: target.LmigoRaw, What: "RSS after - RSS before <= N x retain cap + 8 MiB (64 x 256KiB + 8 MiB)", Value: 24.1, Limit: 24, Holds: false},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("targets:\n%+v\nwant\n%+v", got, want)
@@ -180,7 +181,7 @@ func TestPanicWorkloadRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := beginRun(t.Context(), cfg, &sc, runtimeSpec{Name: rtRef, Binary: "/nonexistent"}, 1, false)
+	l := beginRun(t.Context(), cfg, &sc, target.Runtime{Name: target.AWSLambdaGo, Binary: "/nonexistent"}, 1, false)
 	r := l.finish(t.Context())
 	if len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "exits on a panic") {
 		t.Fatalf("problems %q, want the workload refused before anything starts", r.Problems)

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/lmigo/lmigo/loadtest/load"
+	"github.com/lmigo/lmigo/loadtest/target"
 )
 
 // The scheduler's share of a runtime's CPU (-profile). Below saturation a
@@ -34,7 +35,7 @@ func profileMetric(key string) bool {
 // profiled says whether runs of rt in sc are profiled: the open model
 // (below saturation), lmigo's runtimes and the floor, when -profile
 // allows.
-func (c *config) profiled(sc scenario, rt runtimeSpec) bool {
-	return c.Profile != "off" && c.Target != targetLambda && sc.Model == load.ModelOpen &&
-		(strings.HasPrefix(rt.Name, rtLmigo) || rt.Name == rtFloor) && rt.serves(sc.w)
+func (c *config) profiled(sc scenario, rt target.Runtime) bool {
+	return c.Profile != "off" && c.Target != target.Lambda && sc.Model == load.ModelOpen &&
+		(strings.HasPrefix(rt.Name, target.Lmigo) || rt.Name == target.Floor) && rt.Serves(sc.w)
 }

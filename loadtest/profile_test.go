@@ -2,19 +2,21 @@ package main
 
 import (
 	"testing"
+
+	"github.com/lmigo/lmigo/loadtest/target"
 )
 
 // TestProfiledRunsApart: a profiled run gives the medians its profile and
 // nothing else; the measured runs give everything else.
 func TestProfiledRunsApart(t *testing.T) {
 	sr := scenarioReport{Runs: []runResult{
-		{Runtime: rtLmigo, Metrics: map[string]float64{mCPU: 100}},
-		{Runtime: rtLmigo, Metrics: map[string]float64{mCPU: 110}},
-		{Runtime: rtLmigo, Metrics: map[string]float64{mCPU: 120}},
-		{Runtime: rtLmigo, Profiled: true, Metrics: map[string]float64{mCPU: 1000, mSched: 15, mStartm: 6, mStopm: 9}},
+		{Runtime: target.Lmigo, Metrics: map[string]float64{mCPU: 100}},
+		{Runtime: target.Lmigo, Metrics: map[string]float64{mCPU: 110}},
+		{Runtime: target.Lmigo, Metrics: map[string]float64{mCPU: 120}},
+		{Runtime: target.Lmigo, Profiled: true, Metrics: map[string]float64{mCPU: 1000, mSched: 15, mStartm: 6, mStopm: 9}},
 	}}
-	summarize(&sr, []runtimeSpec{{Name: rtLmigo}})
-	if m := sr.Medians[rtLmigo]; m[mCPU] != 110 || m[mSched] != 15 || m[mStopm] != 9 {
+	summarize(&sr, []target.Runtime{{Name: target.Lmigo}})
+	if m := sr.Medians[target.Lmigo]; m[mCPU] != 110 || m[mSched] != 15 || m[mStopm] != 9 {
 		t.Errorf("medians %v, want CPU 110 from the measured runs, the shares from the profile", m)
 	}
 	cfg := defaultConfig()
@@ -27,15 +29,15 @@ func TestProfiledRunsApart(t *testing.T) {
 		rt   string
 		want bool
 	}{
-		{open, rtLmigo, true}, {open, "lmigo-next", true}, {open, rtFloor, true}, {open, rtRef, false},
-		{closed, rtLmigo, false}, {stack, rtLmigo, false},
+		{open, target.Lmigo, true}, {open, "lmigo-next", true}, {open, target.Floor, true}, {open, target.AWSLambdaGo, false},
+		{closed, target.Lmigo, false}, {stack, target.Lmigo, false},
 	} {
-		if got := cfg.profiled(tt.sc, runtimeSpec{Name: tt.rt}); got != tt.want {
+		if got := cfg.profiled(tt.sc, target.Runtime{Name: tt.rt}); got != tt.want {
 			t.Errorf("profiled(%s, %s) = %v", tt.sc.Name, tt.rt, got)
 		}
 	}
 	cfg.Profile = "off"
-	if cfg.profiled(open, runtimeSpec{Name: rtLmigo}) {
+	if cfg.profiled(open, target.Runtime{Name: target.Lmigo}) {
 		t.Error("profiled with -profile off")
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/plot"
 	"github.com/lmigo/lmigo/loadtest/show"
+	"github.com/lmigo/lmigo/loadtest/target"
 )
 
 // column is one metric of the summary tables.
@@ -79,7 +80,7 @@ func rows(rep *report) [][]string {
 	for _, sr := range rep.Scenarios {
 		first := true
 		for _, rt := range rep.Runtimes {
-			if !rt.serves(sr.Scenario.w) {
+			if !rt.Serves(sr.Scenario.w) {
 				continue // not run (the floor for grow): see the notes
 			}
 			row := []string{"", rt.Name}
@@ -143,7 +144,7 @@ const slack = 8
 // (every run had problems) fails its targets.
 func checkTargets(cfg *config, sr scenarioReport) []targetCheck {
 	sc := sr.Scenario
-	if !sc.w.Waved() || cfg.Target == targetLambda {
+	if !sc.w.Waved() || cfg.Target == target.Lambda {
 		return nil
 	}
 	var out []targetCheck
@@ -153,12 +154,12 @@ func checkTargets(cfg *config, sr scenarioReport) []targetCheck {
 	}
 	for rt := range sr.Medians {
 		switch {
-		case rt == rtLmigo || strings.HasPrefix(rt, rtLmigo+"-") && rt != rtRaw && rt != rtHandler: // -extra lmigo-*: the typed handler's
+		case rt == target.Lmigo || strings.HasPrefix(rt, target.Lmigo+"-") && rt != target.LmigoRaw && rt != target.LmigoHandler: // -extra lmigo-*: the typed handler's
 			add(rt, "RSS after - RSS before <= 8 MiB", mRSSGrowth, slack)
 			if sc.Workload == "grow" && sc.N == 64 {
 				add(rt, "peak RSS at N=64 <= 40 MiB", mPeakRSS, 40)
 			}
-		case rt == rtRaw:
+		case rt == target.LmigoRaw:
 			retain := retainCap(cfg, sc.N)
 			add(rt, fmt.Sprintf("RSS after - RSS before <= N x retain cap + 8 MiB (%d x %s + 8 MiB)", sc.N, load.FormatSize(retain)),
 				mRSSGrowth, float64(sc.N)*mib(int64(retain))+slack)
@@ -177,7 +178,7 @@ func checkTargets(cfg *config, sr scenarioReport) []targetCheck {
 // environment the load test gives it (-env included).
 func retainCap(cfg *config, n int) int {
 	env := map[string]string{"AWS_LAMBDA_RUNTIME_API": "127.0.0.1:9001"}
-	for _, kv := range bootstrapEnv(cfg, n) {
+	for _, kv := range cfg.Environ(n) {
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			env[k] = v
 		}
@@ -248,7 +249,7 @@ func printAccounting(w io.Writer, rep *report) {
 			if r.API != nil {
 				viol += r.API.Violations
 				crossed += r.API.CrossWired
-				if echoes(r.Runtime) {
+				if target.Echoes(r.Runtime) {
 					noEcho += r.API.NoEcho
 				}
 			}
@@ -260,7 +261,7 @@ func printAccounting(w io.Writer, rep *report) {
 	}
 	fmt.Fprintf(w, "- Accounting: %d invocations answered (warm-up included), %d function errors as asked, %d throttled attempts %s, %d given up when the window closed",
 		total, fe, thr, handled, abandoned)
-	if rep.Config.Target == targetFake {
+	if rep.Config.Target == target.Fake {
 		verdict := "every invocation answered exactly once"
 		if !once {
 			verdict = "NOT every invocation answered exactly once (see PROBLEM)"
@@ -527,7 +528,7 @@ func exactlyOnce(r runResult, n int) (onceCheck, bool) {
 		duplicated: st.Duplicates, crossWired: st.CrossWired, noEcho: st.NoEcho,
 		driverAnswered: r.Load.answered(),
 		maxOutstanding: st.MaxOutstanding, n: int64(n), violations: st.Violations,
-		echo: echoes(r.Runtime),
+		echo: target.Echoes(r.Runtime),
 	}, true
 }
 
@@ -671,7 +672,7 @@ func runLines(rep *report) (glance, details [][]string) {
 			add(&details, "runtime's CPUs", r.CPUs)
 		}
 		if r.Output != nil {
-			add(&details, "the function's output", r.Output.words())
+			add(&details, "the function's output", r.Output.Words())
 		}
 	}
 	add(&details, "exec to N polls outstanding", get(mReady, show.MS))

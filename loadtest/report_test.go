@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lmigo/lmigo/loadtest/load"
+	"github.com/lmigo/lmigo/loadtest/target"
 	"github.com/lmigo/lmigo/rapi/rapitest"
 )
 
@@ -20,12 +21,12 @@ func runReport(t *testing.T, model string) *report {
 		t.Fatal(err)
 	}
 	api := &rapitest.Stats{Invocations: 2100, Responses: 1630, Errors: 470, MaxOutstanding: 8, Throttles: 5}
-	run := runResult{Scenario: sc.Name, Runtime: rtLmigo, Rep: 1, API: api,
+	run := runResult{Scenario: sc.Name, Runtime: target.Lmigo, Rep: 1, API: api,
 		Load: loadCounts{OK: 1630, FuncErrors: 470, Throttles: 5}}
 	med := map[string]float64{mThroughput: 1000, mP50: 800, mP90: 5600, mP99: 7000, mP999: 9000, mMax: 9500,
 		mCPU: 190, mPeakRSS: 10.4, mRSSAfter: 10.3, mInvocations: 2000, mRejected: 0.15, mThrottles: 1.5}
-	return &report{Kind: "run", Config: cfg, Runtimes: []runtimeSpec{{Name: rtLmigo}},
-		Scenarios: []scenarioReport{{Scenario: sc, Runs: []runResult{run}, Medians: map[string]map[string]float64{rtLmigo: med}}}}
+	return &report{Kind: "run", Config: cfg, Runtimes: []target.Runtime{{Name: target.Lmigo}},
+		Scenarios: []scenarioReport{{Scenario: sc, Runs: []runResult{run}, Medians: map[string]map[string]float64{target.Lmigo: med}}}}
 }
 
 // TestRunReportLeads checks that the run report leads with the rates
@@ -121,13 +122,13 @@ func TestExactlyOnce(t *testing.T) {
 		{"duplicated", func(s *rapitest.Stats, _ *runResult) { s.Duplicates = 1 }, false, "1 duplicated"},
 		{"cross-wired", func(s *rapitest.Stats, _ *runResult) { s.CrossWired = 2 }, false, "2 cross-wired"},
 		{"no echo", func(s *rapitest.Stats, _ *runResult) { s.NoEcho = 1 }, false, "1 without echo"},
-		{"no echo expected", func(s *rapitest.Stats, r *runResult) { s.NoEcho, r.Runtime = 10, rtRef }, true, "echo not expected"},
+		{"no echo expected", func(s *rapitest.Stats, r *runResult) { s.NoEcho, r.Runtime = 10, target.AWSLambdaGo }, true, "echo not expected"},
 		{"over N", func(s *rapitest.Stats, _ *runResult) { s.MaxOutstanding, s.Violations = 5, 1 }, false, "max polls + in flight 5 > N=4 (1 violations)"},
 		{"driver", func(_ *rapitest.Stats, r *runResult) { r.Load.OK = 6 }, false, "the callers counted 9 answers"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			st := ok
-			r := runResult{Runtime: rtLmigo, Load: loadCounts{OK: 7, FuncErrors: 3}}
+			r := runResult{Runtime: target.Lmigo, Load: loadCounts{OK: 7, FuncErrors: 3}}
 			c.edit(&st, &r)
 			r.API = &st
 			oc, _ := exactlyOnce(r, 4)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/show"
+	"github.com/lmigo/lmigo/loadtest/target"
 )
 
 // The demo's load (`make run`): an open loop at demoRate, about a tenth
@@ -42,7 +43,7 @@ func runMain(ctx context.Context, args []string) error {
 func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := defaultConfig()
 	cfg.stdout, cfg.stderr = stdout, stderr
-	cfg.Reps, cfg.Count, cfg.Warmup, cfg.N, cfg.Runtime = 1, demoCount, 100, 8, rtLmigo
+	cfg.Reps, cfg.Count, cfg.Warmup, cfg.N, cfg.Runtime = 1, demoCount, 100, 8, target.Lmigo
 	cfg.Model, cfg.Rate = load.ModelOpen, demoRate
 	fs := flag.NewFlagSet("loadtest run", flag.ContinueOnError)
 	cfg.register(fs)
@@ -65,24 +66,24 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		cfg.Count = demoClosedCount
 		cfg.Flags["count"] = fmt.Sprint(cfg.Count)
 	}
-	if !slices.Contains([]string{rtLmigo, rtRaw, rtRef, rtFloor}, cfg.Runtime) {
+	if !slices.Contains([]string{target.Lmigo, target.LmigoRaw, target.AWSLambdaGo, target.Floor}, cfg.Runtime) {
 		return fmt.Errorf("-runtime %q: want lmigo, lmigo-raw, aws-lambda-go or floor", cfg.Runtime)
 	}
-	rt := runtimeSpec{Name: cfg.Runtime, Binary: cfg.Bootstrap, SurvivesPanic: cfg.Runtime != rtRef && cfg.Runtime != rtFloor}
+	rt := target.Runtime{Name: cfg.Runtime, Binary: cfg.Bootstrap, SurvivesPanic: cfg.Runtime != target.AWSLambdaGo && cfg.Runtime != target.Floor}
 	// A bootstrap without -runtime is the user's function: it answers
 	// the user's events, not the demo's contract.
 	if cfg.Bootstrap != "" && !cfg.given["runtime"] {
-		bin, cleanup, err := userBootstrap(cfg.Bootstrap)
+		bin, cleanup, err := target.UserBootstrap(cfg.Bootstrap)
 		if err != nil {
 			return inputError("-bootstrap", cfg.Bootstrap, err)
 		}
 		defer cleanup()
-		rt = runtimeSpec{Name: rtFunction, Binary: bin, SurvivesPanic: true}
+		rt = target.Runtime{Name: target.Function, Binary: bin, SurvivesPanic: true}
 		if cfg.Workload != "" && cfg.Workload != "tiny" {
 			return fmt.Errorf("-workload %s needs the demo's handler (cmd/bootstrap); give your function its own events with -events FILE", cfg.Workload)
 		}
 		if !cfg.given["target"] {
-			cfg.Target = userTarget(cfg.stderr)
+			cfg.Target = target.Default(cfg.stderr)
 			if !cfg.given["on-throttle"] {
 				cfg.OnThrottle = defaultOnThrottle(cfg.Target)
 			}
@@ -98,7 +99,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if cfg.Workload == "" {
 		cfg.Workload = "mix"
-		if rt.Name == rtFloor {
+		if rt.Name == target.Floor {
 			cfg.Workload = "tiny"
 		} else if rt.SurvivesPanic {
 			cfg.Workload = "mix-panic"
@@ -108,28 +109,28 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	rts := []runtimeSpec{rt}
-	if cfg.Target == targetLambda {
+	rts := []target.Runtime{rt}
+	if cfg.Target == target.Lambda {
 		rts[0].Binary, rts[0].Function = "", cfg.Function
 	} else {
-		cleanup, err := buildMissing(ctx, cfg, rts, "-runtime")
+		cleanup, err := target.BuildMissing(ctx, rts, cfg.Workload, "-runtime", cfg.stderr)
 		if err != nil {
 			return err
 		}
 		defer cleanup()
 	}
-	if rt.Name == rtFunction && cfg.Target != targetLambda {
-		if cfg.fnOut, err = createOutput(cfg.Out, "run-function.log"); err != nil {
+	if rt.Name == target.Function && cfg.Target != target.Lambda {
+		if cfg.Output, err = target.CreateOutput(cfg.Out, "run-function.log"); err != nil {
 			return err
 		}
-		defer func() { _ = cfg.fnOut.close() }() // closed below; again, should the run end early
+		defer func() { _ = cfg.Output.Close() }() // closed below; again, should the run end early
 	}
 	stop := answers(cfg, sc.Warmup+sc.Count)
 	rep, err := execute(ctx, cfg, "run", []scenario{sc}, rts)
 	stop()
-	if cfg.fnOut != nil && rep != nil {
-		err = errors.Join(err, cfg.fnOut.close())
-		c := cfg.fnOut.summary()
+	if cfg.Output != nil && rep != nil {
+		err = errors.Join(err, cfg.Output.Close())
+		c := cfg.Output.Summary()
 		for _, sr := range rep.Scenarios {
 			for i := range sr.Runs {
 				sr.Runs[i].Output = &c
@@ -138,7 +139,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if rep != nil && len(rep.Scenarios) == 1 {
 		rep.Notes = runNotes(cfg, sc)
-		if cfg.Target != targetLambda {
+		if cfg.Target != target.Lambda {
 			rep.Notes = append(rep.Notes, rssCaption(rep.Scenarios[0].Medians[rep.Runtimes[0].Name]))
 		}
 		printRun(cfg.stdout, rep)
@@ -242,11 +243,11 @@ func workloadWords(name string) string {
 func runNotes(cfg *config, sc scenario) []string {
 	var ns []string
 	switch cfg.Target {
-	case targetFake:
+	case target.Fake:
 		ns = append(ns, "The runtime runs against the fake LMI Runtime API, inside the load test. Runtime CPU per invocation is the runtime process's user+sys time (/proc/PID/stat) over the measured window, divided by the invocations answered in it; the load test's own CPU is not in it, though it shares the machine.")
-	case targetRIE:
+	case target.RIE:
 		ns = append(ns, "The runtime runs in the AWS emulator's LMI mode; CPU per invocation and memory are the runtime's process, the emulator excluded.")
-	case targetLambda:
+	case target.Lambda:
 		ns = append(ns, "The runtime is a deployed function: only what a caller sees is measured; CPU per invocation, memory, GCs and connections are the platform's (-).")
 	}
 	if sc.Model == load.ModelOpen {
@@ -310,7 +311,7 @@ func runVerdict(rep *report) string {
 		}
 	}
 	notShown := "how it behaves on Lambda, at saturation (make loadtest) or over hours (make soak)"
-	if rt == rtFunction {
+	if rt == target.Function {
 		notShown = "that its answers are right beyond that check, nor what N and memory it needs (loadtest size)"
 	}
 	return fmt.Sprintf("verdict: %s: %s%s, on this machine, target %s; it does not show %s.",

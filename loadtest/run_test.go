@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lmigo/lmigo/loadtest/internal/fntest"
 	"github.com/lmigo/lmigo/loadtest/load"
+	"github.com/lmigo/lmigo/loadtest/target"
 	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
 
@@ -92,9 +94,9 @@ func TestRunUserBootstrap(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a bootstrap")
 	}
-	bin, events := sizeFixture(t)
+	bin, events := fntest.Shape(t)
 	zipped := filepath.Join(t.TempDir(), "fn.zip")
-	if err := zipBootstrap(zipped, bin); err != nil {
+	if err := target.Zip(zipped, bin); err != nil {
 		t.Fatal(err)
 	}
 	common := []string{"-target", "fake", "-n", "4", "-count", "60", "-warmup", "8", "-out", ""}
@@ -239,14 +241,14 @@ func TestRunFunctionExits(t *testing.T) {
 			t.Fatalf("copy %s: %v", f, err)
 		}
 	}
-	for _, target := range []string{targetFake, targetRIE} {
-		t.Run(target, func(t *testing.T) {
-			if target == targetRIE && (rie.Supported() != nil || os.Geteuid() != 0) {
+	for _, where := range []string{target.Fake, target.RIE} {
+		t.Run(where, func(t *testing.T) {
+			if where == target.RIE && (rie.Supported() != nil || os.Geteuid() != 0) {
 				t.Skip("the emulator needs root")
 			}
 			var out bytes.Buffer
 			t0 := time.Now()
-			err := runCommand(t.Context(), []string{"-bootstrap", bin, "-events", events, "-target", target, "-n", "4",
+			err := runCommand(t.Context(), []string{"-bootstrap", bin, "-events", events, "-target", where, "-n", "4",
 				"-count", "200", "-out", ""}, &out, &bytes.Buffer{})
 			t.Logf("ended in %s", time.Since(t0).Round(time.Millisecond))
 			if err == nil {

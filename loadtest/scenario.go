@@ -14,6 +14,7 @@ import (
 
 	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/measure"
+	"github.com/lmigo/lmigo/loadtest/target"
 	"github.com/lmigo/lmigo/rapi/rapitest"
 )
 
@@ -230,7 +231,7 @@ type runResult struct {
 	// Exited says how the function ended when it exited during the load.
 	Exited string `json:"exited,omitempty"`
 	// Output sums up the output of a user's function.
-	Output *outputCounts `json:"output,omitempty"`
+	Output *target.OutputCounts `json:"output,omitempty"`
 
 	hist *hdrhistogram.Histogram // measured window
 }
@@ -251,7 +252,7 @@ func (r *runResult) problem(format string, args ...any) {
 // liveRun is a run whose load is done and whose idle period may still run.
 type liveRun struct {
 	sc      *scenario
-	in      *instance
+	in      *target.Instance
 	res     runResult
 	total   load.Stats // warm-up and measured
 	sampler *measure.Sampler
@@ -263,36 +264,36 @@ type liveRun struct {
 // perf records the runtime meanwhile (see profiled). Failures are recorded
 // as problems of the result, never returned; a profile that fails is a
 // warning.
-func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, rep int, profile bool) *liveRun {
+func beginRun(ctx context.Context, cfg *config, sc *scenario, rt target.Runtime, rep int, profile bool) *liveRun {
 	l := &liveRun{sc: sc, res: runResult{Scenario: sc.Name, Runtime: rt.Name, Rep: rep, Profiled: profile, Metrics: map[string]float64{}}}
 	m := l.res.Metrics
 	if sc.w.Panics && !rt.SurvivesPanic {
 		l.res.problem("%s exits on a panic: workload %s refused for it", rt.Name, sc.Workload)
 		return l
 	}
-	if !rt.serves(sc.w) {
+	if !rt.Serves(sc.w) {
 		l.res.problem("%s serves tiny, size:S and wait:D only: workload %s refused for it", rt.Name, sc.Workload)
 		return l
 	}
-	in, err := start(ctx, cfg, rt, sc.N, sc.PinCPU)
+	in, err := target.Start(ctx, cfg.Options, rt, sc.N, sc.PinCPU)
 	if err != nil {
 		l.res.problem("start: %v", err)
 		return l
 	}
 	l.in = in
-	if in.ready > 0 {
-		m[mReady] = ms(in.ready)
+	if in.Ready > 0 {
+		m[mReady] = ms(in.Ready)
 	}
-	if in.readyCPU > 0 {
-		m[mReadyCPU] = ms(in.readyCPU)
+	if in.ReadyCPU > 0 {
+		m[mReadyCPU] = ms(in.ReadyCPU)
 	}
-	if in.pid > 0 {
-		t0 := time.Now().Add(-in.ready)
-		l.sampler = measure.NewSampler(in.procs, cfg.SampleEvery, t0)
+	if in.PID > 0 {
+		t0 := time.Now().Add(-in.Ready)
+		l.sampler = measure.NewSampler(in.Procs, cfg.SampleEvery, t0)
 	}
 	var connsInit int64
-	if in.api != nil {
-		connsInit = in.api.Stats().NewConns
+	if in.API != nil {
+		connsInit = in.API.Stats().NewConns
 		m[mConnsInit] = float64(connsInit)
 	}
 
@@ -300,7 +301,7 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 	// not at all once the function has exited.
 	lctx, cancel := context.WithTimeout(ctx, time.Duration(sc.Window)+cfg.Timeout+30*time.Second)
 	defer cancel()
-	lctx, watch := watchExit(lctx, in)
+	lctx, watch := target.WatchExit(lctx, in)
 	defer l.noteExit(watch)
 	spec := load.Spec{
 		Model: sc.Model, Callers: sc.Callers, Rate: sc.Rate,
@@ -309,39 +310,39 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 	}
 	switch {
 	case sc.w.Waved():
-		l.total.Add(load.WarmUp(lctx, in.inv, sc.w.Warm, cfg.Pause))
+		l.total.Add(load.WarmUp(lctx, in.Inv, sc.w.Warm, cfg.Pause))
 		// RSS before the burst: after the warm-up (the handler's body
 		// cache exists, as it will after the burst) and a pause longer
 		// than lmigo's idle free, read the same way for every runtime.
 		load.SleepCtx(lctx, time.Duration(sc.Settle))
-		if s, err := in.status(); err == nil {
+		if s, err := in.Status(); err == nil {
 			m[mRSSBefore] = mib(s.RSS)
-		} else if in.pid > 0 && !watch.exited() {
+		} else if in.PID > 0 && !watch.Exited() {
 			l.res.problem("read memory before the load: %v", err)
 		}
 	case sc.Warmup > 0:
-		l.total.Add(load.Run(lctx, in.inv, spec))
+		l.total.Add(load.Run(lctx, in.Inv, spec))
 	}
 
 	var prof *measure.Perf
-	if profile && in.pid > 0 {
-		if prof, err = measure.StartPerf(in.pid); err != nil {
+	if profile && in.PID > 0 {
+		if prof, err = measure.StartPerf(in.PID); err != nil {
 			l.res.Warnings = append(l.res.Warnings, "profile: "+err.Error())
 		}
 	}
-	cpu0, _ := in.cpu()
+	cpu0, _ := in.CPU()
 	self0, _ := readCPU(os.Getpid())
 	gc0 := gcCount(in)
 	conns0 := connsInit
-	if in.api != nil {
-		conns0 = in.api.Stats().NewConns
+	if in.API != nil {
+		conns0 = in.API.Stats().NewConns
 	}
 	var st load.Stats
 	if sc.w.Waved() {
-		st = load.RunWaves(lctx, in.inv, sc.w.Waves(sc.N), sc.N, sc.Rounds, time.Duration(sc.Window), cfg.Pause)
+		st = load.RunWaves(lctx, in.Inv, sc.w.Waves(sc.N), sc.N, sc.Rounds, time.Duration(sc.Window), cfg.Pause)
 	} else {
 		spec.Count = sc.Count
-		st = load.Run(lctx, in.inv, spec)
+		st = load.Run(lctx, in.Inv, spec)
 	}
 	l.loadEnd = time.Now()
 	var profErr error
@@ -359,30 +360,30 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 		latencyMetrics(st.Hist, m)
 		m[mThrottles] = per1k(st.Throttles)
 		m[mRejected] = load.RejectedPct(answered, st.Throttles)
-		if in.pid > 0 {
-			if cpu1, err := in.cpu(); err == nil {
+		if in.PID > 0 {
+			if cpu1, err := in.CPU(); err == nil {
 				m[mCPU] = us(int64(cpu1-cpu0)) / float64(answered)
 			}
 		}
 		// What the runtime shares the machine with: on few CPUs the fake
 		// API and the callers bound inv/s as much as the runtime does.
-		if self1, err := readCPU(os.Getpid()); err == nil && in.api != nil {
+		if self1, err := readCPU(os.Getpid()); err == nil && in.API != nil {
 			m[mDriverCPU] = us(int64(self1-self0)) / float64(answered)
 		}
-		if in.gc != nil && in.pid > 0 {
+		if in.GC != nil && in.PID > 0 {
 			gcs := gcCount(in) - gc0
 			m[mGCs] = float64(gcs)
 			m[mGCPer1k] = per1k(gcs)
 		}
-		if in.api != nil {
-			m[mConnsPer1k] = per1k(in.api.Stats().NewConns - conns0)
+		if in.API != nil {
+			m[mConnsPer1k] = per1k(in.API.Stats().NewConns - conns0)
 		}
 	}
-	if in.pid > 0 {
-		if s, err := in.status(); err == nil {
+	if in.PID > 0 {
+		if s, err := in.Status(); err == nil {
 			m[mPeakRSS], m[mRSSEnd], m[mRSSAfter] = mib(s.Peak), mib(s.RSS), mib(s.RSS)
 			l.res.CPUs = s.CPUs
-		} else if !watch.exited() {
+		} else if !watch.Exited() {
 			l.res.problem("read memory of the runtime at the end of the load: %v", err)
 		}
 	}
@@ -393,7 +394,7 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 			m[mStartm], m[mStopm], m[mSched], m[mPerfN] = share.Startm, share.Stopm, share.Sched, float64(share.Samples)
 		}
 	}
-	if sc.PinCPU >= 0 && in.pid > 0 && l.res.CPUs != strconv.Itoa(sc.PinCPU) {
+	if sc.PinCPU >= 0 && in.PID > 0 && l.res.CPUs != strconv.Itoa(sc.PinCPU) {
 		l.res.problem("runtime not pinned: Cpus_allowed_list %q, want %d", l.res.CPUs, sc.PinCPU)
 	}
 	if st.MaxLag > 0 {
@@ -404,12 +405,12 @@ func beginRun(ctx context.Context, cfg *config, sc *scenario, rt runtimeSpec, re
 
 // noteExit makes a function's exit during the load the run's first
 // problem.
-func (l *liveRun) noteExit(w *exitWatch) {
-	if !w.exited() {
+func (l *liveRun) noteExit(w *target.ExitWatch) {
+	if !w.Exited() {
 		return
 	}
-	l.res.Exited = l.in.exitStatus()
-	l.res.Problems = append([]string{l.in.exitProblem()}, l.res.Problems...)
+	l.res.Exited = l.in.ExitStatus()
+	l.res.Problems = append([]string{l.in.ExitProblem()}, l.res.Problems...)
 }
 
 // finish waits out the idle period, reads RSS again, stops the runtime and
@@ -421,12 +422,12 @@ func (l *liveRun) finish(ctx context.Context) runResult {
 	m := l.res.Metrics
 	if idle := time.Duration(l.sc.Idle); idle > 0 && l.res.Exited == "" {
 		load.SleepCtx(ctx, time.Until(l.loadEnd.Add(idle)))
-		if s, err := l.in.status(); err == nil {
+		if s, err := l.in.Status(); err == nil {
 			m[mRSSAfter] = mib(s.RSS)
 			if before, ok := m[mRSSBefore]; ok {
 				m[mRSSGrowth] = m[mRSSAfter] - before
 			}
-		} else if l.in.pid > 0 {
+		} else if l.in.PID > 0 {
 			delete(m, mRSSAfter)
 			l.res.problem("read memory after the idle period: %v", err)
 		}
@@ -451,13 +452,13 @@ func (l *liveRun) finish(ctx context.Context) runResult {
 		}
 		l.res.problem("%d invocations without an answer, %d wrong answers%s; first: %s", t.Failures, t.Wrong, http, t.FirstErr)
 	}
-	if l.in.api != nil {
-		st := l.in.api.Stats()
+	if l.in.API != nil {
+		st := l.in.API.Stats()
 		l.res.API = &st
 		checkAPI(&l.res, st, t)
 	}
-	tail := l.in.tail()
-	_ = l.in.stop()
+	tail := l.in.Tail()
+	_ = l.in.Stop()
 	if len(l.res.Problems) > 0 && tail != "" && l.res.Exited == "" {
 		l.res.problem("last output of the runtime:\n%s", tail)
 	}
@@ -498,7 +499,7 @@ func checkAPI(r *runResult, st rapitest.Stats, t load.Stats) {
 		r.problem("API: invocations ended badly: %d timeouts, %d canceled, %d aborted, %d too large, %d truncated",
 			st.Timeouts, st.Canceled, st.Aborted, st.Oversized, st.Truncated)
 	}
-	if st.CrossWired > 0 || echoes(r.Runtime) && st.NoEcho > 0 {
+	if st.CrossWired > 0 || target.Echoes(r.Runtime) && st.NoEcho > 0 {
 		r.problem("API: %d answers echoed another invocation's ID (cross-wired), %d echoed none", st.CrossWired, st.NoEcho)
 	}
 	if st.BadRequests+st.Late+st.TooLarge > 0 {
@@ -526,11 +527,11 @@ func readCPU(pid int) (time.Duration, error) {
 	return c.Total(), err
 }
 
-func gcCount(in *instance) int64 {
-	if in.gc == nil {
+func gcCount(in *target.Instance) int64 {
+	if in.GC == nil {
 		return 0
 	}
-	return in.gc.Count()
+	return in.GC.Count()
 }
 
 func us(ns int64) float64            { return float64(ns) / 1e3 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lmigo/lmigo/loadtest/measure"
 	"github.com/lmigo/lmigo/loadtest/show"
+	"github.com/lmigo/lmigo/loadtest/target"
 )
 
 // Bounds of a size profile.
@@ -39,7 +40,7 @@ func sizeMain(ctx context.Context, args []string) error {
 func sizeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := defaultConfig()
 	cfg.stdout, cfg.stderr = stdout, stderr
-	cfg.Target, cfg.Reps, cfg.Timeout = targetRIE, 1, 30*time.Second
+	cfg.Target, cfg.Reps, cfg.Timeout = target.RIE, 1, 30*time.Second
 	fs := flag.NewFlagSet("loadtest size", flag.ContinueOnError)
 	fs.StringVar(&cfg.Bootstrap, "bootstrap", "", "your function: a bootstrap binary, or a zip as lmigo-pack writes it (required)")
 	fs.StringVar(&cfg.Events, "events", "", "your JSON events (required): a file of one event, a JSON array of events or one event a line, or a directory of such .json files")
@@ -65,7 +66,7 @@ func sizeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	switch {
 	case cfg.Bootstrap == "" || cfg.Events == "":
 		return errors.New("size needs -bootstrap PATH and -events FILE")
-	case cfg.Target != targetRIE && cfg.Target != targetFake:
+	case cfg.Target != target.RIE && cfg.Target != target.Fake:
 		return fmt.Errorf("-target %s: size runs the function here, in rie or fake", cfg.Target)
 	case *vcpus < 1 || *step <= 0 || *budget <= 0 || *top < 1:
 		return errors.New("-vcpus, -step, -max-time and -max-n must be positive")
@@ -73,7 +74,7 @@ func sizeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return errors.New("-scale-at is a CPU share in percent, above 0 and at most 100")
 	}
 	if !cfg.given["target"] {
-		cfg.Target = userTarget(cfg.stderr)
+		cfg.Target = target.Default(cfg.stderr)
 	}
 	*budget = min(*budget, maxProfile)
 	// The function's memory limit (GOMEMLIMIT for lmigo) must not bind
@@ -85,7 +86,7 @@ func sizeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if !cfg.given["on-throttle"] {
 		cfg.OnThrottle = throttleRetry // the sweep measures the function, not the race
 	}
-	bin, cleanup, err := userBootstrap(cfg.Bootstrap)
+	bin, cleanup, err := target.UserBootstrap(cfg.Bootstrap)
 	if err != nil {
 		return inputError("-bootstrap", cfg.Bootstrap, err)
 	}
@@ -95,13 +96,13 @@ func sizeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	p := &sizeProfile{VCPUs: *vcpus, MachineCPUs: runtime.NumCPU(), Target: cfg.Target, Bootstrap: cfg.Bootstrap, Events: cfg.eventsDesc,
 		ScaleAt: *scaleAt / 100, LossTarget: lossTarget}
-	rt := runtimeSpec{Name: rtFunction, Binary: bin, SurvivesPanic: true}
-	if cfg.fnOut, err = createOutput(cfg.Out, "size-function.log"); err != nil {
+	rt := target.Runtime{Name: target.Function, Binary: bin, SurvivesPanic: true}
+	if cfg.Output, err = target.CreateOutput(cfg.Out, "size-function.log"); err != nil {
 		return err
 	}
 	err = profileFunction(ctx, cfg, rt, p, *step, *budget, *top, *check)
-	err = errors.Join(err, cfg.fnOut.close())
-	c := cfg.fnOut.summary()
+	err = errors.Join(err, cfg.Output.Close())
+	c := cfg.Output.Summary()
 	p.Output = &c
 	if p.Steps == nil {
 		return err
@@ -138,7 +139,7 @@ func sizeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 
 // profileFunction sweeps N, recommends, and checks the recommendation; p
 // holds what was measured even when it returns an error.
-func profileFunction(ctx context.Context, cfg *config, rt runtimeSpec, p *sizeProfile, step, budget time.Duration, top int, check bool) error {
+func profileFunction(ctx context.Context, cfg *config, rt target.Runtime, p *sizeProfile, step, budget time.Duration, top int, check bool) error {
 	t0 := time.Now()
 	deadline := t0.Add(budget)
 	defer func() { p.Elapsed = dur(time.Since(t0).Round(time.Second)) }()

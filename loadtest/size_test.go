@@ -10,23 +10,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lmigo/lmigo/loadtest/internal/fntest"
 )
-
-const pkgShapeIO = "github.com/lmigo/lmigo/loadtest/shapes/io"
-
-// sizeFixture builds the I/O-bound shape and writes an events file.
-func sizeFixture(t *testing.T) (bin, events string) {
-	t.Helper()
-	dir := t.TempDir()
-	bin, events = filepath.Join(dir, "bootstrap"), filepath.Join(dir, "events.json")
-	if err := buildAll(t.Context(), hostArch(), []string{pkgShapeIO}, []string{bin}); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(events, []byte("[{\"a\":1},{\"b\":2}]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return bin, events
-}
 
 // TestSizeEndToEnd sizes the I/O-bound shape under the fake Runtime API,
 // on a tiny profile (N up to 4, short steps): the JSON has the
@@ -35,7 +21,7 @@ func TestSizeEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a bootstrap")
 	}
-	bin, events := sizeFixture(t)
+	bin, events := fntest.Shape(t)
 	dir := t.TempDir()
 	jsonOut := filepath.Join(dir, "size.json")
 	var stdout, stderr bytes.Buffer
@@ -97,7 +83,7 @@ func TestSizeInterrupted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a bootstrap")
 	}
-	bin, events := sizeFixture(t)
+	bin, events := fntest.Shape(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	w := &notifyWriter{match: "size: N=1 ", seen: make(chan struct{})}
@@ -114,7 +100,7 @@ func TestSizeInterrupted(t *testing.T) {
 	if err := <-done; err == nil {
 		t.Error("interrupted, returned no error")
 	}
-	if pids := running(bin); len(pids) > 0 {
+	if pids := fntest.Running(bin); len(pids) > 0 {
 		t.Errorf("processes of %s still running: %v", bin, pids)
 	}
 }
@@ -136,18 +122,6 @@ func (w *notifyWriter) Write(p []byte) (int, error) {
 		w.once.Do(func() { close(w.seen) })
 	}
 	return len(p), nil
-}
-
-// running lists the processes whose executable is bin.
-func running(bin string) []string {
-	var pids []string
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && exe == bin {
-			pids = append(pids, e.Name())
-		}
-	}
-	return pids
 }
 
 // TestSizeSummarize: from the steps of a sweep to the recommendation, the

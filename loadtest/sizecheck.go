@@ -10,6 +10,7 @@ import (
 	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/measure"
 	"github.com/lmigo/lmigo/loadtest/show"
+	"github.com/lmigo/lmigo/loadtest/target"
 )
 
 // The check runs the function at the recommended N, arrivals at random
@@ -142,30 +143,30 @@ func unconfirmed(p *sizeProfile, last sizeCheck) string {
 
 // checkStep runs the function at N=n for window, arrivals at random at
 // rate (the same every run: a fixed seed), after a warm-up.
-func checkStep(ctx context.Context, cfg *config, rt runtimeSpec, n int, rate float64, window time.Duration) (*sizeCheck, error) {
-	if cfg.fnOut != nil {
-		cfg.fnOut.note("the check at N=%d, a fresh process", n)
+func checkStep(ctx context.Context, cfg *config, rt target.Runtime, n int, rate float64, window time.Duration) (*sizeCheck, error) {
+	if cfg.Output != nil {
+		cfg.Output.Note("the check at N=%d, a fresh process", n)
 	}
-	in, err := start(ctx, cfg, rt, n, -1)
+	in, err := target.Start(ctx, cfg.Options, rt, n, -1)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = in.stop() }()
+	defer func() { _ = in.Stop() }()
 	count := max(int(rate*window.Seconds()), 1)
 	lctx, cancel := context.WithTimeout(ctx, window+openGrace+cfg.Timeout)
 	defer cancel()
-	lctx, watch := watchExit(lctx, in)
+	lctx, watch := target.WatchExit(lctx, in)
 	// A warm-up, so that a cold start's burst is not read as loss.
 	warm := load.Spec{Model: load.ModelClosed, Callers: n, Count: 2 * n, Window: 2 * time.Second, Items: cfg.userItems, Pause: cfg.Pause}
-	load.Run(lctx, in.inv, warm)
-	cpu0, _ := in.cpu()
+	load.Run(lctx, in.Inv, warm)
+	cpu0, _ := in.CPU()
 	drv0, mach0 := driverCPU(in), measure.MachineBusy()
-	st := load.Run(lctx, in.inv, load.Spec{Model: load.ModelOpen, Rate: rate, Poisson: checkSeed, Count: count, Window: window + openGrace,
+	st := load.Run(lctx, in.Inv, load.Spec{Model: load.ModelOpen, Rate: rate, Poisson: checkSeed, Count: count, Window: window + openGrace,
 		Items: cfg.userItems, Pause: cfg.Pause, Next: true})
-	cpu1, _ := in.cpu()
+	cpu1, _ := in.CPU()
 	drv1, mach1 := driverCPU(in), measure.MachineBusy()
-	if watch.exited() {
-		return nil, errors.New(in.exitProblem())
+	if watch.Exited() {
+		return nil, errors.New(in.ExitProblem())
 	}
 	c := &sizeCheck{N: n, Rate: rate, Arrivals: "poisson", Seconds: window.Seconds(), Answered: st.Answered(),
 		Throttles: st.Throttles, Wrong: st.Failures + st.Wrong}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/measure"
+	"github.com/lmigo/lmigo/loadtest/target"
 )
 
 // What size measures of a step, and of the machine around it: the
@@ -17,42 +18,42 @@ import (
 
 // measureStep starts the function at N=n and runs n closed-loop callers
 // for window after a warm-up.
-func measureStep(ctx context.Context, cfg *config, rt runtimeSpec, n int, window time.Duration) (sizeStep, error) {
+func measureStep(ctx context.Context, cfg *config, rt target.Runtime, n int, window time.Duration) (sizeStep, error) {
 	s := sizeStep{N: n}
-	if cfg.fnOut != nil {
-		cfg.fnOut.note("N=%d, a fresh process", n)
+	if cfg.Output != nil {
+		cfg.Output.Note("N=%d, a fresh process", n)
 	}
-	in, err := start(ctx, cfg, rt, n, -1)
+	in, err := target.Start(ctx, cfg.Options, rt, n, -1)
 	if err != nil {
 		return s, err
 	}
-	defer func() { _ = in.stop() }()
-	if st, err := in.status(); err == nil {
+	defer func() { _ = in.Stop() }()
+	if st, err := in.Status(); err == nil {
 		s.BaseRSSMiB = mib(st.RSS)
 	}
 	spec := load.Spec{Model: load.ModelClosed, Callers: n, Count: 2 * n, Window: min(window, 2*time.Second),
 		Items: cfg.userItems, Pause: cfg.Pause, Next: cfg.OnThrottle == throttleNext}
 	lctx, cancel := context.WithTimeout(ctx, 2*window+cfg.Timeout)
 	defer cancel()
-	lctx, watch := watchExit(lctx, in)
-	warm := load.Run(lctx, in.inv, spec)
-	if watch.exited() {
-		return s, errors.New(in.exitProblem())
+	lctx, watch := target.WatchExit(lctx, in)
+	warm := load.Run(lctx, in.Inv, spec)
+	if watch.Exited() {
+		return s, errors.New(in.ExitProblem())
 	}
 	if bad := warm.Failures + warm.Wrong; bad > 0 {
-		return s, fmt.Errorf("%d of the warm-up's invocations went wrong%s; first: %s\n%s", bad, load.HTTPWords(warm.HTTPErrors), warm.FirstErr, in.tail())
+		return s, fmt.Errorf("%d of the warm-up's invocations went wrong%s; first: %s\n%s", bad, load.HTTPWords(warm.HTTPErrors), warm.FirstErr, in.Tail())
 	}
-	cpu0, _ := in.cpu()
+	cpu0, _ := in.CPU()
 	drv0, mach0 := driverCPU(in), measure.MachineBusy()
 	spec.Count, spec.Window = max(1000*n, 100000), window
-	st := load.Run(lctx, in.inv, spec)
-	cpu1, _ := in.cpu()
+	st := load.Run(lctx, in.Inv, spec)
+	cpu1, _ := in.CPU()
 	drv1, mach1 := driverCPU(in), measure.MachineBusy()
-	if watch.exited() {
-		return s, errors.New(in.exitProblem())
+	if watch.Exited() {
+		return s, errors.New(in.ExitProblem())
 	}
 	if bad := st.Failures + st.Wrong; bad > 0 {
-		return s, fmt.Errorf("%d invocations went wrong%s; first: %s\n%s", bad, load.HTTPWords(st.HTTPErrors), st.FirstErr, in.tail())
+		return s, fmt.Errorf("%d invocations went wrong%s; first: %s\n%s", bad, load.HTTPWords(st.HTTPErrors), st.FirstErr, in.Tail())
 	}
 	answered := st.Answered()
 	if answered == 0 {
@@ -72,16 +73,16 @@ func measureStep(ctx context.Context, cfg *config, rt runtimeSpec, n int, window
 		other := (mach1 - mach0) - (cpu1 - cpu0) - (drv1 - drv0)
 		s.OtherCPUs = max(0, other.Seconds()/st.Elapsed.Seconds())
 	}
-	if ps, err := in.status(); err == nil {
+	if ps, err := in.Status(); err == nil {
 		s.PeakRSSMiB = mib(ps.Peak)
 	}
 	return s, ctx.Err()
 }
 
 // driverCPU is the CPU time of this process and of the runtime's helpers.
-func driverCPU(in *instance) time.Duration {
+func driverCPU(in *target.Instance) time.Duration {
 	t, _ := readCPU(os.Getpid())
-	for _, pid := range in.helpers {
+	for _, pid := range in.Helpers {
 		c, _ := readCPU(pid)
 		t += c
 	}

@@ -78,7 +78,7 @@ func outputLine(p *sizeProfile) []string {
 	if p.Output == nil {
 		return nil
 	}
-	return []string{"The function's output, over every step: " + p.Output.words() + "."}
+	return []string{"The function's output, over every step: " + p.Output.Words() + "."}
 }
 
 // stepTable is the table of the sweep's steps.

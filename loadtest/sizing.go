@@ -1,5 +1,7 @@
 package main
 
+import "github.com/lmigo/lmigo/loadtest/target"
+
 // The figures of size, from the steps of a sweep to the recommendation
 // and its checks: the types every file of size reads, and the
 // arithmetic of the sweep (the knee, the next N, the memory fit).
@@ -68,7 +70,7 @@ type sizeProfile struct {
 	Checks    []sizeCheck `json:"checks,omitempty"`
 	Elapsed   dur         `json:"elapsed"`
 	// Output sums up the function's output over every step.
-	Output *outputCounts `json:"output,omitempty"`
+	Output *target.OutputCounts `json:"output,omitempty"`
 
 	rec recommendation
 }

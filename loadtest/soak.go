@@ -22,6 +22,7 @@ import (
 
 	"github.com/lmigo/lmigo/cmd/bootstrap/demo"
 	"github.com/lmigo/lmigo/loadtest/measure"
+	"github.com/lmigo/lmigo/loadtest/target"
 	"github.com/lmigo/lmigo/rapi/rapitest"
 )
 
@@ -172,14 +173,14 @@ func soak(ctx context.Context, cfg soakConfig) (*soakReport, error) {
 		var pkgs, outs []string
 		if bin == "" {
 			bin = filepath.Join(dir, "bootstrap")
-			pkgs, outs = append(pkgs, pkgLmigo), append(outs, bin)
+			pkgs, outs = append(pkgs, target.PkgLmigo), append(outs, bin)
 		}
 		if formsBin == "" && !cfg.NoForms {
 			formsBin = filepath.Join(dir, "soakbootstrap")
 			pkgs, outs = append(pkgs, pkgSoakForms), append(outs, formsBin)
 		}
 		logf("building %s", strings.Join(pkgs, ", "))
-		if err := buildAll(ctx, hostArch(), pkgs, outs); err != nil {
+		if err := target.Build(ctx, target.HostArch(), pkgs, outs); err != nil {
 			return nil, err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/lmigo/lmigo/loadtest/show"
+	"github.com/lmigo/lmigo/loadtest/target"
 )
 
 // What a caller does with a throttled invocation (-on-throttle).
@@ -24,8 +25,8 @@ const (
 // caller before it reads a queued poll, so its figures measure the runtime
 // only when a throttled invocation waits for the next poll, and Lambda's
 // 429 is retried by real callers.
-func defaultOnThrottle(target string) string {
-	if target == targetRIE {
+func defaultOnThrottle(where string) string {
+	if where == target.RIE {
 		return throttleNext
 	}
 	return throttleRetry
@@ -45,15 +46,15 @@ const throttleTarget = 0.25
 // its, and the fake API throttles both runtimes alike (it answers the
 // caller before it reads a queued poll).
 func throttleLines(rep *report) []string {
-	if rep.Config.Target != targetRIE {
+	if rep.Config.Target != target.RIE {
 		return nil
 	}
 	var lines []string
 	for _, sr := range rep.Scenarios {
-		ref, okR := sr.Medians[rtRef][mRejected]
+		ref, okR := sr.Medians[target.AWSLambdaGo][mRejected]
 		for _, rt := range rep.Runtimes {
 			lm, okL := sr.Medians[rt.Name][mRejected]
-			if rt.Name == rtRef || !okL || !okR {
+			if rt.Name == target.AWSLambdaGo || !okL || !okR {
 				continue
 			}
 			verdict := "met"

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lmigo/lmigo/loadtest/load"
+	"github.com/lmigo/lmigo/loadtest/target"
 )
 
 // parseFlags parses args into the default config with the common flags.
@@ -19,17 +20,17 @@ func parseFlags(args ...string) (*config, error) {
 }
 
 func TestOnThrottleDefault(t *testing.T) {
-	for target, want := range map[string]string{targetRIE: throttleNext, targetFake: throttleRetry, targetLambda: throttleRetry} {
-		args := []string{"-target", target}
-		if target == targetLambda {
+	for where, want := range map[string]string{target.RIE: throttleNext, target.Fake: throttleRetry, target.Lambda: throttleRetry} {
+		args := []string{"-target", where}
+		if where == target.Lambda {
 			args = append(args, "-function", "f")
 		}
 		cfg, err := parseFlags(args...)
 		if err != nil {
-			t.Fatalf("%s: %v", target, err)
+			t.Fatalf("%s: %v", where, err)
 		}
 		if cfg.OnThrottle != want {
-			t.Errorf("-target %s: -on-throttle %q, want %q", target, cfg.OnThrottle, want)
+			t.Errorf("-target %s: -on-throttle %q, want %q", where, cfg.OnThrottle, want)
 		}
 	}
 	if _, err := parseFlags("-on-throttle", "drop"); err == nil {
@@ -38,14 +39,14 @@ func TestOnThrottleDefault(t *testing.T) {
 }
 
 func TestThrottleLines(t *testing.T) {
-	rep := &report{Config: &config{Target: targetRIE, OnThrottle: throttleNext}, Runtimes: []runtimeSpec{{Name: rtLmigo}, {Name: rtRef}}}
+	rep := &report{Config: &config{Options: target.Options{Target: target.RIE}, OnThrottle: throttleNext}, Runtimes: []target.Runtime{{Name: target.Lmigo}, {Name: target.AWSLambdaGo}}}
 	for _, c := range []struct {
 		n       int
 		lm, ref float64
 	}{{1, 10, 40}, {8, 10.1, 40}} {
 		rep.Scenarios = append(rep.Scenarios, scenarioReport{
 			Scenario: scenario{Workload: "tiny", N: c.n, PinCPU: -1},
-			Medians:  map[string]map[string]float64{rtLmigo: {mRejected: c.lm}, rtRef: {mRejected: c.ref}},
+			Medians:  map[string]map[string]float64{target.Lmigo: {mRejected: c.lm}, target.AWSLambdaGo: {mRejected: c.ref}},
 		})
 	}
 	got := throttleLines(rep)
@@ -54,7 +55,7 @@ func TestThrottleLines(t *testing.T) {
 		!strings.HasSuffix(got[2], ": NOT met.") {
 		t.Errorf("lines:\n%s", strings.Join(got, "\n"))
 	}
-	rep.Config.Target = targetFake
+	rep.Config.Target = target.Fake
 	if got := throttleLines(rep); got != nil {
 		t.Errorf("fake target: %q, want no verdict", got)
 	}
@@ -64,13 +65,13 @@ func TestThrottleLines(t *testing.T) {
 }
 
 func TestExtraRuntimes(t *testing.T) {
-	base := []runtimeSpec{{Name: rtLmigo}, {Name: rtRef}}
-	rts, err := extraRuntimes(&config{Target: targetRIE, Extra: []string{"lmigo-x=/bin/x", "other=/bin/y"}}, base)
-	if err != nil || len(rts) != 4 || rts[2] != (runtimeSpec{Name: "lmigo-x", Binary: "/bin/x", SurvivesPanic: true}) || rts[3].SurvivesPanic {
+	base := []target.Runtime{{Name: target.Lmigo}, {Name: target.AWSLambdaGo}}
+	rts, err := extraRuntimes(&config{Options: target.Options{Target: target.RIE}, Extra: []string{"lmigo-x=/bin/x", "other=/bin/y"}}, base)
+	if err != nil || len(rts) != 4 || rts[2] != (target.Runtime{Name: "lmigo-x", Binary: "/bin/x", SurvivesPanic: true}) || rts[3].SurvivesPanic {
 		t.Errorf("got %+v, %v", rts, err)
 	}
 	for _, bad := range []string{"x", "=/bin/x", "lmigo=/bin/x"} {
-		if _, err := extraRuntimes(&config{Target: targetRIE, Extra: []string{bad}}, base); err == nil {
+		if _, err := extraRuntimes(&config{Options: target.Options{Target: target.RIE}, Extra: []string{bad}}, base); err == nil {
 			t.Errorf("-extra %q accepted", bad)
 		}
 	}

@@ -1,58 +1,21 @@
 package main
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
+	"flag"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lmigo/lmigo/loadtest/internal/fntest"
+	"github.com/lmigo/lmigo/loadtest/target"
 	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
-
-func TestUserBootstrap(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "fn")
-	if err := os.WriteFile(bin, []byte("\x7fELF binary"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	got, cleanup, err := userBootstrap(bin)
-	if err != nil || got != bin {
-		t.Fatalf("binary: %q, %v", got, err)
-	}
-	cleanup()
-	zipPath := filepath.Join(dir, "fn.zip")
-	if err := zipBootstrap(zipPath, bin); err != nil {
-		t.Fatal(err)
-	}
-	got, cleanup, err = userBootstrap(zipPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cleanup()
-	b, err := os.ReadFile(got)
-	fi, _ := os.Stat(got)
-	if err != nil || string(b) != "\x7fELF binary" || fi.Mode().Perm()&0o100 == 0 {
-		t.Fatalf("unzipped %q (%v), mode %v", b, err, fi.Mode())
-	}
-	// A zip without a bootstrap is refused.
-	other := filepath.Join(dir, "other.zip")
-	f, _ := os.Create(other)
-	zw := zip.NewWriter(f)
-	w, _ := zw.Create("main")
-	_, _ = w.Write([]byte("x"))
-	_ = zw.Close()
-	_ = f.Close()
-	if _, _, err := userBootstrap(other); err == nil || !strings.Contains(err.Error(), "without a bootstrap") {
-		t.Errorf("zip without bootstrap: %v", err)
-	}
-}
 
 // TestRunBadInputs: each bad events file and each bad bootstrap ends run
 // and size with an error that says what is wrong, and leaves nothing
@@ -61,7 +24,7 @@ func TestRunBadInputs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a bootstrap")
 	}
-	bin, events := sizeFixture(t)
+	bin, events := fntest.Shape(t)
 	dir := t.TempDir()
 	write := func(name, text string, mode os.FileMode) string {
 		p := filepath.Join(dir, name)
@@ -103,13 +66,13 @@ func TestRunBadInputs(t *testing.T) {
 	}
 	commands := map[string]func(context.Context, []string, io.Writer, io.Writer) error{"run": runCommand, "size": sizeCommand}
 	for _, cmd := range []string{"run", "size"} {
-		for _, target := range []string{targetFake, targetRIE} {
+		for _, where := range []string{target.Fake, target.RIE} {
 			for _, c := range cases {
-				t.Run(cmd+"/"+target+"/"+c.name, func(t *testing.T) {
-					if target == targetRIE && (rie.Supported() != nil || os.Geteuid() != 0) {
+				t.Run(cmd+"/"+where+"/"+c.name, func(t *testing.T) {
+					if where == target.RIE && (rie.Supported() != nil || os.Geteuid() != 0) {
 						t.Skip("the emulator needs root")
 					}
-					args := []string{"-bootstrap", c.boot, "-events", c.events, "-target", target, "-out", ""}
+					args := []string{"-bootstrap", c.boot, "-events", c.events, "-target", where, "-out", ""}
 					if cmd == "run" {
 						args = append(args, "-n", "2", "-count", "10", "-warmup", "2")
 					} else {
@@ -122,7 +85,7 @@ func TestRunBadInputs(t *testing.T) {
 					if err == nil || !regexp.MustCompile(c.want).MatchString(err.Error()+out.String()) {
 						t.Errorf("err %v, want an error saying %q\n%s\n%s", err, c.want, out.String(), errOut.String())
 					}
-					if left := running(c.boot); len(left) > 0 {
+					if left := fntest.Running(c.boot); len(left) > 0 {
 						t.Errorf("processes of %s left running: %v", c.boot, left)
 					}
 				})
@@ -161,15 +124,18 @@ func TestRunShippedEvents(t *testing.T) {
 	}
 }
 
-// TestEventBootstraps: the realistic events have bootstraps of their own,
-// told which event to answer.
-func TestEventBootstraps(t *testing.T) {
-	if lm, ref := bootstrapPkgs("event:s3"); lm != pkgEventsLmigo || ref != pkgEventsRef {
-		t.Errorf("bootstrapPkgs(event:s3) = %s, %s", lm, ref)
+// TestEventWorkloadEnv: -workload event:NAME tells the events bootstraps
+// which event to answer.
+func TestEventWorkloadEnv(t *testing.T) {
+	cfg, err := parseFlags("-target", "fake")
+	if err != nil {
+		t.Fatal(err)
 	}
-	cfg := defaultConfig()
 	cfg.Workload = "event:s3"
-	if env := bootstrapEnv(cfg, 1); !slices.Contains(env, "LOADTEST_EVENT=s3") {
-		t.Errorf("bootstrapEnv for event:s3 lacks LOADTEST_EVENT: %v", env)
+	if err := cfg.parse(flag.NewFlagSet("t", flag.ContinueOnError), nil); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Event != "s3" {
+		t.Errorf("-workload event:s3: the bootstraps are told %q", cfg.Event)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package target
 
 import (
 	"bytes"
@@ -18,17 +18,17 @@ import (
 // keeps all of it in a file beside its report and sums up its WARN and
 // ERROR lines in the report.
 
-// fnOutput takes a function's stdout and stderr: it writes them to its
+// Output takes a function's stdout and stderr: it writes them to its
 // file and counts their WARN and ERROR lines. It is safe for concurrent
 // use; the zero value counts without a file.
-type fnOutput struct {
+type Output struct {
 	mu   sync.Mutex
 	file *os.File
 	path string // absolute; "" without a file
 	// rie: the emulator's own lines share the output and are not counted.
 	rie     bool
 	partial []byte // the start of a line not yet ended, at most maxLevelLine
-	counts  outputCounts
+	counts  OutputCounts
 	written int64 // bytes in the file, at most maxOutputFile
 	werr    error // the first error writing the file
 }
@@ -37,8 +37,8 @@ type fnOutput struct {
 // not fill the disk.
 const maxOutputFile = 256 << 20
 
-// outputCounts sums up a function's output, for the report.
-type outputCounts struct {
+// OutputCounts sums up a function's output, for the report.
+type OutputCounts struct {
 	Warn       int64  `json:"warnLines"`
 	Error      int64  `json:"errorLines"` // ERROR and worse (FATAL, PANIC)
 	FirstWarn  string `json:"firstWarn,omitempty"`
@@ -49,11 +49,11 @@ type outputCounts struct {
 // maxLevelLine is how much of a line is read for its level.
 const maxLevelLine = 64 << 10
 
-// createOutput opens the file name in dir for a function's output; with
+// CreateOutput opens the file name in dir for a function's output; with
 // dir "" it only counts.
-func createOutput(dir, name string) (*fnOutput, error) {
+func CreateOutput(dir, name string) (*Output, error) {
 	if dir == "" {
-		return &fnOutput{}, nil
+		return &Output{}, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -66,12 +66,12 @@ func createOutput(dir, name string) (*fnOutput, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &fnOutput{file: f, path: p}, nil
+	return &Output{file: f, path: p}, nil
 }
 
 // Write keeps p and counts the lines it ends. It never fails: a file
 // that cannot be written is said at close.
-func (o *fnOutput) Write(p []byte) (int, error) {
+func (o *Output) Write(p []byte) (int, error) {
 	n := len(p)
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -96,9 +96,9 @@ func (o *fnOutput) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// note writes a line of the load test's own into the file: where a
+// Note writes a line of the load test's own into the file: where a
 // fresh process begins.
-func (o *fnOutput) note(format string, args ...any) {
+func (o *Output) Note(format string, args ...any) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.file != nil && o.werr == nil {
@@ -106,7 +106,7 @@ func (o *fnOutput) note(format string, args ...any) {
 	}
 }
 
-func (o *fnOutput) count(line []byte) {
+func (o *Output) count(line []byte) {
 	if o.rie {
 		line = []byte(functionPart(string(line)))
 	}
@@ -127,8 +127,8 @@ func (o *fnOutput) count(line []byte) {
 	}
 }
 
-// summary is what the output held so far.
-func (o *fnOutput) summary() outputCounts {
+// Summary is what the output held so far.
+func (o *Output) Summary() OutputCounts {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	c := o.counts
@@ -136,8 +136,8 @@ func (o *fnOutput) summary() outputCounts {
 	return c
 }
 
-// close counts a last line without its newline and closes the file.
-func (o *fnOutput) close() error {
+// Close counts a last line without its newline and closes the file.
+func (o *Output) Close() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if len(o.partial) > 0 {
@@ -155,8 +155,8 @@ func (o *fnOutput) close() error {
 	return err
 }
 
-// words says what the output held, in a line of the report.
-func (c outputCounts) words() string {
+// Words says what the output held, in a line of the report.
+func (c OutputCounts) Words() string {
 	s := fmt.Sprintf("%d WARN and %d ERROR line(s)", c.Warn, c.Error)
 	if c.FirstWarn != "" {
 		s += "; first WARN: " + c.FirstWarn

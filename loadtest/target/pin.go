@@ -1,4 +1,4 @@
-package main
+package target
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pinSelf restricts every thread of this process to cpu, and GOMAXPROCS to
+// PinSelf restricts every thread of this process to cpu, and GOMAXPROCS to
 // 1, and returns the function that undoes both. Threads started later
 // inherit the mask of the thread that starts them, so once every existing
 // thread is pinned the process stays pinned; the loop repeats until a pass
@@ -19,7 +19,7 @@ import (
 // Pinning the load test with the bootstrap is what makes N=1 figures
 // stable on a small machine: unpinned, every invocation is a cross-CPU
 // wake-up or not, by chance, and the results are bimodal.
-func pinSelf(cpu int) (restore func(), err error) {
+func PinSelf(cpu int) (restore func(), err error) {
 	var old unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &old); err != nil {
 		return nil, fmt.Errorf("sched_getaffinity: %w", err)

@@ -1,4 +1,4 @@
-package main
+package target
 
 import (
 	"context"
@@ -16,16 +16,16 @@ import (
 // first, with the function's last words, rather than waiting out the
 // timeouts of invocations nobody will answer.
 
-// exitWatch ends a load's context when the function ends on its own.
-type exitWatch struct {
-	in    *instance
+// ExitWatch ends a load's context when the function ends on its own.
+type ExitWatch struct {
+	in    *Instance
 	ended atomic.Bool
 }
 
-// watchExit returns ctx, canceled as well when in's function ends on its
+// WatchExit returns ctx, canceled as well when in's function ends on its
 // own before ctx does. The watch ends with ctx.
-func watchExit(ctx context.Context, in *instance) (context.Context, *exitWatch) {
-	w := &exitWatch{in: in}
+func WatchExit(ctx context.Context, in *Instance) (context.Context, *ExitWatch) {
+	w := &ExitWatch{in: in}
 	if in.exited == nil {
 		return ctx, w
 	}
@@ -41,29 +41,29 @@ func watchExit(ctx context.Context, in *instance) (context.Context, *exitWatch) 
 	return ctx, w
 }
 
-// exited reports whether the function ended on its own while watched.
-func (w *exitWatch) exited() bool { return w.ended.Load() }
+// Exited reports whether the function ended on its own while watched.
+func (w *ExitWatch) Exited() bool { return w.ended.Load() }
 
-// exitProblem says that the function exited, how, and its last words.
-func (in *instance) exitProblem() string {
+// ExitProblem says that the function exited, how, and its last words.
+func (in *Instance) ExitProblem() string {
 	return fmt.Sprintf("the function exited (%s) while invocations were in flight: Lambda ends every one of them with Runtime.ExitError (log.Fatal and os.Exit on a request path do this); its last output:\n%s",
-		in.exitStatus(), in.lastWords())
+		in.ExitStatus(), in.lastWords())
 }
 
 // rieExit is the emulator's line saying how the runtime ended.
 var rieExit = regexp.MustCompile(`msg="Process exited" name=runtime event="([^"]*)"`)
 
-// exitStatus says how the function ended, once in.exited is closed.
-func (in *instance) exitStatus() string {
+// ExitStatus says how the function ended, once in.exited is closed.
+func (in *Instance) ExitStatus() string {
 	if in.exitState != nil {
 		if s := in.exitState(); s != "" {
 			return s
 		}
 	}
-	if in.gc == nil {
+	if in.GC == nil {
 		return "its status unknown"
 	}
-	if m := rieExit.FindAllStringSubmatch(in.gc.Tail(), -1); len(m) > 0 {
+	if m := rieExit.FindAllStringSubmatch(in.GC.Tail(), -1); len(m) > 0 {
 		return m[len(m)-1][1]
 	}
 	return "its status unknown"
@@ -71,11 +71,11 @@ func (in *instance) exitStatus() string {
 
 // lastWords is the end of the function's own output: gctrace lines and
 // the emulator's own lines left out.
-func (in *instance) lastWords() string {
-	if in.gc == nil {
+func (in *Instance) lastWords() string {
+	if in.GC == nil {
 		return ""
 	}
-	lines := strings.Split(strings.TrimRight(in.gc.Tail(), "\n"), "\n")
+	lines := strings.Split(strings.TrimRight(in.GC.Tail(), "\n"), "\n")
 	var own []string
 	for _, l := range lines {
 		if in.rie {

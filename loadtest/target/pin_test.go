@@ -1,4 +1,4 @@
-package main
+package target
 
 import (
 	"os"
@@ -32,7 +32,7 @@ func cpusOfThreads(t *testing.T) map[string]int {
 
 func TestPinSelf(t *testing.T) {
 	before := cpusOfThreads(t)
-	restore, err := pinSelf(0)
+	restore, err := PinSelf(0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestPinSelf(t *testing.T) {
 	if _, ok := after["0"]; ok && runtime.NumCPU() > 1 {
 		t.Errorf("affinity not restored: %v (before %v)", after, before)
 	}
-	if _, err := pinSelf(runtime.NumCPU() + 64); err == nil {
+	if _, err := PinSelf(runtime.NumCPU() + 64); err == nil {
 		t.Error("pinning to a CPU that does not exist succeeded")
 	}
 }
