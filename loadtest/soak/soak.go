@@ -1,11 +1,10 @@
-package main
+package soak
 
 import (
 	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -26,19 +25,8 @@ import (
 	"github.com/lmigo/lmigo/rapi/rapitest"
 )
 
-// The soak, in two phases of half its duration each. First the reference
-// bootstrap under a long, bounded, mixed load against the fake Runtime
-// API, with failures among the invocations (handler errors, panics,
-// deadlines ignored, answers refused), checking at the end that every
-// invocation was answered exactly once and that memory stayed flat. Then
-// every handler form at once, under injected faults and with a token of
-// its own in each invocation, ending in SIGTERM under load (soakforms.go).
-//
-//	go run ./loadtest soak                  # make soak: N=64, 10 minutes
-//	go run ./loadtest soak -duration 14s    # what CI runs (TestSoakShort)
-
-// soakConfig is one soak run.
-type soakConfig struct {
+// Config is one soak run.
+type Config struct {
 	N         int           // AWS_LAMBDA_MAX_CONCURRENCY, and closed-loop callers
 	Duration  time.Duration // how long the load runs
 	Bootstrap string        // the binary; "" builds ./cmd/bootstrap
@@ -89,15 +77,15 @@ var soakMix = func() []soakKind {
 // buffer retain cap, so it tests that memory goes back.
 var soakSizes = []int{1 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20}
 
-// soakSample is one reading of the bootstrap's memory.
-type soakSample struct {
+// Sample is one reading of the bootstrap's memory.
+type Sample struct {
 	At        time.Duration
 	RSS       int64 // VmRSS
 	HeapInUse int64 // from the EMF document, 0 when not read at this point
 }
 
-// soakReport is what a soak measured.
-type soakReport struct {
+// Report is what a soak measured.
+type Report struct {
 	Duration     time.Duration
 	Invocations  int64
 	PerSecond    float64
@@ -106,9 +94,9 @@ type soakReport struct {
 	WrongSamples []string // the first few of them
 	API          rapitest.Stats
 	EMF          struct{ Invocations, Errors, Panics int64 }
-	RSS          []soakSample
-	Heap         []soakSample // HeapInUse at the end of each metrics interval
-	Live         []soakSample // live heap after each GC (gctrace), in HeapInUse
+	RSS          []Sample
+	Heap         []Sample // HeapInUse at the end of each metrics interval
+	Live         []Sample // live heap after each GC (gctrace), in HeapInUse
 	ExitStatus   int
 	ExitAfter    time.Duration // from SIGTERM
 	Problems     []string
@@ -116,8 +104,8 @@ type soakReport struct {
 	Forms        []*formReport // the handler forms phase
 }
 
-// ok reports whether the soak found nothing wrong.
-func (r *soakReport) ok() bool {
+// OK reports whether the soak found nothing wrong.
+func (r *Report) OK() bool {
 	for _, f := range r.Forms {
 		if len(f.Problems) > 0 {
 			return false
@@ -126,32 +114,9 @@ func (r *soakReport) ok() bool {
 	return len(r.Problems) == 0
 }
 
-func soakMain(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
-	cfg := soakConfig{Log: os.Stderr}
-	fs.IntVar(&cfg.N, "n", 64, "AWS_LAMBDA_MAX_CONCURRENCY, and as many closed-loop callers")
-	fs.DurationVar(&cfg.Duration, "duration", 10*time.Minute, "how long the load runs")
-	fs.StringVar(&cfg.Bootstrap, "bootstrap", "", "bootstrap binary to soak (default: build ./cmd/bootstrap)")
-	fs.DurationVar(&cfg.Sample, "sample", time.Second, "memory sampling period (1s or more)")
-	fs.StringVar(&cfg.FormsBootstrap, "forms-bootstrap", "", "bootstrap binary of the handler forms phase (default: build ./loadtest/soakbootstrap)")
-	fs.BoolVar(&cfg.NoForms, "no-forms", false, "leave out the handler forms phase")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	rep, err := soak(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	printSoak(os.Stdout, rep)
-	if !rep.ok() {
-		return fmt.Errorf("soak failed: %d problems", rep.problems())
-	}
-	return nil
-}
-
-// soak runs one soak. The error is for a soak that could not run; what it
+// Run runs one Run. The error is for a Run that could not run; what it
 // found wrong is in the report's Problems.
-func soak(ctx context.Context, cfg soakConfig) (*soakReport, error) {
+func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.N < 1 || cfg.Duration <= 0 || cfg.Sample < time.Second {
 		return nil, fmt.Errorf("soak: need n >= 1, duration > 0, sample >= 1s")
 	}
@@ -222,7 +187,7 @@ func soak(ctx context.Context, cfg soakConfig) (*soakReport, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	rep := &soakReport{}
+	rep := &Report{}
 	exited := make(chan struct{})
 	var emfMu sync.Mutex
 	t0 := time.Now()
@@ -303,7 +268,7 @@ func soak(ctx context.Context, cfg soakConfig) (*soakReport, error) {
 	wcancel()
 	rep.API = api.Stats()
 	for _, s := range rss.Stop() {
-		rep.RSS = append(rep.RSS, soakSample{At: s.At, RSS: s.RSS})
+		rep.RSS = append(rep.RSS, Sample{At: s.At, RSS: s.RSS})
 	}
 	if err != nil {
 		rep.problem("not every slot polls again after the load: %v", err)
@@ -325,8 +290,8 @@ func soak(ctx context.Context, cfg soakConfig) (*soakReport, error) {
 	return rep, ctx.Err()
 }
 
-// problems counts the problems of both phases.
-func (r *soakReport) problems() int {
+// ProblemCount counts the ProblemCount of both phases.
+func (r *Report) ProblemCount() int {
 	n := len(r.Problems)
 	for _, f := range r.Forms {
 		n += len(f.Problems)
@@ -399,7 +364,7 @@ func soakInvoke(ctx context.Context, api *rapitest.Server, i int64, kind soakKin
 }
 
 // readEMF reads the bootstrap's stdout: one EMF document a line.
-func (r *soakReport) readEMF(stdout io.Reader, t0 time.Time, mu *sync.Mutex) {
+func (r *Report) readEMF(stdout io.Reader, t0 time.Time, mu *sync.Mutex) {
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -414,7 +379,7 @@ func (r *soakReport) readEMF(stdout io.Reader, t0 time.Time, mu *sync.Mutex) {
 		r.EMF.Invocations += doc.Invocations
 		r.EMF.Errors += doc.Errors
 		r.EMF.Panics += doc.Panics
-		r.Heap = append(r.Heap, soakSample{At: time.Since(t0), HeapInUse: doc.HeapInUse})
+		r.Heap = append(r.Heap, Sample{At: time.Since(t0), HeapInUse: doc.HeapInUse})
 		mu.Unlock()
 	}
 }
@@ -424,7 +389,7 @@ func (r *soakReport) readEMF(stdout io.Reader, t0 time.Time, mu *sync.Mutex) {
 var gcLive = regexp.MustCompile(`(\d+)->(\d+)->(\d+) MB`)
 
 // readGCTrace reads the bootstrap's stderr for GODEBUG=gctrace=1 lines.
-func (r *soakReport) readGCTrace(stderr io.Reader, t0 time.Time, mu *sync.Mutex) {
+func (r *Report) readGCTrace(stderr io.Reader, t0 time.Time, mu *sync.Mutex) {
 	sc := bufio.NewScanner(stderr)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -437,17 +402,17 @@ func (r *soakReport) readGCTrace(stderr io.Reader, t0 time.Time, mu *sync.Mutex)
 		}
 		live, _ := strconv.ParseInt(string(m[3]), 10, 64)
 		mu.Lock()
-		r.Live = append(r.Live, soakSample{At: time.Since(t0), HeapInUse: live << 20})
+		r.Live = append(r.Live, Sample{At: time.Since(t0), HeapInUse: live << 20})
 		mu.Unlock()
 	}
 }
 
-func (r *soakReport) problem(format string, a ...any) {
+func (r *Report) problem(format string, a ...any) {
 	r.Problems = append(r.Problems, fmt.Sprintf(format, a...))
 }
 
 // check turns what was measured into Problems.
-func (r *soakReport) check() {
+func (r *Report) check() {
 	st := r.API
 	if r.Wrong > 0 {
 		r.problem("%d answers did not match their request, e.g. %v", r.Wrong, r.WrongSamples)
@@ -506,7 +471,7 @@ func (r *soakReport) check() {
 // soakThirds returns firstOf the first third of samples and the median of
 // the last third, leaving out the first 30 % (warm-up) and the last sample
 // (shutdown).
-func soakThirds(samples []soakSample, v func(soakSample) int64, firstOf func([]soakSample, func(soakSample) int64) int64) (first, last int64, ok bool) {
+func soakThirds(samples []Sample, v func(Sample) int64, firstOf func([]Sample, func(Sample) int64) int64) (first, last int64, ok bool) {
 	if len(samples) > 2 {
 		samples = samples[len(samples)*3/10 : len(samples)-1]
 	}
@@ -517,10 +482,10 @@ func soakThirds(samples []soakSample, v func(soakSample) int64, firstOf func([]s
 	return firstOf(samples[:k], v), soakMedian(samples[len(samples)-k:], v), true
 }
 
-func soakHeap(s soakSample) int64 { return s.HeapInUse }
-func soakRSS(s soakSample) int64  { return s.RSS }
+func soakHeap(s Sample) int64 { return s.HeapInUse }
+func soakRSS(s Sample) int64  { return s.RSS }
 
-func soakPeak(samples []soakSample, v func(soakSample) int64) int64 {
+func soakPeak(samples []Sample, v func(Sample) int64) int64 {
 	var p int64
 	for _, s := range samples {
 		p = max(p, v(s))
@@ -528,7 +493,7 @@ func soakPeak(samples []soakSample, v func(soakSample) int64) int64 {
 	return p
 }
 
-func soakMedian(samples []soakSample, v func(soakSample) int64) int64 {
+func soakMedian(samples []Sample, v func(Sample) int64) int64 {
 	vals := make([]int64, len(samples))
 	for i, s := range samples {
 		vals[i] = v(s)
@@ -539,7 +504,7 @@ func soakMedian(samples []soakSample, v func(soakSample) int64) int64 {
 
 func soakMiB(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
-func printSoak(w io.Writer, r *soakReport) {
+func Print(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "soak: %d invocations in %v (%.0f/s)\n", r.Invocations, r.Duration.Round(time.Millisecond), r.PerSecond)
 	for k := range nKinds {
 		fmt.Fprintf(w, "  %-8s %d\n", kindNames[k], r.ByKind[k])
@@ -561,7 +526,7 @@ func printSoak(w io.Writer, r *soakReport) {
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "  note:", n)
 	}
-	if r.ok() {
+	if r.OK() {
 		fmt.Fprintln(w, "  OK: every invocation answered exactly once, memory flat; every form answered each invocation handed out once, with its own token")
 		return
 	}

@@ -1,4 +1,4 @@
-package main
+package soak
 
 import (
 	"bytes"
@@ -26,14 +26,14 @@ func TestSoakShort(t *testing.T) {
 		defer cancel()
 	}
 	var log bytes.Buffer
-	rep, err := soak(ctx, soakConfig{N: 64, Duration: 20 * time.Second, Sample: time.Second, Log: &log})
+	rep, err := Run(ctx, Config{N: 64, Duration: 20 * time.Second, Sample: time.Second, Log: &log})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	var out bytes.Buffer
-	printSoak(&out, rep)
+	Print(&out, rep)
 	t.Log("\n" + out.String())
-	if !rep.ok() {
+	if !rep.OK() {
 		t.Fatalf("soak found problems")
 	}
 }

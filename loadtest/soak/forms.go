@@ -1,4 +1,4 @@
-package main
+package soak
 
 import (
 	"bufio"
@@ -157,7 +157,7 @@ type formRun struct {
 
 // soakFormsPhase runs every form at once for d, then stops each with
 // SIGTERM under load.
-func soakFormsPhase(ctx context.Context, cfg soakConfig, bin string, d time.Duration, logf func(string, ...any)) []*formReport {
+func soakFormsPhase(ctx context.Context, cfg Config, bin string, d time.Duration, logf func(string, ...any)) []*formReport {
 	reps := make([]*formReport, len(soakFormNames))
 	var wg sync.WaitGroup
 	for k, form := range soakFormNames {
@@ -171,7 +171,7 @@ func soakFormsPhase(ctx context.Context, cfg soakConfig, bin string, d time.Dura
 }
 
 // soakForm runs one form.
-func soakForm(ctx context.Context, cfg soakConfig, bin, form string, d time.Duration) *formReport {
+func soakForm(ctx context.Context, cfg Config, bin, form string, d time.Duration) *formReport {
 	rep := &formReport{Form: form, ByFault: map[string]int64{}}
 	fr := &formRun{form: form, rep: rep, byID: map[string]soakInv{}, findings: map[[3]string]*soakFinding{}}
 	var (
