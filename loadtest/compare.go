@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lmigo/lmigo/loadtest/load"
+	"github.com/lmigo/lmigo/loadtest/show"
 	"github.com/lmigo/lmigo/loadtest/target"
 )
 
@@ -228,7 +229,7 @@ func extraRuntimes(cfg *config, rts []target.Runtime) ([]target.Runtime, error) 
 type report struct {
 	Kind      string           `json:"kind"` // run or compare
 	Started   time.Time        `json:"started"`
-	Elapsed   dur              `json:"elapsed"`
+	Elapsed   show.Duration    `json:"elapsed"`
 	Host      hostInfo         `json:"host"`
 	Config    *config          `json:"config"`
 	Runtimes  []target.Runtime `json:"runtimes"`
@@ -348,7 +349,7 @@ func execute(ctx context.Context, cfg *config, kind string, scs []scenario, rts 
 		sr.Targets = checkTargets(cfg, sr)
 		rep.Scenarios = append(rep.Scenarios, sr)
 	}
-	rep.Elapsed = dur(time.Since(rep.Started))
+	rep.Elapsed = show.Duration(time.Since(rep.Started))
 	rep.FloorTargets = floorTargets(rep)
 	rep.Notes = notes(cfg, scs, rts)
 	if err == nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -87,26 +86,17 @@ type config struct {
 
 // parse parses args into c with fs and records every flag's value.
 func (c *config) parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	given, err := parseArgs(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
-	}
-	c.Flags, c.given = map[string]string{}, map[string]bool{}
+	c.Flags, c.given = map[string]string{}, given
 	fs.VisitAll(func(f *flag.Flag) { c.Flags[f.Name] = f.Value.String() })
-	fs.Visit(func(f *flag.Flag) { c.given[f.Name] = true })
 	if ev, ok := strings.CutPrefix(c.Workload, load.EventPrefix); ok {
 		c.Event = ev // the events bootstraps answer it
 	}
 	return c.validate()
 }
-
-// stringList is a repeatable flag.
-type stringList []string
-
-func (s *stringList) String() string     { return strings.Join(*s, ",") }
-func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 // register defines the flags common to run and compare on fs, with the
 // defaults of cfg.
@@ -166,18 +156,6 @@ func defaultConfig() *config {
 	}
 }
 
-// defaultOut is loadtest/out in the source tree (git-ignored), run from
-// the repository's root or from loadtest/, or ./loadtest-out elsewhere (a
-// prebuilt load test on an EC2 host).
-func defaultOut() string {
-	for _, dir := range []string{"loadtest", "."} {
-		if fi, err := os.Stat(filepath.Join(dir, "rawbootstrap")); err == nil && fi.IsDir() {
-			return filepath.Join(dir, "out")
-		}
-	}
-	return "loadtest-out"
-}
-
 func (c *config) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -231,10 +209,8 @@ func (c *config) validate() error {
 	if c.Reps < 1 || c.Rounds < 1 || c.IdleOverlap < 1 || c.Duration <= 0 || c.GrowWindow <= 0 || c.Timeout <= 0 || c.SampleEvery <= 0 || c.Count < 0 || c.Warmup < 0 || c.Idle < 0 || c.Settle < 0 {
 		bad("-reps, -rounds, -idle-overlap, -duration, -timeout and -sample must be positive; -count, -warmup, -idle and -settle not negative")
 	}
-	for _, kv := range c.Env {
-		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-			bad("-env %q: want KEY=VALUE", kv)
-		}
+	if err := checkEnv(c.Env); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Target == target.Lambda && c.Function == "" {
 		bad("-target lambda needs -function")

@@ -130,7 +130,7 @@ func TestScenarioNames(t *testing.T) {
 func TestOpenScenarioWindow(t *testing.T) {
 	cfg := defaultConfig()
 	open, err := newScenario(cfg, row{workload: "wait:20ms", n: 64, rate: 1000, count: 10000})
-	if err != nil || open.Model != load.ModelOpen || open.Rate != 1000 || time.Duration(open.Window) != 10*time.Second+openGrace || open.Name != "wait-20ms-n64-r1000" {
+	if err != nil || open.Model != load.ModelOpen || open.Rate != 1000 || time.Duration(open.Window) != 10*time.Second+load.OpenGrace || open.Name != "wait-20ms-n64-r1000" {
 		t.Errorf("open row: %+v, %v", open, err)
 	}
 	closed, err := newScenario(cfg, row{workload: "tiny", n: 64, count: 10000})

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/lmigo/lmigo/loadtest/internal/fntest"
+	"github.com/lmigo/lmigo/loadtest/sizing"
 	"github.com/lmigo/lmigo/loadtest/target"
 	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
@@ -102,8 +103,8 @@ func TestSizeMeasuresWrapperGroup(t *testing.T) {
 				t.Fatal(err)
 			}
 			var p struct {
-				CPUMS float64    `json:"cpuMsPerInvocation"`
-				Steps []sizeStep `json:"steps"`
+				CPUMS float64       `json:"cpuMsPerInvocation"`
+				Steps []sizing.Step `json:"steps"`
 			}
 			if err := json.Unmarshal(b, &p); err != nil {
 				t.Fatal(err)

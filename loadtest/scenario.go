@@ -14,33 +14,27 @@ import (
 
 	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/measure"
+	"github.com/lmigo/lmigo/loadtest/show"
 	"github.com/lmigo/lmigo/loadtest/target"
 	"github.com/lmigo/lmigo/rapi/rapitest"
 )
 
-// dur is a time.Duration written as "1.5s" in JSON.
-type dur time.Duration
-
-func (d dur) MarshalText() ([]byte, error) { //nolint:unparam // encoding.TextMarshaler
-	return []byte(time.Duration(d).String()), nil
-}
-
 // scenario is one load on one runtime configuration.
 type scenario struct {
-	Name     string  `json:"name"`
-	Workload string  `json:"workload"`
-	Events   string  `json:"events,omitempty"` // workload events: what they are
-	N        int     `json:"n"`
-	Model    string  `json:"model"`
-	Callers  int     `json:"callers,omitempty"` // closed
-	Rate     float64 `json:"rate,omitempty"`    // open, invocations/s
-	Count    int     `json:"count"`
-	Window   dur     `json:"window"`
-	Warmup   int     `json:"warmup,omitempty"`
-	Rounds   int     `json:"rounds,omitempty"` // grow
-	Idle     dur     `json:"idle,omitempty"`   // wait after the load before RSS is read again
-	Settle   dur     `json:"settle,omitempty"` // grow: wait after the warm-up before RSS is read first
-	PinCPU   int     `json:"pinCPU"`           // -1: not pinned
+	Name     string        `json:"name"`
+	Workload string        `json:"workload"`
+	Events   string        `json:"events,omitempty"` // workload events: what they are
+	N        int           `json:"n"`
+	Model    string        `json:"model"`
+	Callers  int           `json:"callers,omitempty"` // closed
+	Rate     float64       `json:"rate,omitempty"`    // open, invocations/s
+	Count    int           `json:"count"`
+	Window   show.Duration `json:"window"`
+	Warmup   int           `json:"warmup,omitempty"`
+	Rounds   int           `json:"rounds,omitempty"` // grow
+	Idle     show.Duration `json:"idle,omitempty"`   // wait after the load before RSS is read again
+	Settle   show.Duration `json:"settle,omitempty"` // grow: wait after the warm-up before RSS is read first
+	PinCPU   int           `json:"pinCPU"`           // -1: not pinned
 
 	w load.Workload
 }
@@ -78,7 +72,7 @@ func newScenario(cfg *config, r row) (scenario, error) {
 		Model:    cfg.Model,
 		Rate:     cfg.Rate,
 		Count:    r.count,
-		Window:   dur(cfg.Duration),
+		Window:   show.Duration(cfg.Duration),
 		Warmup:   cfg.Warmup,
 		PinCPU:   -1,
 		w:        w,
@@ -104,14 +98,14 @@ func newScenario(cfg *config, r row) (scenario, error) {
 		sc.Model, sc.Warmup, sc.Rate = load.ModelWaves, len(w.Warm), 0
 		sc.Rounds = cfg.Rounds
 		sc.Count = cfg.Rounds * len(w.Waves(n)) * n
-		sc.Idle = dur(cfg.Idle)
-		sc.Settle = dur(cfg.Settle)
-		sc.Window = dur(cfg.GrowWindow)
+		sc.Idle = show.Duration(cfg.Idle)
+		sc.Settle = show.Duration(cfg.Settle)
+		sc.Window = show.Duration(cfg.GrowWindow)
 	case sc.Model == load.ModelOpen:
 		// The window is the schedule and a grace in which an invocation
 		// throttled near its end is still retried, unless -duration says.
 		if !cfg.given["duration"] {
-			sc.Window = dur(time.Duration(float64(sc.Count)/sc.Rate*float64(time.Second)) + openGrace)
+			sc.Window = show.Duration(time.Duration(float64(sc.Count)/sc.Rate*float64(time.Second)) + load.OpenGrace)
 		}
 	default:
 		sc.Rate = 0
@@ -126,10 +120,6 @@ func newScenario(cfg *config, r row) (scenario, error) {
 	}
 	return sc, nil
 }
-
-// openGrace is how long after its schedule an open-model run still
-// retries a throttled invocation, when -duration does not say.
-const openGrace = 2 * time.Second
 
 // Sets of scenarios (-set); the standard set, `make loadtest`, is both.
 const (

@@ -19,6 +19,10 @@ const (
 	ModelWaves  = "waves" // grow and stack:S (RunWaves)
 )
 
+// OpenGrace is how long after its schedule an open load may still retry a
+// throttled invocation, where its window is the schedule's own.
+const OpenGrace = 2 * time.Second
+
 // Spec describes one load.
 type Spec struct {
 	Model   string

@@ -72,3 +72,11 @@ func Abbreviate(b []byte, n int) string {
 	}
 	return string(b[:n]) + "..."
 }
+
+// Duration is a time.Duration written as "1.5s" in JSON.
+type Duration time.Duration
+
+// MarshalText writes d as time.Duration's String does.
+func (d Duration) MarshalText() ([]byte, error) { //nolint:unparam // encoding.TextMarshaler
+	return []byte(time.Duration(d).String()), nil
+}

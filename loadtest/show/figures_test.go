@@ -1,6 +1,9 @@
 package show
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestFigures(t *testing.T) {
 	tests := []struct {
@@ -32,5 +35,11 @@ func TestFigures(t *testing.T) {
 		if tt.got != tt.want {
 			t.Errorf("%d: got %q, want %q", i, tt.got, tt.want)
 		}
+	}
+}
+
+func TestDuration(t *testing.T) {
+	if b, err := Duration(1500 * time.Millisecond).MarshalText(); err != nil || string(b) != "1.5s" {
+		t.Errorf("MarshalText = %q, %v", b, err)
 	}
 }

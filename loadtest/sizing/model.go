@@ -1,4 +1,4 @@
-package main
+package sizing
 
 import (
 	"fmt"
@@ -20,9 +20,9 @@ import (
 
 // Targets of the recommendation.
 const (
-	// scaleAtDefault is the CPU share the capacity provider scales at:
+	// DefaultScaleAt is the CPU share the capacity provider scales at:
 	// deploy/template.yaml's AverageCPUUtilization.
-	scaleAtDefault = 0.6
+	DefaultScaleAt = 0.6
 	// lossTarget is the share of arrivals N may turn away at that load.
 	lossTarget = 0.01
 	// latencyStretch bounds N by latency: with every slot busy, the CPUs
@@ -38,7 +38,7 @@ func recommend(knee float64, vcpus int, scaleAt float64, mem memFit) (recommenda
 		return recommendation{}, fmt.Errorf("no knee measured (N=%.1f for %d vCPUs)", knee, vcpus)
 	}
 	r := recommendation{Knee: knee, CPUN: max(int(math.Round(knee)), minN), Offered: scaleAt * knee}
-	r.LossN = erlangN(r.Offered, lossTarget, maxN)
+	r.LossN = erlangN(r.Offered, lossTarget, MaxN)
 	r.LatencyN = max(int(latencyStretch*knee), r.CPUN)
 	r.MemoryN = memoryBound(mem, memoryRatios[len(memoryRatios)-1], vcpus)
 	if r.MemoryN < minN {
@@ -49,7 +49,7 @@ func recommend(knee float64, vcpus int, scaleAt float64, mem memFit) (recommenda
 	if r.LossN > n {
 		n, by = r.LossN, "loss"
 	}
-	n = min(n, maxN) // the platform's most
+	n = min(n, MaxN) // the platform's most
 	if n > r.LatencyN {
 		n, by = r.LatencyN, "latency"
 	}
@@ -80,7 +80,7 @@ func (r recommendation) at(n, vcpus int, mem memFit) recommendation {
 
 // cpuSentence explains N: the CPUs' knee, the loss at the load the
 // capacity provider scales at, and what bounds it.
-func cpuSentence(p *sizeProfile) string {
+func cpuSentence(p *Profile) string {
 	r := p.rec
 	s := fmt.Sprintf("Each invocation took %s of wall time on average, %s of it CPU (%.0f%% waiting), so %d CPUs keep about %.0f in flight (Little's law: %d × %s / %s); measured, throughput stopped growing or latency started to above N=%d",
 		show.Millis(p.WallMS), show.Millis(p.CPUMS), 100*p.WaitShare, p.MachineCPUs, p.LittleKnee, p.MachineCPUs, show.Millis(p.WallMS), show.Millis(p.CPUMS), p.KneeN)
@@ -117,7 +117,7 @@ func cpuSentence(p *sizeProfile) string {
 }
 
 // memorySentence explains the memory ratio.
-func memorySentence(p *sizeProfile) string {
+func memorySentence(p *Profile) string {
 	r := p.rec
 	env := func(ratio int) string {
 		return fmt.Sprintf("%d GiB per vCPU (%d GiB for %d vCPUs)", ratio, ratio*p.VCPUs, p.VCPUs)
@@ -141,7 +141,7 @@ const (
 // function as it ran here, its downstream calls stubbed or local. N per
 // vCPU follows wall ÷ CPU, so a stub's few microseconds of CPU give far
 // more than docs/tuning.md's 32 per vCPU without contradicting it.
-func restsOn(p *sizeProfile) string {
+func restsOn(p *Profile) string {
 	little := p.WallMS / p.CPUMS // Little's law per vCPU
 	s := fmt.Sprintf("These figures rest on the function as it ran here: each invocation took %s of CPU in %s, with its downstream calls as this machine answered them (stubbed, a local stand-in, or none): that is the stub's CPU and waiting, not production's. N per vCPU follows wall ÷ CPU (Little's law), %.0f per vCPU here, and the recommendation is %s per vCPU; docs/tuning.md's %d per vCPU is the start for a handler that spends about 1/%d of its wall time on CPU (%s of %s here), and AWS suggests up to %d per vCPU for invocations that use little CPU.",
 		show.Millis(p.CPUMS), show.Millis(p.WallMS), little, fmtTenth(p.ConcurrencyPerVCpu), docsPerVCPU, docsPerVCPU, show.Millis(p.WallMS/docsPerVCPU), show.Millis(p.WallMS), awsPerVCPU)

@@ -1,4 +1,4 @@
-package main
+package sizing
 
 import (
 	"context"
@@ -28,7 +28,7 @@ const maxChecks = 3
 // judge says whether c holds: no wrong answer, no more throttles than
 // the loss allowed (the larger of lossTarget and Erlang B at c's load, and
 // three standard deviations of chance), and p99 within the one predicted.
-func (c *sizeCheck) judge(wallMS float64) {
+func (c *Check) judge(wallMS float64) {
 	c.Offered = c.Rate * wallMS / 1e3
 	c.PredictedLoss = erlangB(c.N, c.Offered)
 	c.LossAtSeen = erlangB(c.N, c.Rate*c.MeanMS/1e3)
@@ -53,8 +53,8 @@ func (c *sizeCheck) judge(wallMS float64) {
 // predictP99 is the p99 the check at n may reach: that of the smallest
 // step measured at n or above, every slot busy; above the steps, the
 // largest one's, grown with N as the wall time does past the knee.
-func predictP99(steps []sizeStep, n int) float64 {
-	var at, top *sizeStep
+func predictP99(steps []Step, n int) float64 {
+	var at, top *Step
 	for i := range steps {
 		s := &steps[i]
 		if s.N >= n && (at == nil || s.N < at.N) {
@@ -76,7 +76,7 @@ func predictP99(steps []sizeStep, n int) float64 {
 // confirm checks p.rec with check, moving N as the checks say (see the
 // top of the file); check returns nil when it does not run. It sets
 // p.Checks, p.Confirmed, and p.Unconfirmed when checks ran and none held.
-func (p *sizeProfile) confirm(check func(n int, rate float64) (*sizeCheck, error)) error {
+func (p *Profile) confirm(check func(n int, rate float64) (*Check, error)) error {
 	most := 0.0
 	for _, s := range p.Steps {
 		most = max(most, s.Throughput)
@@ -102,7 +102,7 @@ func (p *sizeProfile) confirm(check func(n int, rate float64) (*sizeCheck, error
 		}
 		// Throttles on a quiet machine ask for more slots; a busy moment
 		// (p99 over, other work on the machine) for the same N once more.
-		bound := min(p.rec.LatencyN, p.rec.MemoryN, maxN)
+		bound := min(p.rec.LatencyN, p.rec.MemoryN, MaxN)
 		quiet := c.OtherCPUs <= noisyCPUs
 		if next := n + max(1, n/4); c.lossHigh && quiet && next <= bound {
 			n = next
@@ -122,7 +122,7 @@ func (p *sizeProfile) confirm(check func(n int, rate float64) (*sizeCheck, error
 }
 
 // unconfirmed says plainly what to use when no N held its check.
-func unconfirmed(p *sizeProfile, last sizeCheck) string {
+func unconfirmed(p *Profile, last Check) string {
 	s := fmt.Sprintf("No N held its check on this machine: at N=%d, %s. Use N=%d (the settings above and the SAM parameters follow it), and watch the function's throttles once deployed", last.N, last.Why, last.N)
 	switch {
 	case last.Wrong > 0:
@@ -143,32 +143,32 @@ func unconfirmed(p *sizeProfile, last sizeCheck) string {
 
 // checkStep runs the function at N=n for window, arrivals at random at
 // rate (the same every run: a fixed seed), after a warm-up.
-func checkStep(ctx context.Context, cfg *config, rt target.Runtime, n int, rate float64, window time.Duration) (*sizeCheck, error) {
-	if cfg.Output != nil {
-		cfg.Output.Note("the check at N=%d, a fresh process", n)
+func checkStep(ctx context.Context, o target.Options, rt target.Runtime, items []load.Item, n int, rate float64, window time.Duration) (*Check, error) {
+	if o.Output != nil {
+		o.Output.Note("the check at N=%d, a fresh process", n)
 	}
-	in, err := target.Start(ctx, cfg.Options, rt, n, -1)
+	in, err := target.Start(ctx, o, rt, n, -1)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = in.Stop() }()
 	count := max(int(rate*window.Seconds()), 1)
-	lctx, cancel := context.WithTimeout(ctx, window+openGrace+cfg.Timeout)
+	lctx, cancel := context.WithTimeout(ctx, window+load.OpenGrace+o.Timeout)
 	defer cancel()
 	lctx, watch := target.WatchExit(lctx, in)
 	// A warm-up, so that a cold start's burst is not read as loss.
-	warm := load.Spec{Model: load.ModelClosed, Callers: n, Count: 2 * n, Window: 2 * time.Second, Items: cfg.userItems, Pause: cfg.Pause}
+	warm := load.Spec{Model: load.ModelClosed, Callers: n, Count: 2 * n, Window: 2 * time.Second, Items: items}
 	load.Run(lctx, in.Inv, warm)
 	cpu0, _ := in.CPU()
 	drv0, mach0 := driverCPU(in), measure.MachineBusy()
-	st := load.Run(lctx, in.Inv, load.Spec{Model: load.ModelOpen, Rate: rate, Poisson: checkSeed, Count: count, Window: window + openGrace,
-		Items: cfg.userItems, Pause: cfg.Pause, Next: true})
+	st := load.Run(lctx, in.Inv, load.Spec{Model: load.ModelOpen, Rate: rate, Poisson: checkSeed, Count: count, Window: window + load.OpenGrace,
+		Items: items, Next: true})
 	cpu1, _ := in.CPU()
 	drv1, mach1 := driverCPU(in), measure.MachineBusy()
 	if watch.Exited() {
 		return nil, errors.New(in.ExitProblem())
 	}
-	c := &sizeCheck{N: n, Rate: rate, Arrivals: "poisson", Seconds: window.Seconds(), Answered: st.Answered(),
+	c := &Check{N: n, Rate: rate, Arrivals: "poisson", Seconds: window.Seconds(), Answered: st.Answered(),
 		Throttles: st.Throttles, Wrong: st.Failures + st.Wrong}
 	if mach0 > 0 && mach1 > mach0 && st.Elapsed > 0 {
 		c.OtherCPUs = max(0, ((mach1-mach0)-(cpu1-cpu0)-(drv1-drv0)).Seconds()/st.Elapsed.Seconds())
@@ -184,7 +184,7 @@ func checkStep(ctx context.Context, cfg *config, rt target.Runtime, n int, rate 
 const checkSeed = 0x5eed
 
 // checkLine says what a check saw, and whether it held.
-func checkLine(c sizeCheck, scaleAt float64) string {
+func checkLine(c Check, scaleAt float64) string {
 	verdict := "holds"
 	if !c.Holds {
 		verdict = "DOES NOT HOLD: " + c.Why

@@ -1,4 +1,4 @@
-package main
+package sizing
 
 import (
 	"math"
@@ -35,7 +35,7 @@ func TestRecommend(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := recommend(tt.knee, tt.vcpus, scaleAtDefault, tt.mem)
+			r, err := recommend(tt.knee, tt.vcpus, DefaultScaleAt, tt.mem)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -49,7 +49,7 @@ func TestRecommend(t *testing.T) {
 			if r.NeedMiB > (1-memoryRoom)*float64(r.MemorySizeMB) {
 				t.Errorf("N=%d needs %.0f MiB, more than %.0f%% of %d MB", r.N, r.NeedMiB, 100*(1-memoryRoom), r.MemorySizeMB)
 			}
-			if r.Loss != erlangB(r.N, scaleAtDefault*tt.knee) || r.LimitedBy == "loss" && r.Loss > lossTarget {
+			if r.Loss != erlangB(r.N, DefaultScaleAt*tt.knee) || r.LimitedBy == "loss" && r.Loss > lossTarget {
 				t.Errorf("loss %v at N=%d", r.Loss, r.N)
 			}
 			if r.N < min(r.CPUN, r.LatencyN, r.MemoryN) || r.N > max(r.CPUN, r.LossN) {
@@ -57,7 +57,7 @@ func TestRecommend(t *testing.T) {
 			}
 		})
 	}
-	if _, err := recommend(40, 2, scaleAtDefault, memFit{10, 20000}); err == nil || !strings.Contains(err.Error(), "one invocation needs") {
+	if _, err := recommend(40, 2, DefaultScaleAt, memFit{10, 20000}); err == nil || !strings.Contains(err.Error(), "one invocation needs") {
 		t.Errorf("an invocation larger than the largest environment: %v", err)
 	}
 	for ratio, want := range map[int]int{2: 15, 4: 30, 8: 61} {
@@ -65,10 +65,10 @@ func TestRecommend(t *testing.T) {
 			t.Errorf("memoryBound(10 MiB + 200 MiB each, %d GiB per vCPU, 2 vCPUs) = %d, want %d", ratio, got, want)
 		}
 	}
-	if got := memoryBound(memFit{10, 0}, 2, 2); got != maxN {
-		t.Errorf("memoryBound with no memory per invocation = %d, want %d", got, maxN)
+	if got := memoryBound(memFit{10, 0}, 2, 2); got != MaxN {
+		t.Errorf("memoryBound with no memory per invocation = %d, want %d", got, MaxN)
 	}
-	if _, err := recommend(0, 2, scaleAtDefault, memFit{}); err == nil {
+	if _, err := recommend(0, 2, DefaultScaleAt, memFit{}); err == nil {
 		t.Error("no knee: no error")
 	}
 }
@@ -76,20 +76,20 @@ func TestRecommend(t *testing.T) {
 // routerSteps is a sweep of a router answering from memory: 58 µs of CPU
 // in 110 µs of wall time, the load test's CPU beside it, a knee of 3.8
 // on 2 CPUs for the function alone.
-func routerSteps() []sizeStep {
-	step := func(n int, x float64, lin bool) sizeStep {
-		return sizeStep{N: n, Invocations: int64(3 * x), Throughput: x, MeanMS: 0.110, P50MS: 0.110, P99MS: 0.4 * float64(n),
+func routerSteps() []Step {
+	step := func(n int, x float64, lin bool) Step {
+		return Step{N: n, Invocations: int64(3 * x), Throughput: x, MeanMS: 0.110, P50MS: 0.110, P99MS: 0.4 * float64(n),
 			CPUMS: 0.058, DriverCPUMS: 0.05, BaseRSSMiB: 12, PeakRSSMiB: 12, Linear: lin}
 	}
-	return []sizeStep{step(1, 9000, true), step(2, 16000, true), step(4, 18000, false), step(3, 18000, false)}
+	return []Step{step(1, 9000, true), step(2, 16000, true), step(4, 18000, false), step(3, 18000, false)}
 }
 
 // TestSizeLossSystem: size recommends the N that keeps the loss small at
 // the load the capacity provider scales at, not the CPUs' knee rounded
 // down per vCPU; the sentences say so and the SAM parameters follow.
 func TestSizeLossSystem(t *testing.T) {
-	p := &sizeProfile{VCPUs: 2, MachineCPUs: 2, ScaleAt: scaleAtDefault, Steps: routerSteps()}
-	if err := p.summarize(func(int, float64) (*sizeCheck, error) { return nil, nil }); err != nil {
+	p := &Profile{VCPUs: 2, MachineCPUs: 2, ScaleAt: DefaultScaleAt, Steps: routerSteps()}
+	if err := p.summarize(func(int, float64) (*Check, error) { return nil, nil }); err != nil {
 		t.Fatal(err)
 	}
 	n := p.PerExecutionEnvironmentMaxConcurrency
@@ -112,11 +112,11 @@ func TestSizeLossSystem(t *testing.T) {
 // report says plainly what to use.
 func TestSizeChecksAgain(t *testing.T) {
 	// An io-bound function: 40 ms, 2 ms of CPU, a knee of 40 on 2 CPUs.
-	step := func(n int, x float64, lin bool) sizeStep {
-		return sizeStep{N: n, Invocations: int64(3 * x), Throughput: x, MeanMS: 40, P50MS: 40, P99MS: 45, CPUMS: 2,
+	step := func(n int, x float64, lin bool) Step {
+		return Step{N: n, Invocations: int64(3 * x), Throughput: x, MeanMS: 40, P50MS: 40, P99MS: 45, CPUMS: 2,
 			BaseRSSMiB: 10, PeakRSSMiB: 10 + 0.1*float64(n), Linear: lin}
 	}
-	steps := []sizeStep{step(1, 25, true), step(2, 50, true), step(4, 100, true), step(8, 200, true), step(16, 400, true),
+	steps := []Step{step(1, 25, true), step(2, 50, true), step(4, 100, true), step(8, 200, true), step(16, 400, true),
 		step(32, 800, true), step(64, 900, false), step(48, 950, false), step(40, 990, true), step(44, 1000, false)}
 	tests := []struct {
 		name      string
@@ -135,15 +135,15 @@ func TestSizeChecksAgain(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := &sizeProfile{VCPUs: 2, MachineCPUs: 2, ScaleAt: scaleAtDefault, Steps: steps}
+			p := &Profile{VCPUs: 2, MachineCPUs: 2, ScaleAt: DefaultScaleAt, Steps: steps}
 			var checked []int
-			err := p.summarize(func(n int, rate float64) (*sizeCheck, error) {
+			err := p.summarize(func(n int, rate float64) (*Check, error) {
 				checked = append(checked, n)
 				p99 := 30.0
 				if v, ok := tt.p99[n]; ok {
 					p99 = v
 				}
-				c := &sizeCheck{N: n, Rate: rate, Seconds: 5, Answered: int64(5 * rate), Throttles: tt.throttled[n], P99MS: p99}
+				c := &Check{N: n, Rate: rate, Seconds: 5, Answered: int64(5 * rate), Throttles: tt.throttled[n], P99MS: p99}
 				if strings.HasPrefix(tt.name, "a busy machine") {
 					c.OtherCPUs = 1
 				}
@@ -179,7 +179,7 @@ func TestSizeChecksAgain(t *testing.T) {
 // TestCheckJudge: the loss a check allows is Erlang B's or the target's,
 // with chance; beyond it the check fails and says why.
 func TestCheckJudge(t *testing.T) {
-	c := sizeCheck{N: 7, Rate: 20000, Answered: 99000, Throttles: 1000, P99MS: 1, PredictedP99MS: 2}
+	c := Check{N: 7, Rate: 20000, Answered: 99000, Throttles: 1000, P99MS: 1, PredictedP99MS: 2}
 	c.judge(0.114) // 2.28 Erlangs: B(7) = 0.65%
 	if want := int64(math.Ceil(1000 + 3*math.Sqrt(1000) + 1)); c.AllowedThrottles != want || !c.Holds {
 		t.Errorf("allowed %d (want %d), holds %v: %s", c.AllowedThrottles, want, c.Holds, c.Why)
@@ -189,12 +189,12 @@ func TestCheckJudge(t *testing.T) {
 	if c.Holds || !c.lossHigh || !strings.Contains(c.Why, "2000 throttled") {
 		t.Errorf("2%% throttled holds: %+v", c)
 	}
-	c = sizeCheck{N: 2, Rate: 10000, Answered: 80000, Throttles: 20000}
+	c = Check{N: 2, Rate: 10000, Answered: 80000, Throttles: 20000}
 	c.judge(0.12) // 1.2 Erlangs at N=2: B = 25%
 	if !c.Holds {
 		t.Errorf("the loss Erlang B predicts fails: %s", c.Why)
 	}
-	c = sizeCheck{N: 2, Rate: 10, Answered: 50, Wrong: 1}
+	c = Check{N: 2, Rate: 10, Answered: 50, Wrong: 1}
 	if c.judge(1); c.Holds || !strings.Contains(c.Why, "went wrong") {
 		t.Errorf("a wrong answer holds: %+v", c)
 	}
@@ -204,12 +204,12 @@ func TestCheckJudge(t *testing.T) {
 // its N per vCPU to docs/tuning.md's 32 so that 211 per vCPU for a 10 ms
 // stub does not read as a contradiction.
 func TestSizeRestsOn(t *testing.T) {
-	step := func(n int, x float64, lin bool) sizeStep {
-		return sizeStep{N: n, Invocations: int64(3 * x), Throughput: x, MeanMS: 10, P50MS: 10, P99MS: 11, CPUMS: 0.0474,
+	step := func(n int, x float64, lin bool) Step {
+		return Step{N: n, Invocations: int64(3 * x), Throughput: x, MeanMS: 10, P50MS: 10, P99MS: 11, CPUMS: 0.0474,
 			BaseRSSMiB: 10, PeakRSSMiB: 10 + 0.01*float64(n), Linear: lin}
 	}
-	p := &sizeProfile{VCPUs: 2, MachineCPUs: 2, Steps: []sizeStep{step(1, 100, true), step(256, 25000, true), step(512, 30000, false), step(384, 30000, false)}}
-	if err := p.summarize(func(int, float64) (*sizeCheck, error) { return nil, nil }); err != nil {
+	p := &Profile{VCPUs: 2, MachineCPUs: 2, Steps: []Step{step(1, 100, true), step(256, 25000, true), step(512, 30000, false), step(384, 30000, false)}}
+	if err := p.summarize(func(int, float64) (*Check, error) { return nil, nil }); err != nil {
 		t.Fatal(err)
 	}
 	text := strings.Join(sizeLines(p).tail, "\n")
@@ -226,12 +226,12 @@ func TestSizeRestsOn(t *testing.T) {
 // TestUnconfirmedSays: when no N held, the report says why in the terms
 // of what went wrong: the harness, a busy machine, the bounds.
 func TestUnconfirmedSays(t *testing.T) {
-	p := &sizeProfile{MachineCPUs: 2, CPUMS: 0.1, DriverCPUMS: 0.6, rec: recommendation{LatencyN: 8, MemoryN: 1600}}
-	light := unconfirmed(p, sizeCheck{N: 8, Why: "x", lossHigh: true})
+	p := &Profile{MachineCPUs: 2, CPUMS: 0.1, DriverCPUMS: 0.6, rec: recommendation{LatencyN: 8, MemoryN: 1600}}
+	light := unconfirmed(p, Check{N: 8, Why: "x", lossHigh: true})
 	p.DriverCPUMS = 0.1
-	busy := unconfirmed(p, sizeCheck{N: 8, Why: "x", lossHigh: true, OtherCPUs: 1})
-	bound := unconfirmed(p, sizeCheck{N: 8, Why: "x", lossHigh: true})
-	wrong := unconfirmed(p, sizeCheck{N: 4, Why: "x", Wrong: 2})
+	busy := unconfirmed(p, Check{N: 8, Why: "x", lossHigh: true, OtherCPUs: 1})
+	bound := unconfirmed(p, Check{N: 8, Why: "x", lossHigh: true})
+	wrong := unconfirmed(p, Check{N: 4, Why: "x", Wrong: 2})
 	for got, want := range map[string]string{light: "they, not the function, set the throttles", busy: "size again on a quiet machine",
 		bound: "as far as the latency and memory bounds go", wrong: "its answers went wrong"} {
 		if !strings.Contains(got, want) || !strings.HasPrefix(got, "No N held its check on this machine: at N=") {

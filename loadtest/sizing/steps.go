@@ -1,14 +1,17 @@
-package main
+package sizing
 
-import "github.com/lmigo/lmigo/loadtest/target"
+import (
+	"github.com/lmigo/lmigo/loadtest/show"
+	"github.com/lmigo/lmigo/loadtest/target"
+)
 
 // The figures of size, from the steps of a sweep to the recommendation
 // and its checks: the types every file of size reads, and the
 // arithmetic of the sweep (the knee, the next N, the memory fit).
 
-// sizeProfile is what size measured and recommends; its JSON is -json.
+// Profile is what size measured and recommends; its JSON is -json.
 // The three names of the platform are at the top level.
-type sizeProfile struct {
+type Profile struct {
 	PerExecutionEnvironmentMaxConcurrency int     `json:"PerExecutionEnvironmentMaxConcurrency"`
 	ConcurrencyPerVCpu                    float64 `json:"ConcurrencyPerVCpu"`
 	ExecutionEnvironmentMemoryGiBPerVCpu  int     `json:"ExecutionEnvironmentMemoryGiBPerVCpu"`
@@ -41,7 +44,7 @@ type sizeProfile struct {
 	KneeAgrees   bool    `json:"kneeAgreesWithLittle"`     // the measured knee and LittleHere
 	FunctionKnee float64 `json:"functionKneeN"`            // the knee with the load test's share removed
 
-	// The model (sizemodel.go), for the vCPUs sized for.
+	// The model (model.go), for the vCPUs sized for.
 	ScaleAt    float64 `json:"scaleAtCpu"`     // the CPU share the capacity provider scales at
 	LossTarget float64 `json:"lossTarget"`     // the share N may turn away there
 	CPUN       int     `json:"cpuN"`           // the N the CPUs allow
@@ -56,29 +59,29 @@ type sizeProfile struct {
 	MemoryBoundN map[string]int `json:"memoryBoundN"`
 	// EventCosts are the wall times at N=1 per events file, where the
 	// events come from several.
-	EventCosts []eventCost `json:"eventCosts,omitempty"`
+	EventCosts []EventCost `json:"eventCosts,omitempty"`
 
 	// NoRecommendation says why there is none; the figures stand.
 	NoRecommendation string `json:"noRecommendation,omitempty"`
-	// RestsOn says what the figures rest on (sizemodel.go).
+	// RestsOn says what the figures rest on (model.go).
 	RestsOn string `json:"restsOn,omitempty"`
 
-	Sentences [2]string   `json:"explanation"`
-	Notes     []string    `json:"notes,omitempty"`
-	Steps     []sizeStep  `json:"steps"`
-	Check     *sizeCheck  `json:"check,omitempty"` // the last of Checks
-	Checks    []sizeCheck `json:"checks,omitempty"`
-	Elapsed   dur         `json:"elapsed"`
+	Sentences [2]string     `json:"explanation"`
+	Notes     []string      `json:"notes,omitempty"`
+	Steps     []Step        `json:"steps"`
+	Check     *Check        `json:"check,omitempty"` // the last of Checks
+	Checks    []Check       `json:"checks,omitempty"`
+	Elapsed   show.Duration `json:"elapsed"`
 	// Output sums up the function's output over every step.
 	Output *target.OutputCounts `json:"output,omitempty"`
 
 	rec recommendation
 }
 
-func (p *sizeProfile) fit() memFit { return memFit{BaseMiB: p.BaseMiB, PerInvMiB: p.MemPerInvMiB} }
+func (p *Profile) fit() memFit { return memFit{BaseMiB: p.BaseMiB, PerInvMiB: p.MemPerInvMiB} }
 
-// sizeCheck is the function run at one N, and what the model predicted.
-type sizeCheck struct {
+// Check is the function run at one N, and what the model predicted.
+type Check struct {
 	N         int     `json:"n"`
 	Rate      float64 `json:"rate"`
 	Arrivals  string  `json:"arrivals"`
@@ -118,8 +121,8 @@ type recommendation struct {
 	Loss     float64 // the share turned away at N, at the load offered
 }
 
-// eventCost is what the events of one file cost at N=1, one at a time.
-type eventCost struct {
+// EventCost is what the events of one file cost at N=1, one at a time.
+type EventCost struct {
 	File        string  `json:"file"`
 	Invocations int64   `json:"invocations"`
 	MeanMS      float64 `json:"meanMs"`
@@ -128,9 +131,9 @@ type eventCost struct {
 	MaxMS       float64 `json:"maxMs"`
 }
 
-// sizeStep is the function measured at one N: N closed-loop callers for
+// Step is the function measured at one N: N closed-loop callers for
 // a window, against a runtime started with AWS_LAMBDA_MAX_CONCURRENCY=N.
-type sizeStep struct {
+type Step struct {
 	N           int     `json:"n"`
 	Invocations int64   `json:"invocations"`
 	Throughput  float64 `json:"throughput"` // answered per second
@@ -153,7 +156,7 @@ type sizeStep struct {
 	// and latency within linearLoss of it).
 	Linear bool `json:"linear"`
 
-	costs []eventCost // per events file, where there are several
+	costs []EventCost // per events file, where there are several
 }
 
 // linearLoss is how far a step may fall short of N times N=1's throughput
@@ -168,7 +171,7 @@ const (
 const noisyCPUs = 0.25
 
 // linear says whether s keeps what N promises against one, the step at N=1.
-func linear(s, one sizeStep) bool {
+func linear(s, one Step) bool {
 	if one.Throughput <= 0 || one.P50MS <= 0 {
 		return false
 	}
@@ -178,7 +181,7 @@ func linear(s, one sizeStep) bool {
 
 // knee is the largest N of the linear steps of a sweep (0 when none is):
 // beyond it throughput stops growing with N or latency starts to.
-func knee(steps []sizeStep) int {
+func knee(steps []Step) int {
 	k := 0
 	for _, s := range steps {
 		if s.Linear && s.N > k {
@@ -192,7 +195,7 @@ func knee(steps []sizeStep) int {
 // doubling while linear, then halving the interval between the last
 // linear N and the first that was not, until it is an eighth of the
 // knee; 0 when done.
-func nextN(steps []sizeStep, maxN int) int {
+func nextN(steps []Step, maxN int) int {
 	lo, hi := 0, 0
 	for _, s := range steps {
 		if s.Linear {
@@ -229,7 +232,7 @@ func (f memFit) at(n int) float64 { return f.BaseMiB + f.PerInvMiB*float64(n) }
 
 // fitMemory fits peak RSS over N by least squares; with one step, base is
 // its RSS after init and the rest of its peak is the invocation's.
-func fitMemory(steps []sizeStep) memFit {
+func fitMemory(steps []Step) memFit {
 	switch len(steps) {
 	case 0:
 		return memFit{}
@@ -270,7 +273,7 @@ const memoryRoom = 0.25
 // Largest and smallest N an environment takes.
 const (
 	minN = 1
-	maxN = 1600
+	MaxN = 1600
 )
 
 // memoryBound is the largest N an environment of ratio GiB per vCPU and
@@ -279,9 +282,9 @@ const (
 func memoryBound(mem memFit, ratio, vcpus int) int {
 	room := (1-memoryRoom)*float64(ratio*vcpus*1024) - mem.BaseMiB
 	if mem.PerInvMiB <= 0 {
-		return maxN
+		return MaxN
 	}
-	return min(max(int(room/mem.PerInvMiB), 0), maxN)
+	return min(max(int(room/mem.PerInvMiB), 0), MaxN)
 }
 
 // littleKnee is the N at which cpus CPUs are busy when each invocation

@@ -1,4 +1,4 @@
-package main
+package sizing
 
 // An execution environment is a loss system: an invocation that arrives
 // while every one of its N slots is busy finds no poll and is throttled.

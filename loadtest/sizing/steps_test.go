@@ -1,4 +1,4 @@
-package main
+package sizing
 
 import (
 	"math"
@@ -7,10 +7,10 @@ import (
 
 // steps builds a sweep from (N, throughput, p50 ms) triples; linear is
 // judged against the first, as the sweep does.
-func steps(rows ...[3]float64) []sizeStep {
-	var out []sizeStep
+func steps(rows ...[3]float64) []Step {
+	var out []Step
 	for _, r := range rows {
-		s := sizeStep{N: int(r[0]), Throughput: r[1], P50MS: r[2], MeanMS: r[2]}
+		s := Step{N: int(r[0]), Throughput: r[1], P50MS: r[2], MeanMS: r[2]}
 		s.Linear = len(out) == 0 || linear(s, out[0])
 		out = append(out, s)
 	}
@@ -20,7 +20,7 @@ func steps(rows ...[3]float64) []sizeStep {
 func TestKnee(t *testing.T) {
 	tests := []struct {
 		name  string
-		steps []sizeStep
+		steps []Step
 		want  int
 		next  int // nextN with maxN 1600
 	}{
@@ -37,7 +37,7 @@ func TestKnee(t *testing.T) {
 			if got := knee(tt.steps); got != tt.want {
 				t.Errorf("knee = %d, want %d", got, tt.want)
 			}
-			if got := nextN(tt.steps, maxN); got != tt.next {
+			if got := nextN(tt.steps, MaxN); got != tt.next {
 				t.Errorf("nextN = %d, want %d", got, tt.next)
 			}
 		})
@@ -53,14 +53,14 @@ func TestKnee(t *testing.T) {
 func TestFitMemory(t *testing.T) {
 	tests := []struct {
 		name            string
-		steps           []sizeStep
+		steps           []Step
 		base, perInv    float64
 		baseTol, invTol float64
 	}{
-		{"one step", []sizeStep{{N: 4, BaseRSSMiB: 10, PeakRSSMiB: 30}}, 10, 5, 0, 0},
-		{"a line", []sizeStep{{N: 1, BaseRSSMiB: 10, PeakRSSMiB: 210}, {N: 2, BaseRSSMiB: 10, PeakRSSMiB: 410}, {N: 4, BaseRSSMiB: 10, PeakRSSMiB: 810}}, 10, 200, 0.01, 0.01},
-		{"flat, noisy", []sizeStep{{N: 1, BaseRSSMiB: 9, PeakRSSMiB: 11}, {N: 8, BaseRSSMiB: 9, PeakRSSMiB: 10.5}, {N: 16, BaseRSSMiB: 9, PeakRSSMiB: 11}}, 10.8, 0, 0.3, 0.01},
-		{"the base is at least the smallest measured", []sizeStep{{N: 1, BaseRSSMiB: 10, PeakRSSMiB: 10}, {N: 2, BaseRSSMiB: 10, PeakRSSMiB: 30}, {N: 4, BaseRSSMiB: 10, PeakRSSMiB: 70}}, 10, 20, 0.01, 0.01},
+		{"one step", []Step{{N: 4, BaseRSSMiB: 10, PeakRSSMiB: 30}}, 10, 5, 0, 0},
+		{"a line", []Step{{N: 1, BaseRSSMiB: 10, PeakRSSMiB: 210}, {N: 2, BaseRSSMiB: 10, PeakRSSMiB: 410}, {N: 4, BaseRSSMiB: 10, PeakRSSMiB: 810}}, 10, 200, 0.01, 0.01},
+		{"flat, noisy", []Step{{N: 1, BaseRSSMiB: 9, PeakRSSMiB: 11}, {N: 8, BaseRSSMiB: 9, PeakRSSMiB: 10.5}, {N: 16, BaseRSSMiB: 9, PeakRSSMiB: 11}}, 10.8, 0, 0.3, 0.01},
+		{"the base is at least the smallest measured", []Step{{N: 1, BaseRSSMiB: 10, PeakRSSMiB: 10}, {N: 2, BaseRSSMiB: 10, PeakRSSMiB: 30}, {N: 4, BaseRSSMiB: 10, PeakRSSMiB: 70}}, 10, 20, 0.01, 0.01},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,4 +1,4 @@
-package main
+package sizing
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ type sizeText struct {
 }
 
 // sizeLines are the report's lines.
-func sizeLines(p *sizeProfile) sizeText {
+func sizeLines(p *Profile) sizeText {
 	sized := fmt.Sprintf("Sized %s with %s, target %s, on %d CPUs, for %d vCPUs, in %s.", p.Bootstrap, p.Events, p.Target, p.MachineCPUs, p.VCPUs, time.Duration(p.Elapsed))
 	t := sizeText{tables: [][][]string{stepTable(p)}}
 	if c := costTable(p.EventCosts); c != nil {
@@ -74,7 +74,7 @@ func sizeLines(p *sizeProfile) sizeText {
 }
 
 // outputLine sums up the function's output, when there is a summary.
-func outputLine(p *sizeProfile) []string {
+func outputLine(p *Profile) []string {
 	if p.Output == nil {
 		return nil
 	}
@@ -82,7 +82,7 @@ func outputLine(p *sizeProfile) []string {
 }
 
 // stepTable is the table of the sweep's steps.
-func stepTable(p *sizeProfile) [][]string {
+func stepTable(p *Profile) [][]string {
 	table := [][]string{{"N", "", "inv/s", "p50", "p99", "CPU/inv", "driver CPU/inv", "peak RSS", "others' CPUs"}}
 	for _, s := range p.Steps {
 		mark := ""
@@ -96,7 +96,7 @@ func stepTable(p *sizeProfile) [][]string {
 	return table
 }
 
-func printSize(w io.Writer, p *sizeProfile) {
+func Print(w io.Writer, p *Profile) {
 	t := sizeLines(p)
 	fmt.Fprintln(w)
 	for _, l := range t.head {
@@ -112,7 +112,7 @@ func printSize(w io.Writer, p *sizeProfile) {
 	}
 }
 
-func sizeMarkdown(p *sizeProfile) []byte {
+func Markdown(p *Profile) []byte {
 	var b bytes.Buffer
 	t := sizeLines(p)
 	b.WriteString("# lmigo load test: size\n\n")

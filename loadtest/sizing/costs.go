@@ -1,4 +1,4 @@
-package main
+package sizing
 
 import (
 	"fmt"
@@ -16,11 +16,11 @@ import (
 // costs spread, per events file where they come from several.
 
 // eventCosts are the costs of each group of a load, by file name.
-func eventCosts(groups map[string]*hdrhistogram.Histogram) []eventCost {
-	var out []eventCost
+func eventCosts(groups map[string]*hdrhistogram.Histogram) []EventCost {
+	var out []EventCost
 	for _, file := range slices.Sorted(maps.Keys(groups)) {
 		h := groups[file]
-		out = append(out, eventCost{
+		out = append(out, EventCost{
 			File: file, Invocations: h.TotalCount(), MeanMS: h.Mean() / 1e6,
 			P50MS: float64(h.ValueAtPercentile(50)) / 1e6, P99MS: float64(h.ValueAtPercentile(99)) / 1e6,
 			MaxMS: float64(h.Max()) / 1e6,
@@ -34,7 +34,7 @@ func eventCosts(groups map[string]*hdrhistogram.Histogram) []eventCost {
 const skewed = 1.5
 
 // spreadLine says how the wall time of one invocation spread at N=1.
-func spreadLine(one sizeStep) string {
+func spreadLine(one Step) string {
 	s := fmt.Sprintf("At N=1, one invocation at a time, the wall time was: mean %s, p50 %s, p90 %s, p99 %s, max %s.",
 		show.Millis(one.MeanMS), show.Millis(one.P50MS), show.Millis(one.P90MS), show.Millis(one.P99MS), show.Millis(one.MaxMS))
 	if one.P50MS > 0 && one.MeanMS > skewed*one.P50MS {
@@ -45,7 +45,7 @@ func spreadLine(one sizeStep) string {
 }
 
 // costTable is the table of the costs per events file, nil for one file.
-func costTable(costs []eventCost) [][]string {
+func costTable(costs []EventCost) [][]string {
 	if len(costs) < 2 {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package main
+package sizing
 
 import (
 	"math"
@@ -35,7 +35,7 @@ func TestErlangB(t *testing.T) {
 	// Large N and loads, where the closed form overflows: the recurrence
 	// stays in [0, 1] and falls with N.
 	prev := 1.0
-	for n := 1; n <= maxN; n++ {
+	for n := 1; n <= MaxN; n++ {
 		b := erlangB(n, 1500)
 		if math.IsNaN(b) || b < 0 || b > prev {
 			t.Fatalf("B(%d, 1500) = %v after %v", n, b, prev)
@@ -53,11 +53,11 @@ func TestErlangN(t *testing.T) {
 		most    int
 		want    int
 	}{
-		{1.2, 0.01, maxN, 5},  // B(4) = 2.6%, B(5) = 0.6%
-		{2.28, 0.01, maxN, 7}, // a router of 3.8 slots' knee at 60%
-		{0, 0.01, maxN, 1},
+		{1.2, 0.01, MaxN, 5},  // B(4) = 2.6%, B(5) = 0.6%
+		{2.28, 0.01, MaxN, 7}, // a router of 3.8 slots' knee at 60%
+		{0, 0.01, MaxN, 1},
 		{1000, 0.01, 100, 100},
-		{24, 0.01, maxN, 35},
+		{24, 0.01, MaxN, 35},
 	}
 	for _, tt := range tests {
 		if got := erlangN(tt.a, tt.loss, tt.most); got != tt.want {

@@ -1,4 +1,4 @@
-package main
+package sizing
 
 import (
 	"context"
@@ -18,22 +18,22 @@ import (
 
 // measureStep starts the function at N=n and runs n closed-loop callers
 // for window after a warm-up.
-func measureStep(ctx context.Context, cfg *config, rt target.Runtime, n int, window time.Duration) (sizeStep, error) {
-	s := sizeStep{N: n}
-	if cfg.Output != nil {
-		cfg.Output.Note("N=%d, a fresh process", n)
+func measureStep(ctx context.Context, o target.Options, rt target.Runtime, items []load.Item, n int, window time.Duration) (Step, error) {
+	s := Step{N: n}
+	if o.Output != nil {
+		o.Output.Note("N=%d, a fresh process", n)
 	}
-	in, err := target.Start(ctx, cfg.Options, rt, n, -1)
+	in, err := target.Start(ctx, o, rt, n, -1)
 	if err != nil {
 		return s, err
 	}
 	defer func() { _ = in.Stop() }()
 	if st, err := in.Status(); err == nil {
-		s.BaseRSSMiB = mib(st.RSS)
+		s.BaseRSSMiB = toMiB(st.RSS)
 	}
 	spec := load.Spec{Model: load.ModelClosed, Callers: n, Count: 2 * n, Window: min(window, 2*time.Second),
-		Items: cfg.userItems, Pause: cfg.Pause, Next: cfg.OnThrottle == throttleNext}
-	lctx, cancel := context.WithTimeout(ctx, 2*window+cfg.Timeout)
+		Items: items}
+	lctx, cancel := context.WithTimeout(ctx, 2*window+o.Timeout)
 	defer cancel()
 	lctx, watch := target.WatchExit(lctx, in)
 	warm := load.Run(lctx, in.Inv, spec)
@@ -74,17 +74,26 @@ func measureStep(ctx context.Context, cfg *config, rt target.Runtime, n int, win
 		s.OtherCPUs = max(0, other.Seconds()/st.Elapsed.Seconds())
 	}
 	if ps, err := in.Status(); err == nil {
-		s.PeakRSSMiB = mib(ps.Peak)
+		s.PeakRSSMiB = toMiB(ps.Peak)
 	}
 	return s, ctx.Err()
 }
 
 // driverCPU is the CPU time of this process and of the runtime's helpers.
 func driverCPU(in *target.Instance) time.Duration {
-	t, _ := readCPU(os.Getpid())
+	t, _ := cpuOf(os.Getpid())
 	for _, pid := range in.Helpers {
-		c, _ := readCPU(pid)
+		c, _ := cpuOf(pid)
 		t += c
 	}
 	return t
 }
+
+// cpuOf is the CPU time of process pid.
+func cpuOf(pid int) (time.Duration, error) {
+	c, err := measure.ReadCPU(pid)
+	return c.Total(), err
+}
+
+// toMiB is bytes in MiB.
+func toMiB(bytes int64) float64 { return float64(bytes) / (1 << 20) }
