@@ -59,7 +59,7 @@ func Run(ctx context.Context, o Options) (*Profile, error) {
 	p := &Profile{VCPUs: o.VCPUs, MachineCPUs: runtime.NumCPU(), Target: o.Target.Target, Bootstrap: o.Bootstrap, Events: o.Events,
 		ScaleAt: o.ScaleAt, LossTarget: lossTarget}
 	rt := target.Runtime{Name: target.Function, Binary: o.Binary, SurvivesPanic: true}
-	err := profileFunction(ctx, o, rt, p, o.Step, o.MaxTime, o.MaxN, o.Check)
+	err := profileFunction(ctx, o, rt, p)
 	if err != nil && p.rec.N == 0 {
 		p.NoRecommendation = err.Error()
 	}
@@ -68,27 +68,34 @@ func Run(ctx context.Context, o Options) (*Profile, error) {
 
 // profileFunction sweeps N, recommends, and checks the recommendation; p
 // holds what was measured even when it returns an error.
-func profileFunction(ctx context.Context, o Options, rt target.Runtime, p *Profile, step, budget time.Duration, top int, check bool) error {
+func profileFunction(ctx context.Context, o Options, rt target.Runtime, p *Profile) error {
 	t0 := time.Now()
-	deadline := t0.Add(budget)
+	deadline := t0.Add(o.MaxTime)
 	defer func() { p.Elapsed = show.Duration(time.Since(t0).Round(time.Second)) }()
-	last := step + stepStartup // the time of the last step, start and stop included
-	memNote := ""              // set when memory lowers the largest N to measure
+	last, err := p.sweep(ctx, o, rt, t0, deadline)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return p.summarize(p.checker(ctx, o, rt, deadline, last))
+}
+
+// sweep measures the function at one N after another (nextN), until it
+// has found the knee, or the budget or the machine's memory ends it. It
+// returns how long the last step took, start and stop included.
+func (p *Profile) sweep(ctx context.Context, o Options, rt target.Runtime, t0, deadline time.Time) (time.Duration, error) {
+	last := o.Step + stepStartup
+	memNote := "" // set when memory lowers the largest N to measure
 	for len(p.Steps) < 30 {
-		// The largest N whose memory, predicted from the steps so far,
-		// fits in half of what the machine has free.
-		limit := top
-		if free, err := measure.MemAvailableMiB(); err == nil && len(p.Steps) > 0 {
-			if fit := fitMemory(p.Steps); fit.PerInvMiB > 0 {
-				if m := int((memoryShare*free - fit.BaseMiB) / fit.PerInvMiB); m < limit {
-					limit = max(m, 1)
-					memNote = fmt.Sprintf("N=%d would take more than half of the machine's %.0f MiB free", limit+1, free)
-				}
-			}
+		limit, note := memoryLimit(p.Steps, o.MaxN)
+		if note != "" {
+			memNote = note
 		}
 		n := nextN(p.Steps, limit)
 		if n == 0 {
-			if limit < top && knee(p.Steps) >= limit {
+			if limit < o.MaxN && knee(p.Steps) >= limit {
 				p.KneeBound = memNote
 			}
 			break
@@ -96,44 +103,75 @@ func profileFunction(ctx context.Context, o Options, rt target.Runtime, p *Profi
 		// The step's time, predicted before it runs: a step at twice
 		// the N may take twice as long to warm up and stop. The check
 		// after the sweep takes about a step's start and stop and more.
-		need := max(step+stepStartup, 2*last)
-		if check {
+		need := max(o.Step+stepStartup, 2*last)
+		if o.Check {
 			need += 2 * (checkFor + last) // a check, and one more
 		}
 		if time.Until(deadline) < need {
-			p.KneeBound = fmt.Sprintf("the %s budget ran out", budget)
+			p.KneeBound = fmt.Sprintf("the %s budget ran out", o.MaxTime)
 			break
 		}
 		ts := time.Now()
-		s, err := measureStep(ctx, o.Target, rt, o.Items, n, step)
+		s, err := measureStep(ctx, o.Target, rt, o.Items, n, o.Step)
 		if err != nil {
-			return fmt.Errorf("at N=%d: %w", n, err)
+			return last, fmt.Errorf("at N=%d: %w", n, err)
 		}
 		last = time.Since(ts)
-		s.Linear = s.Throughput > 0 && (s.N == 1 || linear(s, p.Steps[0]))
-		// A step past the knee while other work took the machine's CPUs
-		// is measured once more: the knee is the function's, not the
-		// machine's noise.
-		if !s.Linear && s.N > 1 && s.OtherCPUs > noisyCPUs && time.Until(deadline) > need {
-			again, err := measureStep(ctx, o.Target, rt, o.Items, n, step)
-			if err != nil {
-				return fmt.Errorf("at N=%d: %w", n, err)
-			}
-			again.Linear, again.Remeasured = linear(again, p.Steps[0]), true
-			if again.Throughput > s.Throughput {
-				s = again
-			}
-			s.Remeasured = true
+		if s, err = p.again(ctx, o, rt, s, time.Until(deadline) > need); err != nil {
+			return last, err
 		}
 		p.Steps = append(p.Steps, s)
 		fmt.Fprintf(o.Log, "size: N=%-4d %8.0f/s  p50 %-8s p99 %-8s CPU/inv %-8s peak RSS %-9s others %.2f CPUs  %s  (%s of at most %s)\n",
 			s.N, s.Throughput, show.Millis(s.P50MS), show.Millis(s.P99MS), show.Millis(s.CPUMS), show.MiB(s.PeakRSSMiB), s.OtherCPUs,
-			map[bool]string{true: "linear", false: "past the knee"}[s.Linear], time.Since(t0).Round(time.Second), budget)
+			map[bool]string{true: "linear", false: "past the knee"}[s.Linear], time.Since(t0).Round(time.Second), o.MaxTime)
 	}
+	p.boundKnee(o.MaxN)
+	return last, nil
+}
+
+// memoryLimit is the largest N, at most top, whose memory, predicted from
+// the steps so far, fits in half of what the machine has free; and when
+// memory lowered it, what to say.
+func memoryLimit(steps []Step, top int) (int, string) {
+	if free, err := measure.MemAvailableMiB(); err == nil && len(steps) > 0 {
+		if fit := fitMemory(steps); fit.PerInvMiB > 0 {
+			if m := int((memoryShare*free - fit.BaseMiB) / fit.PerInvMiB); m < top {
+				limit := max(m, 1)
+				return limit, fmt.Sprintf("N=%d would take more than half of the machine's %.0f MiB free", limit+1, free)
+			}
+		}
+	}
+	return top, ""
+}
+
+// again says whether s is linear and, when it is past the knee while
+// other work took the machine's CPUs and the budget allows (room), has
+// it measured once more: the knee is the function's, not the machine's
+// noise. It returns the better of the two.
+func (p *Profile) again(ctx context.Context, o Options, rt target.Runtime, s Step, room bool) (Step, error) {
+	s.Linear = s.Throughput > 0 && (s.N == 1 || linear(s, p.Steps[0]))
+	if s.Linear || s.N == 1 || s.OtherCPUs <= noisyCPUs || !room {
+		return s, nil
+	}
+	again, err := measureStep(ctx, o.Target, rt, o.Items, s.N, o.Step)
+	if err != nil {
+		return s, fmt.Errorf("at N=%d: %w", s.N, err)
+	}
+	again.Linear, again.Remeasured = linear(again, p.Steps[0]), true
+	if again.Throughput > s.Throughput {
+		s = again
+	}
+	s.Remeasured = true
+	return s, nil
+}
+
+// boundKnee says, once the sweep has ended, whether the knee it found is
+// only a bound: with a step past the knee seen, a budget that ended the
+// refinement made the knee coarser, not a bound; a sweep that reached
+// top saw no knee.
+func (p *Profile) boundKnee(top int) {
 	switch {
 	case slices.ContainsFunc(p.Steps, func(s Step) bool { return !s.Linear }):
-		// A step past the knee was seen: a budget that ended the
-		// refinement made the knee coarser, not a bound.
 		if p.KneeBound != "" {
 			p.Notes = append(p.Notes, fmt.Sprintf("The refinement of the knee stopped early (%s): the knee lies between N=%d and the next N measured.", p.KneeBound, knee(p.Steps)))
 		}
@@ -141,12 +179,16 @@ func profileFunction(ctx context.Context, o Options, rt target.Runtime, p *Profi
 	case len(p.Steps) > 0 && p.KneeBound == "" && knee(p.Steps) >= top:
 		p.KneeBound = fmt.Sprintf("-max-n %d", top)
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	window := min(checkFor, 2*step)
-	return p.summarize(func(n int, rate float64) (*Check, error) {
-		if !check || p.VCPUs != p.MachineCPUs {
+}
+
+// checker runs the function at the N it is given, arrivals at random at
+// rate: only when -check, and the vCPUs sized for are this machine's,
+// and its memory fits here, and the budget leaves the time; otherwise it
+// notes why not and runs nothing.
+func (p *Profile) checker(ctx context.Context, o Options, rt target.Runtime, deadline time.Time, last time.Duration) func(n int, rate float64) (*Check, error) {
+	window := min(checkFor, 2*o.Step)
+	return func(n int, rate float64) (*Check, error) {
+		if !o.Check || p.VCPUs != p.MachineCPUs {
 			return nil, nil
 		}
 		if free, err := measure.MemAvailableMiB(); err != nil || p.fit().at(n) > memoryShare*free {
@@ -154,12 +196,12 @@ func profileFunction(ctx context.Context, o Options, rt target.Runtime, p *Profi
 			return nil, nil
 		}
 		if time.Until(deadline) < window+last {
-			p.Notes = append(p.Notes, fmt.Sprintf("Not checked at N=%d: the %s budget (-max-time) ran out.", n, budget))
+			p.Notes = append(p.Notes, fmt.Sprintf("Not checked at N=%d: the %s budget (-max-time) ran out.", n, o.MaxTime))
 			return nil, nil
 		}
 		fmt.Fprintf(o.Log, "size: checking N=%d, arrivals at random at %.0f/s, for %s\n", n, rate, window)
 		return checkStep(ctx, o.Target, rt, o.Items, n, rate, window)
-	})
+	}
 }
 
 // summarize derives the per-invocation figures, the knee and the
@@ -171,6 +213,32 @@ func (p *Profile) summarize(check func(n int, rate float64) (*Check, error)) err
 	if p.ScaleAt <= 0 {
 		p.ScaleAt, p.LossTarget = DefaultScaleAt, lossTarget
 	}
+	if err := p.perInvocation(); err != nil {
+		return err
+	}
+	p.knees()
+	p.doubts()
+	// The knee for the vCPUs sized for: the function alone's on this
+	// machine's CPUs, per CPU.
+	fit := p.fit()
+	r, err := recommend(p.FunctionKnee*float64(p.VCPUs)/float64(p.MachineCPUs), p.VCPUs, p.ScaleAt, fit)
+	if err != nil {
+		return err
+	}
+	p.rec = r
+	p.MemoryBoundN = map[string]int{}
+	for _, ratio := range memoryRatios {
+		p.MemoryBoundN[strconv.Itoa(ratio)] = memoryBound(fit, ratio, p.VCPUs)
+	}
+	err = p.confirm(check)
+	p.settle()
+	return err
+}
+
+// perInvocation derives what one invocation takes from the steps: wall
+// time, CPU (the function's and the load test's), its share waiting, and
+// memory, as a base and a part per invocation in flight.
+func (p *Profile) perInvocation() error {
 	one := p.Steps[0]
 	// The mean, not the median: Little's law holds for the mean, and a
 	// batch consumer's few large batches are most of its time.
@@ -195,6 +263,12 @@ func (p *Profile) summarize(check func(n int, rate float64) (*Check, error)) err
 	p.WaitShare = max(0, 1-p.CPUMS/p.WallMS)
 	fit := fitMemory(p.Steps)
 	p.BaseMiB, p.MemPerInvMiB = fit.BaseMiB, fit.PerInvMiB
+	return nil
+}
+
+// knees sets the knee by Little's law, on the machine's CPUs and on those
+// other work left, and the knee of the function alone.
+func (p *Profile) knees() {
 	// The CPUs the function and the load test had: the machine's, less
 	// what other work took, on average over the steps that place the
 	// knee (it and those above it).
@@ -225,6 +299,11 @@ func (p *Profile) summarize(check func(n int, rate float64) (*Check, error)) err
 		// busy: beyond it nothing is gained but queueing.
 		p.FunctionKnee = max(float64(p.KneeN), min(p.FunctionKnee, p.LittleKnee))
 	}
+}
+
+// doubts notes what makes the figures doubtful: a knee Little's law does
+// not bear out, other work on the machine, a sweep that saw no knee.
+func (p *Profile) doubts() {
 	if !p.KneeAgrees && p.KneeBound == "" {
 		p.Notes = append(p.Notes, fmt.Sprintf("The measured knee (N=%d) disagrees with Little's law (N≈%.0f on the %.1f CPUs left by other work, with the load test's CPU beside the function; %.0f for the function alone): %s", p.KneeN, p.LittleHere, p.HadCPUs, p.LittleKnee, disagreement(p)))
 	}
@@ -240,20 +319,6 @@ func (p *Profile) summarize(check func(n int, rate float64) (*Check, error)) err
 	if p.KneeBound != "" {
 		p.Notes = append(p.Notes, fmt.Sprintf("The sweep stopped before it saw the knee (%s): N=%d is a lower bound; Little's law puts the knee near N=%.0f.", p.KneeBound, p.KneeN, p.LittleKnee))
 	}
-	// The knee for the vCPUs sized for: the function alone's on this
-	// machine's CPUs, per CPU.
-	r, err := recommend(p.FunctionKnee*float64(p.VCPUs)/float64(p.MachineCPUs), p.VCPUs, p.ScaleAt, fit)
-	if err != nil {
-		return err
-	}
-	p.rec = r
-	p.MemoryBoundN = map[string]int{}
-	for _, ratio := range memoryRatios {
-		p.MemoryBoundN[strconv.Itoa(ratio)] = memoryBound(fit, ratio, p.VCPUs)
-	}
-	err = p.confirm(check)
-	p.settle()
-	return err
 }
 
 // settle sets the settings, the model's figures and the sentences from
