@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lmigo/lmigo/loadtest/bench"
 	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/measure"
 	"github.com/lmigo/lmigo/loadtest/show"
@@ -13,7 +14,7 @@ import (
 
 // belowSat says whether sc is a scenario of the below-saturation table:
 // the open model, and the grown stacks of stack:S.
-func belowSat(sc scenario) bool {
+func belowSat(sc bench.Scenario) bool {
 	return sc.Model == load.ModelOpen || strings.HasPrefix(sc.Workload, "stack:")
 }
 
@@ -34,7 +35,7 @@ func belowSatRows(rep *report) [][]string {
 		floor := sr.Medians[target.Floor]
 		label := scenarioLabel(sc)
 		for _, rt := range rep.Runtimes {
-			if !rt.Serves(sc.w) {
+			if !rt.Serves(sc.Work) {
 				continue
 			}
 			m := sr.Medians[rt.Name]
@@ -53,17 +54,17 @@ func belowSatRows(rep *report) [][]string {
 				return "-"
 			}
 			memory := func(key string, format func(float64) string) string {
-				if !sc.w.Waved() {
+				if !sc.Work.Waved() {
 					return "-" // RSS after is the end of the load: peak RSS says more
 				}
 				return cell(m, key, format)
 			}
 			out = append(out, []string{label, rt.Name,
-				cell(m, mCPU, show.Latency), vs(mCPU, nil, false),
-				cell(m, mPeakRSS, show.MiB), vs(mPeakRSS, show.MiBDelta, true),
-				cell(m, mP99, show.Latency), vs(mP99, fmtLatencyDelta, true),
-				memory(mRSSBefore, show.MiB), memory(mRSSAfter, show.MiB), memory(mRSSGrowth, show.MiBDelta),
-				cell(m, mSched, show.Pct), verdicts(rep, sr, rt.Name, func(what string) bool { return !latencyTarget(what) }),
+				cell(m, bench.CPUPerInv, show.Latency), vs(bench.CPUPerInv, nil, false),
+				cell(m, bench.PeakRSS, show.MiB), vs(bench.PeakRSS, show.MiBDelta, true),
+				cell(m, bench.P99, show.Latency), vs(bench.P99, fmtLatencyDelta, true),
+				memory(bench.RSSBefore, show.MiB), memory(bench.RSSAfter, show.MiB), memory(bench.RSSGrowth, show.MiBDelta),
+				cell(m, bench.SchedPct, show.Pct), verdicts(rep, sr, rt.Name, func(what string) bool { return !latencyTarget(what) }),
 			})
 			label = ""
 		}
@@ -116,13 +117,13 @@ func fmtLatencyDelta(v float64) string {
 
 // belowSatNotes say how the below-saturation scenarios of scs were run
 // and checked, and how the scheduler's share was read.
-func belowSatNotes(cfg *config, scs []scenario, rts []target.Runtime) []string {
+func belowSatNotes(cfg *config, scs []bench.Scenario, rts []target.Runtime) []string {
 	var open, profiled bool
 	for _, sc := range scs {
 		if sc.Model == load.ModelOpen {
 			open = true
 			for _, rt := range rts {
-				profiled = profiled || cfg.profiled(sc, rt)
+				profiled = profiled || cfg.Profiled(sc, rt)
 			}
 		}
 	}

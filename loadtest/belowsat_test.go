@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lmigo/lmigo/loadtest/bench"
 	"github.com/lmigo/lmigo/loadtest/show"
 	"github.com/lmigo/lmigo/loadtest/target"
 )
@@ -17,22 +18,22 @@ import (
 func TestBelowSatTable(t *testing.T) {
 	rep := floorReport(t, map[string]map[string]map[string]float64{
 		"tiny-n64": {
-			target.Lmigo: {mCPU: 12},
-			target.Floor: {mCPU: 10},
+			target.Lmigo: {bench.CPUPerInv: 12},
+			target.Floor: {bench.CPUPerInv: 10},
 		},
 		"tiny-n64-r1000": {
-			target.Lmigo:       {mCPU: 150, mPeakRSS: 20, mP99: 400, mSched: 15.2},
-			target.AWSLambdaGo: {mCPU: 300, mPeakRSS: 25, mP99: 900},
-			target.Floor:       {mCPU: 140, mPeakRSS: 12, mP99: 350, mSched: 0.8},
+			target.Lmigo:       {bench.CPUPerInv: 150, bench.PeakRSS: 20, bench.P99: 400, bench.SchedPct: 15.2},
+			target.AWSLambdaGo: {bench.CPUPerInv: 300, bench.PeakRSS: 25, bench.P99: 900},
+			target.Floor:       {bench.CPUPerInv: 140, bench.PeakRSS: 12, bench.P99: 350, bench.SchedPct: 0.8},
 		},
 		"wait-20ms-n64-r1000": {
-			target.Lmigo:       {mCPU: 154, mPeakRSS: 28, mP99: 21500},
-			target.AWSLambdaGo: {mCPU: 420, mPeakRSS: 30, mP99: 20900},
-			target.Floor:       {mCPU: 140, mPeakRSS: 12, mP99: 20400},
+			target.Lmigo:       {bench.CPUPerInv: 154, bench.PeakRSS: 28, bench.P99: 21500},
+			target.AWSLambdaGo: {bench.CPUPerInv: 420, bench.PeakRSS: 30, bench.P99: 20900},
+			target.Floor:       {bench.CPUPerInv: 140, bench.PeakRSS: 12, bench.P99: 20400},
 		},
 		"stack-32KiB-n1600": {
-			target.Lmigo:       {mPeakRSS: 90, mRSSBefore: 20, mRSSAfter: 45, mRSSGrowth: 25},
-			target.AWSLambdaGo: {mPeakRSS: 80, mRSSBefore: 18, mRSSAfter: 30, mRSSGrowth: 12},
+			target.Lmigo:       {bench.PeakRSS: 90, bench.RSSBefore: 20, bench.RSSAfter: 45, bench.RSSGrowth: 25},
+			target.AWSLambdaGo: {bench.PeakRSS: 80, bench.RSSBefore: 18, bench.RSSAfter: 30, bench.RSSGrowth: 12},
 		},
 	})
 	rep.Runtimes = []target.Runtime{{Name: target.Lmigo}, {Name: target.AWSLambdaGo}, {Name: target.Floor}}

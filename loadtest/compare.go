@@ -5,13 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/lmigo/lmigo/loadtest/load"
+	"github.com/lmigo/lmigo/loadtest/bench"
 	"github.com/lmigo/lmigo/loadtest/show"
 	"github.com/lmigo/lmigo/loadtest/target"
 )
@@ -21,7 +19,7 @@ func compareMain(ctx context.Context, args []string) error {
 	cfg := defaultConfig()
 	fs := flag.NewFlagSet("loadtest compare", flag.ContinueOnError)
 	cfg.register(fs)
-	fs.StringVar(&cfg.Set, "set", setStandard, "the scenarios to run: "+setSaturation+" (closed model), "+setBelowSat+" (open model: tiny with its latency rows, I/O-bound handlers, grown stacks; with their targets) or "+setStandard+" (both); the standard set is "+strings.Join(setNames(setStandard), ", "))
+	fs.StringVar(&cfg.Set, "set", bench.SetStandard, "the scenarios to run: "+bench.SetSaturation+" (closed model), "+bench.SetBelowSat+" (open model: tiny with its latency rows, I/O-bound handlers, grown stacks; with their targets) or "+bench.SetStandard+" (both); the standard set is "+strings.Join(bench.SetNames(bench.SetStandard), ", "))
 	fs.StringVar(&cfg.Scenarios, "scenario", "", "comma-separated scenarios to run instead of -set: WORKLOAD-nN (closed model), WORKLOAD-nN-rR (open model at R/s), e.g. size-256KiB-n1, wait-20ms-n64-r1000")
 	fs.StringVar(&cfg.Workload, "workload", "", "run one custom scenario of this workload (tiny, size:S, wait:D, mix, grow, stack:S, event:NAME) instead of the standard set")
 	fs.IntVar(&cfg.N, "n", 1, "with -workload: AWS_LAMBDA_MAX_CONCURRENCY")
@@ -53,12 +51,11 @@ func compareMain(ctx context.Context, args []string) error {
 		return err
 	}
 	defer cleanup()
-	rep, err := execute(ctx, cfg, "compare", scs, rts)
-	if rep != nil {
-		printTable(cfg.stdout, rep)
-		if werr := writeReports(cfg, rep, "compare"); werr != nil {
-			err = errors.Join(err, werr)
-		}
+	res, err := bench.Execute(ctx, cfg.Settings, scs, rts)
+	rep := newReport("compare", cfg, scs, rts, res)
+	printTable(cfg.stdout, rep)
+	if werr := writeReports(cfg, rep, "compare"); werr != nil {
+		err = errors.Join(err, werr)
 	}
 	if err == nil && rep.problems() > 0 {
 		err = fmt.Errorf("%d runs had problems (see the report)", rep.problems())
@@ -70,91 +67,34 @@ func compareMain(ctx context.Context, args []string) error {
 // too, so that every report shows each runtime's distance to it.
 const defaultRuntimes = target.Lmigo + "," + target.AWSLambdaGo + "," + target.Floor
 
-// setNames are the scenario names of the set named so (none for an
-// unknown set).
-func setNames(set string) []string {
-	rows, _ := setRows(set)
-	var names []string
-	for _, r := range rows {
-		names = append(names, r.name())
-	}
-	return names
-}
-
-func compareScenarios(cfg *config) ([]scenario, error) {
+func compareScenarios(cfg *config) ([]bench.Scenario, error) {
 	if cfg.Workload != "" {
-		sc, err := newScenario(cfg, row{workload: cfg.Workload, n: max(cfg.N, 1)})
-		return []scenario{sc}, err
+		sc, err := bench.NewScenario(cfg.Settings, bench.Row{Workload: cfg.Workload, N: max(cfg.N, 1)})
+		return []bench.Scenario{sc}, err
 	}
-	rows, err := setRows(cfg.Set)
+	rows, err := bench.SetRows(cfg.Set)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.Scenarios != "" {
 		rows = nil
 		for _, name := range strings.Split(cfg.Scenarios, ",") {
-			r, err := parseScenarioName(strings.TrimSpace(name))
+			r, err := bench.ParseScenarioName(strings.TrimSpace(name))
 			if err != nil {
 				return nil, err
 			}
 			rows = append(rows, r)
 		}
 	}
-	var scs []scenario
+	var scs []bench.Scenario
 	for _, r := range rows {
-		sc, err := newScenario(cfg, r)
+		sc, err := bench.NewScenario(cfg.Settings, r)
 		if err != nil {
-			return nil, fmt.Errorf("scenario %q: %w", r.name(), err)
+			return nil, fmt.Errorf("scenario %q: %w", r.Name(), err)
 		}
 		scs = append(scs, sc)
 	}
 	return scs, nil
-}
-
-// scenarioNameRE is row.name's form: WORKLOAD-nN, and -rR for the open model.
-var scenarioNameRE = regexp.MustCompile(`^(.+)-n([0-9]+)(?:-r([0-9]+(?:\.[0-9]+)?))?$`)
-
-// parseScenarioName reads a row's name (size:S written size-S, and wait:D
-// and stack:S alike) into the row: the standard set's for its scenarios,
-// else, for a size, a count that sends about 1 GiB of responses (1 MiB:
-// 1024, as in the standard set), between 50 and 10000: CPU time is read
-// in 10 ms ticks, which over 1024 invocations is 10 µs each; in the open
-// model, 10 s of invocations.
-func parseScenarioName(name string) (row, error) {
-	all, _ := setRows(setStandard)
-	for _, r := range all {
-		if r.name() == name {
-			return r, nil
-		}
-	}
-	m := scenarioNameRE.FindStringSubmatch(name)
-	var r row
-	if m != nil {
-		r.n, _ = strconv.Atoi(m[2])
-		if m[3] != "" {
-			r.rate, _ = strconv.ParseFloat(m[3], 64)
-		}
-	}
-	if m == nil || r.n < 1 || m[3] != "" && r.rate <= 0 {
-		return row{}, fmt.Errorf("scenario %q: want WORKLOAD-nN or WORKLOAD-nN-rR (N >= 1, R > 0), e.g. size-256KiB-n1, tiny-n64-r1000; the standard set is: %s", name, strings.Join(setNames(setStandard), ", "))
-	}
-	r.workload = m[1]
-	for _, kind := range []string{"size", "wait", "stack"} {
-		if v, ok := strings.CutPrefix(r.workload, kind+"-"); ok {
-			r.workload = kind + ":" + v
-		}
-	}
-	w, err := load.ParseWorkload(r.workload)
-	if err != nil {
-		return row{}, fmt.Errorf("scenario %q: %w", name, err)
-	}
-	if sz, err := load.ParseSize(strings.TrimPrefix(r.workload, "size:")); err == nil && len(w.Items) == 1 && sz > 0 {
-		r.count = min(max(1<<30/sz, 50), 10000)
-	}
-	if r.rate > 0 {
-		r.count = max(int(10*r.rate), 1)
-	}
-	return r, nil
 }
 
 // compareRuntimes builds (or takes) the bootstraps of -runtimes, or names
@@ -196,7 +136,7 @@ func compareRuntimes(ctx context.Context, cfg *config) ([]target.Runtime, func()
 		rts[1].Binary, rts[1].Function = "", cfg.RefFunction
 		return rts, func() {}, nil
 	}
-	cleanup, err := target.BuildMissing(ctx, rts, cfg.Workload, "-runtimes:", cfg.stderr)
+	cleanup, err := target.BuildMissing(ctx, rts, cfg.Workload, "-runtimes:", cfg.Stderr)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -230,7 +170,7 @@ type report struct {
 	Kind      string           `json:"kind"` // run or compare
 	Started   time.Time        `json:"started"`
 	Elapsed   show.Duration    `json:"elapsed"`
-	Host      hostInfo         `json:"host"`
+	Host      bench.Host       `json:"host"`
 	Config    *config          `json:"config"`
 	Runtimes  []target.Runtime `json:"runtimes"`
 	Scenarios []scenarioReport `json:"scenarios"`
@@ -244,8 +184,8 @@ type report struct {
 // the first runtime's against aws-lambda-go (lmigo / aws-lambda-go),
 // MoreRatios those of the others (lmigo-raw), by runtime.
 type scenarioReport struct {
-	Scenario   scenario                      `json:"scenario"`
-	Runs       []runResult                   `json:"runs"`
+	Scenario   bench.Scenario                `json:"scenario"`
+	Runs       []bench.RunResult             `json:"runs"`
 	Medians    map[string]map[string]float64 `json:"medians"`
 	Ratios     map[string]float64            `json:"ratios,omitempty"`
 	MoreRatios map[string]map[string]float64 `json:"moreRatios,omitempty"`
@@ -268,94 +208,20 @@ func (r *report) problems() int {
 	return n
 }
 
-// execute runs every scenario for every runtime, interleaved: for each
-// repetition the runtimes in turn (A B A B ...). A scenario at N=1 is
-// pinned, this process included, for all its runs. In scenarios with an
-// idle period (grow), up to -idle-overlap runs idle at once: the next run
-// starts while the ones before it wait out their idle period (each ends
-// its own exactly -idle after its load, reads RSS and stops), which costs
-// them nothing (an idle runtime sleeps in its polls) and makes the grow
-// scenarios several times shorter.
-func execute(ctx context.Context, cfg *config, kind string, scs []scenario, rts []target.Runtime) (*report, error) {
-	rep := &report{Kind: kind, Started: time.Now(), Host: host(), Config: cfg, Runtimes: rts}
-	runs := 0
-	for _, sc := range scs {
-		for _, rt := range rts {
-			if rt.Serves(sc.w) {
-				runs += cfg.Reps
-			}
-			if cfg.profiled(sc, rt) {
-				runs++
-			}
-		}
-	}
-	prog := newProgress(cfg, runs)
-	defer prog.close()
-	var err error
-	for i := range scs {
-		sc := &scs[i]
-		if err = ctx.Err(); err != nil {
-			break
-		}
-		restore := func() {}
-		if sc.PinCPU >= 0 {
-			if restore, err = target.PinSelf(sc.PinCPU); err != nil {
-				err = fmt.Errorf("scenario %s: pin to CPU %d: %w", sc.Name, sc.PinCPU, err)
-				break
-			}
-		}
-		sr := scenarioReport{Scenario: *sc}
-		overlap := 1
-		if sc.Idle > 0 {
-			overlap = cfg.IdleOverlap
-		}
-		var pending []chan runResult // runs idling, oldest first
-		for r := 1; r <= cfg.Reps && ctx.Err() == nil; r++ {
-			for _, rt := range rts {
-				if !rt.Serves(sc.w) {
-					continue // not run: no figures, no problem (see notes)
-				}
-				for len(pending) >= overlap {
-					sr.Runs = append(sr.Runs, prog.end(<-pending[0]))
-					pending = pending[1:]
-				}
-				prog.begin(fmt.Sprintf("%s %s rep %d/%d", sc.Name, rt.Name, r, cfg.Reps))
-				l := beginRun(ctx, cfg, sc, rt, r, false)
-				done := make(chan runResult, 1)
-				if overlap == 1 {
-					done <- l.finish(ctx)
-				} else {
-					// The idle period ends, and RSS is read, at the same
-					// time after the load for every run, however the
-					// others are scheduled.
-					go func() { done <- l.finish(ctx) }()
-				}
-				pending = append(pending, done)
-			}
-		}
-		for _, done := range pending {
-			sr.Runs = append(sr.Runs, prog.end(<-done))
-		}
-		// The profiles, in runs of their own: perf costs CPU.
-		for _, rt := range rts {
-			if !cfg.profiled(*sc, rt) || ctx.Err() != nil {
-				continue
-			}
-			prog.begin(fmt.Sprintf("%s %s profile", sc.Name, rt.Name))
-			sr.Runs = append(sr.Runs, prog.end(beginRun(ctx, cfg, sc, rt, cfg.Reps+1, true).finish(ctx)))
-		}
-		restore()
+// newReport is the report of an execution of scs for rts: its runs, their
+// medians and ratios, the targets checked, and the notes that say how
+// the figures were taken.
+func newReport(kind string, cfg *config, scs []bench.Scenario, rts []target.Runtime, res bench.Result) *report {
+	rep := &report{Kind: kind, Started: res.Started, Elapsed: show.Duration(res.Elapsed), Host: res.Host, Config: cfg, Runtimes: rts}
+	for _, runs := range res.Scenarios {
+		sr := scenarioReport{Scenario: runs.Scenario, Runs: runs.Runs}
 		summarize(&sr, rts)
 		sr.Targets = checkTargets(cfg, sr)
 		rep.Scenarios = append(rep.Scenarios, sr)
 	}
-	rep.Elapsed = show.Duration(time.Since(rep.Started))
 	rep.FloorTargets = floorTargets(rep)
 	rep.Notes = notes(cfg, scs, rts)
-	if err == nil {
-		err = ctx.Err()
-	}
-	return rep, err
+	return rep
 }
 
 // summarize computes the medians per runtime and the ratios.
@@ -368,7 +234,7 @@ func summarize(sr *scenarioReport, rts []target.Runtime) {
 				continue
 			}
 			for k, v := range run.Metrics {
-				if profileMetric(k) == run.Profiled {
+				if bench.ProfileMetric(k) == run.Profiled {
 					vals[k] = append(vals[k], v)
 				}
 			}
@@ -402,7 +268,7 @@ func summarize(sr *scenarioReport, rts []target.Runtime) {
 	}
 	b := sr.Medians[rts[ref].Name]
 	for i, rt := range rts {
-		if i == ref || !rt.Serves(sr.Scenario.w) {
+		if i == ref || !rt.Serves(sr.Scenario.Work) {
 			continue
 		}
 		rs := ratios(sr.Medians[rt.Name], b)
@@ -421,7 +287,7 @@ func summarize(sr *scenarioReport, rts []target.Runtime) {
 func ratios(a, b map[string]float64) map[string]float64 {
 	rs := map[string]float64{}
 	for k, va := range a {
-		if k == mRSSGrowth {
+		if k == bench.RSSGrowth {
 			continue // a difference, often near 0 or below: no ratio
 		}
 		if vb, ok := b[k]; ok {
@@ -459,12 +325,12 @@ func ratio(a, b float64) (float64, bool) {
 }
 
 // notes say how the figures were taken, for every report.
-func notes(cfg *config, scs []scenario, rts []target.Runtime) []string {
+func notes(cfg *config, scs []bench.Scenario, rts []target.Runtime) []string {
 	var ns []string
 	for _, rt := range rts {
 		var skipped []string
 		for _, sc := range scs {
-			if !rt.Serves(sc.w) {
+			if !rt.Serves(sc.Work) {
 				skipped = append(skipped, sc.Name)
 			}
 		}
@@ -517,7 +383,7 @@ func notes(cfg *config, scs []scenario, rts []target.Runtime) []string {
 // (-on-throttle, -throttle-pause; retryWait).
 func throttleHandling(cfg *config) string {
 	switch {
-	case cfg.OnThrottle == throttleNext:
+	case cfg.OnThrottle == bench.ThrottleNext:
 		return "a throttled invocation is not retried: it counts as rejected and its caller sends the next one at once (-on-throttle next; grow retries it, as its wave waits for it)"
 	case cfg.Pause > 0:
 		return fmt.Sprintf("a throttled invocation is retried after %s (-throttle-pause)", cfg.Pause)

@@ -8,9 +8,8 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"sync/atomic"
-	"time"
 
+	"github.com/lmigo/lmigo/loadtest/bench"
 	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/measure"
 	"github.com/lmigo/lmigo/loadtest/target"
@@ -18,29 +17,7 @@ import (
 
 // config is every setting of a run or a comparison, from flags.
 type config struct {
-	target.Options
-
-	// Load.
-	Model       string        `json:"model"`
-	Callers     int           `json:"callers,omitempty"`
-	Rate        float64       `json:"rate,omitempty"`
-	Count       int           `json:"count,omitempty"`
-	Duration    time.Duration `json:"-"`
-	Warmup      int           `json:"warmup"`
-	Rounds      int           `json:"rounds"`
-	Idle        time.Duration `json:"-"`
-	Settle      time.Duration `json:"-"`
-	GrowWindow  time.Duration `json:"-"`
-	Pause       time.Duration `json:"-"`
-	OnThrottle  string        `json:"onThrottle"` // retry or next; "" until validate picks by target
-	Reps        int           `json:"reps"`
-	IdleOverlap int           `json:"idleOverlap"`
-
-	// Runtimes' environment and measurement.
-	Pin         string        `json:"pin"`
-	Profile     string        `json:"profile,omitempty"` // compare: auto, on or off (profile.go)
-	CPU         int           `json:"cpu"`
-	SampleEvery time.Duration `json:"-"`
+	bench.Settings
 
 	// What to run.
 	Set       string `json:"set,omitempty"` // compare
@@ -53,15 +30,12 @@ type config struct {
 	Floor     string `json:"-"`
 	Bootstrap string `json:"-"`
 	// A user's events (-events), or the empty event for a user's
-	// bootstrap without them: the workload "events" (eventsWorkload).
+	// bootstrap without them: the workload "events" (load.EventsWorkload).
 	Events  string `json:"events,omitempty"`
 	Shuffle bool   `json:"shuffle,omitempty"`
 	Expect  string `json:"expect,omitempty"`
-	// eventsDesc says what the events are, for the report.
-	eventsDesc string
-	userItems  []load.Item
-	Lmigo      string `json:"-"`
-	Ref        string `json:"-"`
+	Lmigo   string `json:"-"`
+	Ref     string `json:"-"`
 	// Extra runtimes of a comparison, NAME=BINARY: variants run
 	// interleaved with those of -runtimes (-target fake or rie).
 	Extra []string `json:"extra,omitempty"`
@@ -71,17 +45,10 @@ type config struct {
 	RefFunction string `json:"refFunction,omitempty"`
 
 	// Output.
-	Out      string `json:"-"`
-	Progress string `json:"-"`
+	Out string `json:"-"`
 
-	// Flags holds every flag's value as given or defaulted, for the report.
-	Flags map[string]string `json:"flags,omitempty"`
-	given map[string]bool   // the flags given on the command line
-
-	stdout, stderr io.Writer
-	// answered counts the answers of the runs' loads, for progress.go's
-	// bar of a single run; nil: not counted.
-	answered *atomic.Int64
+	given  map[string]bool // the flags given on the command line
+	stdout io.Writer
 }
 
 // parse parses args into c with fs and records every flag's value.
@@ -90,7 +57,7 @@ func (c *config) parse(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	c.Flags, c.given = map[string]string{}, given
+	c.Flags, c.given, c.DurationSet = map[string]string{}, given, given["duration"]
 	fs.VisitAll(func(f *flag.Flag) { c.Flags[f.Name] = f.Value.String() })
 	if ev, ok := strings.CutPrefix(c.Workload, load.EventPrefix); ok {
 		c.Event = ev // the events bootstraps answer it
@@ -134,26 +101,7 @@ func (c *config) register(fs *flag.FlagSet) {
 
 // defaults of both commands; run and compare adjust some.
 func defaultConfig() *config {
-	return &config{
-		Options:     target.Options{Target: target.Fake, MemoryMB: 2048, Timeout: 30 * time.Second},
-		Model:       load.ModelClosed,
-		Duration:    2 * time.Second,
-		Warmup:      200,
-		Rounds:      2,
-		Idle:        10 * time.Second,
-		Settle:      3 * time.Second,
-		GrowWindow:  60 * time.Second,
-		Reps:        3,
-		IdleOverlap: 6,
-		Pin:         "auto",
-		Profile:     "off",
-		CPU:         0,
-		SampleEvery: 100 * time.Millisecond,
-		Out:         defaultOut(),
-		Progress:    "auto",
-		stdout:      os.Stdout,
-		stderr:      os.Stderr,
-	}
+	return &config{Settings: bench.DefaultSettings(), Out: defaultOut(), stdout: os.Stdout}
 }
 
 func (c *config) validate() error {
@@ -174,9 +122,9 @@ func (c *config) validate() error {
 		bad("-model %q: want closed or open", c.Model)
 	}
 	switch c.OnThrottle {
-	case throttleRetry, throttleNext:
+	case bench.ThrottleRetry, bench.ThrottleNext:
 	case "":
-		c.OnThrottle = defaultOnThrottle(c.Target)
+		c.OnThrottle = bench.DefaultOnThrottle(c.Target)
 	default:
 		bad("-on-throttle %q: want retry or next", c.OnThrottle)
 	}
@@ -216,18 +164,4 @@ func (c *config) validate() error {
 		bad("-target lambda needs -function")
 	}
 	return errors.Join(errs...)
-}
-
-// pinFor says whether runs at N = n are pinned to one CPU.
-func (c *config) pinFor(n int) bool {
-	if c.Target == target.Lambda {
-		return false
-	}
-	switch c.Pin {
-	case "always":
-		return true
-	case "never":
-		return false
-	}
-	return n == 1
 }

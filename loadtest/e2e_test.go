@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lmigo/lmigo/loadtest/bench"
 	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/target"
 )
@@ -23,7 +24,7 @@ func TestCompareEndToEnd(t *testing.T) {
 	rts := e2eRuntimes(t, target.Lmigo, target.LmigoRaw, target.AWSLambdaGo)
 	cfg := e2eConfig(t)
 	cfg.Count, cfg.Duration = 150, 5*time.Second
-	rep := e2eRun(t, cfg, []row{{workload: "tiny", n: 1}, {workload: "tiny", n: 4}, {workload: "grow", n: 2}}, rts)
+	rep := e2eRun(t, cfg, []bench.Row{{Workload: "tiny", N: 1}, {Workload: "tiny", N: 4}, {Workload: "grow", N: 2}}, rts)
 	if scs := rep.Scenarios; scs[0].Scenario.PinCPU != 0 || scs[1].Scenario.PinCPU != -1 {
 		t.Fatalf("pinning: N=1 %d, N=4 %d", scs[0].Scenario.PinCPU, scs[1].Scenario.PinCPU)
 	}
@@ -48,19 +49,19 @@ func TestCompareEndToEnd(t *testing.T) {
 				t.Errorf("%s: no medians for %s", sc.Name, rt.Name)
 			}
 		}
-		if r, ok := sr.Ratios[mP50]; !ok || r <= 0 {
+		if r, ok := sr.Ratios[bench.P50]; !ok || r <= 0 {
 			t.Errorf("%s: p50 ratio %v, %v", sc.Name, r, ok)
 		}
-		if r, ok := sr.MoreRatios[target.LmigoRaw][mP50]; !ok || r <= 0 {
+		if r, ok := sr.MoreRatios[target.LmigoRaw][bench.P50]; !ok || r <= 0 {
 			t.Errorf("%s: lmigo-raw p50 ratio %v, %v", sc.Name, r, ok)
 		}
-		if sc.w.Waved() {
+		if sc.Work.Waved() {
 			// The verdicts depend on the machine; that they are there does not.
 			if len(sr.Targets) != 2 {
 				t.Errorf("%s: targets %+v, want one each for lmigo and lmigo-raw", sc.Name, sr.Targets)
 			}
 			for _, rt := range rts {
-				if _, ok := sr.Medians[rt.Name][mRSSBefore]; !ok {
+				if _, ok := sr.Medians[rt.Name][bench.RSSBefore]; !ok {
 					t.Errorf("%s %s: no RSS before", sc.Name, rt.Name)
 				}
 			}
@@ -74,7 +75,7 @@ func TestCompareEndToEnd(t *testing.T) {
 	var back struct {
 		Kind      string
 		Scenarios []struct {
-			Runs   []runResult
+			Runs   []bench.RunResult
 			Ratios map[string]float64
 		}
 	}
@@ -116,28 +117,29 @@ func e2eConfig(t *testing.T) *config {
 	cfg.Idle, cfg.Settle = 300*time.Millisecond, 100*time.Millisecond
 	cfg.SampleEvery = 20 * time.Millisecond
 	cfg.Out, cfg.Progress = filepath.Join(t.TempDir(), "out"), "off"
-	cfg.stdout, cfg.stderr = &bytes.Buffer{}, &bytes.Buffer{}
+	cfg.stdout, cfg.Stderr = &bytes.Buffer{}, &bytes.Buffer{}
 	return cfg
 }
 
 // e2eRun runs the rows for rts, logs the table and writes the reports.
-func e2eRun(t *testing.T, cfg *config, rows []row, rts []target.Runtime) *report {
+func e2eRun(t *testing.T, cfg *config, rows []bench.Row, rts []target.Runtime) *report {
 	t.Helper()
 	if err := cfg.validate(); err != nil {
 		t.Fatal(err)
 	}
-	var scs []scenario
+	var scs []bench.Scenario
 	for _, r := range rows {
-		sc, err := newScenario(cfg, r)
+		sc, err := bench.NewScenario(cfg.Settings, r)
 		if err != nil {
 			t.Fatal(err)
 		}
 		scs = append(scs, sc)
 	}
-	rep, err := execute(t.Context(), cfg, "compare", scs, rts)
+	res, err := bench.Execute(t.Context(), cfg.Settings, scs, rts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	rep := newReport("compare", cfg, scs, rts, res)
 	var out bytes.Buffer
 	printTable(&out, rep)
 	if err := writeReports(cfg, rep, "compare"); err != nil {
@@ -150,7 +152,7 @@ func e2eRun(t *testing.T, cfg *config, rows []row, rts []target.Runtime) *report
 // checkRun holds one run's accounting and figures to what the scenario
 // sent: every invocation handed out answered exactly once, by the driver's
 // count and the API's, no violation, numbers in a sane range.
-func checkRun(t *testing.T, sc scenario, r runResult) {
+func checkRun(t *testing.T, sc bench.Scenario, r bench.RunResult) {
 	t.Helper()
 	name := sc.Name + " " + r.Runtime
 	l, api, m := r.Load, r.API, r.Metrics
@@ -173,32 +175,32 @@ func checkRun(t *testing.T, sc scenario, r runResult) {
 		t.Errorf("%s: violations %d, max outstanding %d (N=%d), throttles API %d driver %d",
 			name, api.Violations, api.MaxOutstanding, sc.N, api.Throttles, l.Throttles)
 	}
-	if m[mInvocations] != float64(sc.Count) {
-		t.Errorf("%s: measured %v invocations, want %d", name, m[mInvocations], sc.Count)
+	if m[bench.Invocations] != float64(sc.Count) {
+		t.Errorf("%s: measured %v invocations, want %d", name, m[bench.Invocations], sc.Count)
 	}
 	for key, lim := range map[string][2]float64{
-		mThroughput: {1, 1e7},
-		mP50:        {1, 10e6},
-		mMax:        {1, 60e6},
-		mCPU:        {0, 1e6}, // 10 ms ticks: a short run may see none
-		mDriverCPU:  {0, 1e6},
-		mPeakRSS:    {1, 4096},
-		mRSSAfter:   {1, 4096},
-		mReady:      {0.01, 30e3},
-		mConnsInit:  {1, 64},
+		bench.Throughput:      {1, 1e7},
+		bench.P50:             {1, 10e6},
+		bench.MaxLatency:      {1, 60e6},
+		bench.CPUPerInv:       {0, 1e6}, // 10 ms ticks: a short run may see none
+		bench.DriverCPUPerInv: {0, 1e6},
+		bench.PeakRSS:         {1, 4096},
+		bench.RSSAfter:        {1, 4096},
+		bench.Ready:           {0.01, 30e3},
+		bench.ConnsInit:       {1, 64},
 	} {
 		v, ok := m[key]
 		if !ok || v < lim[0] || v > lim[1] {
 			t.Errorf("%s: %s = %v (present %v), want in [%v, %v]", name, key, v, ok, lim[0], lim[1])
 		}
 	}
-	if m[mP50] > m[mP99] || m[mP99] > m[mMax]*1.001 {
+	if m[bench.P50] > m[bench.P99] || m[bench.P99] > m[bench.MaxLatency]*1.001 {
 		t.Errorf("%s: percentiles out of order: %v", name, m)
 	}
 	if sc.PinCPU >= 0 && r.CPUs != "0" {
 		t.Errorf("%s: runtime ran on CPUs %q, want pinned to 0", name, r.CPUs)
 	}
-	if sc.w.Waved() && len(r.RSS) < 2 {
+	if sc.Work.Waved() && len(r.RSS) < 2 {
 		t.Errorf("%s: %d RSS samples", name, len(r.RSS))
 	}
 }
@@ -216,16 +218,16 @@ func TestBelowSatEndToEnd(t *testing.T) {
 	rts := e2eRuntimes(t, target.Lmigo, target.AWSLambdaGo, target.Floor)
 	cfg := e2eConfig(t)
 	cfg.Count, cfg.Profile = 120, "auto" // validate turns it off without perf
-	rep := e2eRun(t, cfg, []row{
-		{workload: "tiny", n: 8, rate: 400},
-		{workload: "wait:20ms", n: 16, rate: 400},
-		{workload: "stack:32KiB", n: 8},
+	rep := e2eRun(t, cfg, []bench.Row{
+		{Workload: "tiny", N: 8, Rate: 400},
+		{Workload: "wait:20ms", N: 16, Rate: 400},
+		{Workload: "stack:32KiB", N: 8},
 	}, rts)
 
 	profiles := cfg.Profile != "off"
 	for _, sr := range rep.Scenarios {
 		sc := sr.Scenario
-		var measured, profiled []runResult
+		var measured, profiled []bench.RunResult
 		for _, r := range sr.Runs {
 			if len(r.Problems) > 0 {
 				t.Errorf("%s %s rep %d: %s", sc.Name, r.Runtime, r.Rep, strings.Join(r.Problems, "; "))
@@ -233,19 +235,19 @@ func TestBelowSatEndToEnd(t *testing.T) {
 			}
 			if r.Profiled {
 				profiled = append(profiled, r)
-				if _, ok := r.Metrics[mSched]; !ok {
+				if _, ok := r.Metrics[bench.SchedPct]; !ok {
 					t.Errorf("%s %s: profiled, but no share: %q", sc.Name, r.Runtime, r.Warnings)
 				}
 				continue
 			}
 			measured = append(measured, r)
 			checkRun(t, sc, r)
-			if wait := 20e3; sc.Workload == "wait:20ms" && r.Metrics[mP50] < wait {
-				t.Errorf("%s %s: p50 %vµs, below the handler's wait", sc.Name, r.Runtime, r.Metrics[mP50])
+			if wait := 20e3; sc.Workload == "wait:20ms" && r.Metrics[bench.P50] < wait {
+				t.Errorf("%s %s: p50 %vµs, below the handler's wait", sc.Name, r.Runtime, r.Metrics[bench.P50])
 			}
 		}
 		serving := len(rts)
-		if sc.w.Waved() {
+		if sc.Work.Waved() {
 			serving-- // the floor does not grow stacks
 		}
 		if len(measured) != serving*cfg.Reps {

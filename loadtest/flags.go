@@ -109,6 +109,7 @@ func (c *config) useEvents() error {
 	if err != nil {
 		return err
 	}
-	c.Workload, c.userItems, c.eventsDesc = load.EventsWorkload, items, desc
+	c.Workload, c.EventsDesc = load.EventsWorkload, desc
+	c.UserEvents = load.Workload{Name: load.EventsWorkload, Items: items}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/lmigo/lmigo/loadtest/bench"
 	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/show"
 	"github.com/lmigo/lmigo/loadtest/target"
@@ -93,8 +94,8 @@ func floorTargets(rep *report) []floorCheck {
 			vs(target.Floor, find(wl, n), key, what, factor, plus, format)
 		}
 		if rt.Name == target.LmigoHandler {
-			vsFloor("size:6MiB", 1, mCPU, "CPU/inv <= 1.5x floor", floorCPUBytes, 0, show.Latency)
-			vs(target.AWSLambdaGoHandler, find("size:6MiB", 1), mPeakRSS, "peak RSS <= "+target.AWSLambdaGoHandler+"'s", 1, 0, show.MiB)
+			vsFloor("size:6MiB", 1, bench.CPUPerInv, "CPU/inv <= 1.5x floor", floorCPUBytes, 0, show.Latency)
+			vs(target.AWSLambdaGoHandler, find("size:6MiB", 1), bench.PeakRSS, "peak RSS <= "+target.AWSLambdaGoHandler+"'s", 1, 0, show.MiB)
 			continue
 		}
 		for i := range rep.Scenarios {
@@ -105,24 +106,24 @@ func floorTargets(rep *report) []floorCheck {
 			}
 			wait := strings.HasPrefix(sc.Workload, "wait:")
 			if sc.Workload == "tiny" || wait {
-				vs(target.Floor, sr, mCPU, "CPU/inv <= 1.1x floor", belowCPU, 0, show.Latency)
+				vs(target.Floor, sr, bench.CPUPerInv, "CPU/inv <= 1.1x floor", belowCPU, 0, show.Latency)
 			}
 			if latencyRowsOf(sc) {
-				vs(target.Floor, sr, mP50, whatP50, belowP50, 0, show.Latency)
-				vs(target.Floor, sr, mP99, whatP99, belowP99, 0, show.Latency)
+				vs(target.Floor, sr, bench.P50, whatP50, belowP50, 0, show.Latency)
+				vs(target.Floor, sr, bench.P99, whatP99, belowP99, 0, show.Latency)
 			}
 			if wait {
-				vs(target.Floor, sr, mPeakRSS, "peak RSS <= floor + 16 MiB", 1, belowRSS, show.MiB)
-				vs(target.Floor, sr, mP99, "p99 <= floor + 1 ms", 1, belowP99US, show.Latency)
+				vs(target.Floor, sr, bench.PeakRSS, "peak RSS <= floor + 16 MiB", 1, belowRSS, show.MiB)
+				vs(target.Floor, sr, bench.P99, "p99 <= floor + 1 ms", 1, belowP99US, show.Latency)
 			}
 		}
 		for _, n := range []int{1, 64, 512, 1600} {
-			vsFloor("tiny", n, mCPU, "CPU/inv <= 1.2x floor", floorCPUTiny, 0, show.Latency)
+			vsFloor("tiny", n, bench.CPUPerInv, "CPU/inv <= 1.2x floor", floorCPUTiny, 0, show.Latency)
 		}
-		vsFloor("tiny", 1600, mPeakRSS, "peak RSS <= floor + 16 MiB + 4 KiB x N", 1, floorRSSSlack+floorRSSSlot*1600, show.MiB)
-		vsFloor("tiny", 1600, mReady, "exec to N polls <= 1.2x floor", floorReady, 0, show.MS)
-		vsFloor("size:1MiB", 1, mCPU, "CPU/inv <= 2x floor", floorCPUSize, 0, show.Latency)
-		vsFloor("size:6MiB", 1, mCPU, "CPU/inv <= 2x floor", floorCPUSize, 0, show.Latency)
+		vsFloor("tiny", 1600, bench.PeakRSS, "peak RSS <= floor + 16 MiB + 4 KiB x N", 1, floorRSSSlack+floorRSSSlot*1600, show.MiB)
+		vsFloor("tiny", 1600, bench.Ready, "exec to N polls <= 1.2x floor", floorReady, 0, show.MS)
+		vsFloor("size:1MiB", 1, bench.CPUPerInv, "CPU/inv <= 2x floor", floorCPUSize, 0, show.Latency)
+		vsFloor("size:6MiB", 1, bench.CPUPerInv, "CPU/inv <= 2x floor", floorCPUSize, 0, show.Latency)
 
 		// Throughput holds from N=64 to N=1600: the runtime against itself,
 		// allowed what the floor loses. On a machine of few CPUs the fake
@@ -133,8 +134,8 @@ func floorTargets(rep *report) []floorCheck {
 		if hi == nil || lo == nil {
 			continue
 		}
-		v, okV := hi.Medians[rt.Name][mThroughput]
-		b, okB := lo.Medians[rt.Name][mThroughput]
+		v, okV := hi.Medians[rt.Name][bench.Throughput]
+		b, okB := lo.Medians[rt.Name][bench.Throughput]
 		if !okV {
 			v = math.NaN()
 		}
@@ -142,8 +143,8 @@ func floorTargets(rep *report) []floorCheck {
 			b = math.NaN()
 		}
 		keep, what := tputKeep, "inv/s >= 0.9x inv/s at N=64"
-		fhi, okFH := hi.Medians[target.Floor][mThroughput]
-		flo, okFL := lo.Medians[target.Floor][mThroughput]
+		fhi, okFH := hi.Medians[target.Floor][bench.Throughput]
+		flo, okFL := lo.Medians[target.Floor][bench.Throughput]
 		if okFH && okFL && flo > 0 {
 			kept := fhi / flo
 			what += fmt.Sprintf(" x what the floor keeps (%.2fx)", kept)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lmigo/lmigo/loadtest/bench"
 	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/target"
 )
@@ -20,11 +21,11 @@ func floorReport(t *testing.T, meds map[string]map[string]map[string]float64) *r
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		r, err := parseScenarioName(name)
+		r, err := bench.ParseScenarioName(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sc, err := newScenario(defaultConfig(), r)
+		sc, err := bench.NewScenario(bench.DefaultSettings(), r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,21 +38,21 @@ func floorReport(t *testing.T, meds map[string]map[string]map[string]float64) *r
 func TestFloorTargets(t *testing.T) {
 	rep := floorReport(t, map[string]map[string]map[string]float64{
 		"tiny-n64": {
-			target.Lmigo: {mCPU: 12, mThroughput: 10000},
-			target.Floor: {mCPU: 10, mThroughput: 11000},
+			target.Lmigo: {bench.CPUPerInv: 12, bench.Throughput: 10000},
+			target.Floor: {bench.CPUPerInv: 10, bench.Throughput: 11000},
 		},
 		"tiny-n1600": {
-			target.Lmigo: {mCPU: 13, mThroughput: 8999, mPeakRSS: 46.25, mReady: 100},
-			target.Floor: {mCPU: 10, mThroughput: 9000, mPeakRSS: 24, mReady: 90},
+			target.Lmigo: {bench.CPUPerInv: 13, bench.Throughput: 8999, bench.PeakRSS: 46.25, bench.Ready: 100},
+			target.Floor: {bench.CPUPerInv: 10, bench.Throughput: 9000, bench.PeakRSS: 24, bench.Ready: 90},
 		},
 		"size-1MiB-n1": {
-			target.Lmigo: {mCPU: 300},
-			target.Floor: {mCPU: 100},
+			target.Lmigo: {bench.CPUPerInv: 300},
+			target.Floor: {bench.CPUPerInv: 100},
 		},
 		"size-6MiB-n1": {
-			target.Floor:              {mCPU: 600}, // every lmigo run had problems
-			target.LmigoHandler:       {mCPU: 900, mPeakRSS: 17},
-			target.AWSLambdaGoHandler: {mCPU: 2000, mPeakRSS: 16.9},
+			target.Floor:              {bench.CPUPerInv: 600}, // every lmigo run had problems
+			target.LmigoHandler:       {bench.CPUPerInv: 900, bench.PeakRSS: 17},
+			target.AWSLambdaGoHandler: {bench.CPUPerInv: 2000, bench.PeakRSS: 16.9},
 		},
 	})
 	got := map[string]bool{}
@@ -101,9 +102,9 @@ func TestThroughputTarget(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			meds := map[string]map[string]map[string]float64{"tiny-n64": {}, "tiny-n1600": {}}
 			for i, sc := range []string{"tiny-n64", "tiny-n1600"} {
-				meds[sc][target.Lmigo] = map[string]float64{mThroughput: c.lmigo[i]}
+				meds[sc][target.Lmigo] = map[string]float64{bench.Throughput: c.lmigo[i]}
 				if c.floor[i] > 0 {
-					meds[sc][target.Floor] = map[string]float64{mThroughput: c.floor[i]}
+					meds[sc][target.Floor] = map[string]float64{bench.Throughput: c.floor[i]}
 				}
 			}
 			var got []floorCheck
@@ -124,7 +125,7 @@ func TestThroughputTarget(t *testing.T) {
 
 func TestFloorTargetsNeedTheFloor(t *testing.T) {
 	rep := floorReport(t, map[string]map[string]map[string]float64{
-		"tiny-n64": {target.Lmigo: {mCPU: 12}},
+		"tiny-n64": {target.Lmigo: {bench.CPUPerInv: 12}},
 	})
 	if got := floorTargets(rep); len(got) != 0 {
 		t.Errorf("targets without the floor's figures: %v", got)
@@ -136,17 +137,17 @@ func TestVsFloorRows(t *testing.T) {
 	tiny, _ := load.ParseWorkload("tiny")
 	grow, _ := load.ParseWorkload("grow")
 	rep := &report{Runtimes: rts}
-	for _, sc := range []scenario{{Name: "tiny-n1", Workload: "tiny", N: 1, PinCPU: -1, w: tiny}, {Name: "grow-n1", Workload: "grow", N: 1, PinCPU: -1, w: grow}} {
+	for _, sc := range []bench.Scenario{{Name: "tiny-n1", Workload: "tiny", N: 1, PinCPU: -1, Work: tiny}, {Name: "grow-n1", Workload: "grow", N: 1, PinCPU: -1, Work: grow}} {
 		sr := scenarioReport{Scenario: sc}
 		for _, rt := range rts {
-			if rt.Serves(sc.w) {
-				sr.Runs = append(sr.Runs, runResult{Runtime: rt.Name, Metrics: map[string]float64{mCPU: map[string]float64{target.Lmigo: 12, target.AWSLambdaGo: 40, target.Floor: 10}[rt.Name]}})
+			if rt.Serves(sc.Work) {
+				sr.Runs = append(sr.Runs, bench.RunResult{Runtime: rt.Name, Metrics: map[string]float64{bench.CPUPerInv: map[string]float64{target.Lmigo: 12, target.AWSLambdaGo: 40, target.Floor: 10}[rt.Name]}})
 			}
 		}
 		summarize(&sr, rts)
 		rep.Scenarios = append(rep.Scenarios, sr)
 	}
-	if got := rep.Scenarios[0].FloorRatios[target.Lmigo][mCPU]; got != 1.2 {
+	if got := rep.Scenarios[0].FloorRatios[target.Lmigo][bench.CPUPerInv]; got != 1.2 {
 		t.Errorf("lmigo vs floor CPU %v, want 1.2", got)
 	}
 	var labels []string
@@ -169,30 +170,30 @@ func TestVsFloorRows(t *testing.T) {
 func TestBelowSatTargets(t *testing.T) {
 	rep := floorReport(t, map[string]map[string]map[string]float64{
 		"tiny-n64": {
-			target.Lmigo: {mCPU: 12},
-			target.Floor: {mCPU: 10},
+			target.Lmigo: {bench.CPUPerInv: 12},
+			target.Floor: {bench.CPUPerInv: 10},
 		},
 		"tiny-n64-r1000": {
-			target.Lmigo:       {mCPU: 110},
-			target.AWSLambdaGo: {mCPU: 300},
-			target.Floor:       {mCPU: 100},
+			target.Lmigo:       {bench.CPUPerInv: 110},
+			target.AWSLambdaGo: {bench.CPUPerInv: 300},
+			target.Floor:       {bench.CPUPerInv: 100},
 		},
 		"tiny-n512-r1000": {
-			target.Lmigo: {mCPU: 110.1},
-			target.Floor: {mCPU: 100},
+			target.Lmigo: {bench.CPUPerInv: 110.1},
+			target.Floor: {bench.CPUPerInv: 100},
 		},
 		"wait-20ms-n64-r1000": {
-			target.Lmigo: {mCPU: 100, mPeakRSS: 30, mP99: 21500},
-			target.Floor: {mCPU: 100, mPeakRSS: 14, mP99: 20500},
+			target.Lmigo: {bench.CPUPerInv: 100, bench.PeakRSS: 30, bench.P99: 21500},
+			target.Floor: {bench.CPUPerInv: 100, bench.PeakRSS: 14, bench.P99: 20500},
 		},
 		"wait-50ms-n512-r1500": {
-			target.Lmigo:       {mCPU: 111, mPeakRSS: 30.1, mP99: 51501},
-			"lmigo-next":       {mCPU: 90, mPeakRSS: 15, mP99: 50000},
-			target.Floor:       {mCPU: 100, mPeakRSS: 14, mP99: 50500},
-			target.AWSLambdaGo: {mCPU: 1000},
+			target.Lmigo:       {bench.CPUPerInv: 111, bench.PeakRSS: 30.1, bench.P99: 51501},
+			"lmigo-next":       {bench.CPUPerInv: 90, bench.PeakRSS: 15, bench.P99: 50000},
+			target.Floor:       {bench.CPUPerInv: 100, bench.PeakRSS: 14, bench.P99: 50500},
+			target.AWSLambdaGo: {bench.CPUPerInv: 1000},
 		},
 		"wait-100ms-n1600-r1500": {
-			target.Floor: {mCPU: 100, mPeakRSS: 20, mP99: 100500}, // every lmigo run had problems
+			target.Floor: {bench.CPUPerInv: 100, bench.PeakRSS: 20, bench.P99: 100500}, // every lmigo run had problems
 		},
 	})
 	rep.Runtimes = append(rep.Runtimes, target.Runtime{Name: "lmigo-next"})
@@ -237,7 +238,7 @@ func TestBelowSatTargets(t *testing.T) {
 // a variant of it (-extra lmigo-NAME) is checked against RSS before it,
 // and nothing else is.
 func TestStackTarget(t *testing.T) {
-	sc, err := newScenario(defaultConfig(), row{workload: "stack:32KiB", n: 1600})
+	sc, err := bench.NewScenario(bench.DefaultSettings(), bench.Row{Workload: "stack:32KiB", N: 1600})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,9 +247,9 @@ func TestStackTarget(t *testing.T) {
 		holds  bool
 	}{{8, true}, {8.1, false}, {-3, true}} {
 		sr := scenarioReport{Scenario: sc, Medians: map[string]map[string]float64{
-			target.Lmigo:       {mRSSGrowth: tt.growth, mPeakRSS: 90},
-			"lmigo-before":     {mRSSGrowth: 30},
-			target.AWSLambdaGo: {mRSSGrowth: 50},
+			target.Lmigo:       {bench.RSSGrowth: tt.growth, bench.PeakRSS: 90},
+			"lmigo-before":     {bench.RSSGrowth: 30},
+			target.AWSLambdaGo: {bench.RSSGrowth: 50},
 		}}
 		got := checkTargets(defaultConfig(), sr)
 		want := []targetCheck{

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lmigo/lmigo/loadtest/bench"
 	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/show"
 	"github.com/lmigo/lmigo/loadtest/target"
@@ -16,7 +17,7 @@ import (
 // hand-out to answer covers work the floor does outside it.
 
 // latencyRowsOf says whether sc has latency rows: tiny, the open model.
-func latencyRowsOf(sc scenario) bool {
+func latencyRowsOf(sc bench.Scenario) bool {
 	return sc.Model == load.ModelOpen && sc.Workload == "tiny"
 }
 
@@ -40,7 +41,7 @@ func latencyRows(rep *report) [][]string {
 		floor := sr.Medians[target.Floor]
 		label := scenarioLabel(sr.Scenario)
 		for _, rt := range rep.Runtimes {
-			if !rt.Serves(sr.Scenario.w) {
+			if !rt.Serves(sr.Scenario.Work) {
 				continue
 			}
 			m := sr.Medians[rt.Name]
@@ -56,14 +57,14 @@ func latencyRows(rep *report) [][]string {
 				return "-"
 			}
 			byRep := "-"
-			if rs := repRatios(sr, rt.Name, mP99); rt.Name != target.Floor && len(rs) > 0 {
+			if rs := repRatios(sr, rt.Name, bench.P99); rt.Name != target.Floor && len(rs) > 0 {
 				byRep = show.Ratio(rs[0])
 				if hi := show.Ratio(rs[len(rs)-1]); hi != byRep {
 					byRep += "–" + hi
 				}
 			}
 			out = append(out, []string{label, rt.Name,
-				cell(m, mP50, show.Latency), vs(mP50), cell(m, mP99, show.Latency), vs(mP99), byRep,
+				cell(m, bench.P50, show.Latency), vs(bench.P50), cell(m, bench.P99, show.Latency), vs(bench.P99), byRep,
 				verdicts(rep, sr, rt.Name, latencyTarget)})
 			label = ""
 		}
@@ -75,7 +76,7 @@ func latencyRows(rep *report) [][]string {
 // sr, for every repetition both measured, lowest first: runs next to each
 // other in time, so a busy machine moves both.
 func repRatios(sr scenarioReport, runtime, key string) []float64 {
-	measured := func(r runResult) bool { return len(r.Problems) == 0 && !r.Profiled }
+	measured := func(r bench.RunResult) bool { return len(r.Problems) == 0 && !r.Profiled }
 	var rs []float64
 	for _, run := range sr.Runs {
 		if run.Runtime != runtime || !measured(run) {
@@ -85,7 +86,7 @@ func repRatios(sr scenarioReport, runtime, key string) []float64 {
 		if !ok {
 			continue
 		}
-		i := slices.IndexFunc(sr.Runs, func(f runResult) bool { return f.Runtime == target.Floor && f.Rep == run.Rep && measured(f) })
+		i := slices.IndexFunc(sr.Runs, func(f bench.RunResult) bool { return f.Runtime == target.Floor && f.Rep == run.Rep && measured(f) })
 		if i < 0 {
 			continue
 		}
@@ -98,7 +99,7 @@ func repRatios(sr scenarioReport, runtime, key string) []float64 {
 }
 
 // latencyNote says what the latency rows measure and their targets.
-func latencyNote(scs []scenario) []string {
+func latencyNote(scs []bench.Scenario) []string {
 	if !slices.ContainsFunc(scs, latencyRowsOf) {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lmigo/lmigo/loadtest/bench"
 	"github.com/lmigo/lmigo/loadtest/target"
 )
 
@@ -14,23 +15,23 @@ import (
 // alone; wait:D and the closed model have no rows.
 func TestLatencyRows(t *testing.T) {
 	rep := floorReport(t, map[string]map[string]map[string]float64{
-		"tiny-n64":            {target.Lmigo: {mP50: 10, mP99: 100}, target.Floor: {mP50: 10, mP99: 50}},
-		"wait-20ms-n64-r1000": {target.Lmigo: {mP50: 20100, mP99: 30000}, target.Floor: {mP50: 20100, mP99: 20400}},
+		"tiny-n64":            {target.Lmigo: {bench.P50: 10, bench.P99: 100}, target.Floor: {bench.P50: 10, bench.P99: 50}},
+		"wait-20ms-n64-r1000": {target.Lmigo: {bench.P50: 20100, bench.P99: 30000}, target.Floor: {bench.P50: 20100, bench.P99: 20400}},
 	})
 	rep.Runtimes = []target.Runtime{{Name: target.Lmigo}, {Name: target.AWSLambdaGo}, {Name: target.Floor}}
 	runs := func(sc string, p99 map[string][]float64, p50 map[string]float64) scenarioReport {
-		r, err := parseScenarioName(sc)
+		r, err := bench.ParseScenarioName(sc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := newScenario(defaultConfig(), r)
+		s, err := bench.NewScenario(bench.DefaultSettings(), r)
 		if err != nil {
 			t.Fatal(err)
 		}
 		sr := scenarioReport{Scenario: s}
 		for rep := range 3 {
 			for _, rt := range rep3Order {
-				sr.Runs = append(sr.Runs, runResult{Runtime: rt, Rep: rep + 1, Metrics: map[string]float64{mP50: p50[rt], mP99: p99[rt][rep]}})
+				sr.Runs = append(sr.Runs, bench.RunResult{Runtime: rt, Rep: rep + 1, Metrics: map[string]float64{bench.P50: p50[rt], bench.P99: p99[rt][rep]}})
 			}
 		}
 		summarize(&sr, []target.Runtime{{Name: target.Lmigo}, {Name: target.AWSLambdaGo}, {Name: target.Floor}})
@@ -97,8 +98,8 @@ var rep3Order = []string{target.Lmigo, target.AWSLambdaGo, target.Floor}
 // TestRepRatios: a rep counts when the runtime and the floor both measured
 // it (no problem, not a profile run) and the floor's figure is above 0.
 func TestRepRatios(t *testing.T) {
-	run := func(rt string, rep int, p99 float64) runResult {
-		return runResult{Runtime: rt, Rep: rep, Metrics: map[string]float64{mP99: p99}}
+	run := func(rt string, rep int, p99 float64) bench.RunResult {
+		return bench.RunResult{Runtime: rt, Rep: rep, Metrics: map[string]float64{bench.P99: p99}}
 	}
 	bad := run(target.Floor, 2, 100)
 	bad.Problems = []string{"exited"}
@@ -106,20 +107,20 @@ func TestRepRatios(t *testing.T) {
 	profiled.Profiled = true
 	tests := []struct {
 		name string
-		runs []runResult
+		runs []bench.RunResult
 		want []float64
 	}{
 		{"none", nil, nil},
-		{"paired by rep, sorted", []runResult{run(target.Lmigo, 1, 300), run(target.Floor, 1, 200), run(target.Lmigo, 2, 100), run(target.Floor, 2, 100)}, []float64{1, 1.5}},
-		{"floor's rep had a problem", []runResult{run(target.Lmigo, 2, 300), bad}, nil},
-		{"floor's run is a profile", []runResult{run(target.Lmigo, 4, 300), profiled}, nil},
-		{"floor did not run", []runResult{run(target.Lmigo, 1, 300), run(target.AWSLambdaGo, 1, 200)}, nil},
-		{"floor's figure is 0", []runResult{run(target.Lmigo, 1, 300), run(target.Floor, 1, 0)}, nil},
-		{"no figure", []runResult{{Runtime: target.Lmigo, Rep: 1, Metrics: map[string]float64{}}, run(target.Floor, 1, 100)}, nil},
+		{"paired by rep, sorted", []bench.RunResult{run(target.Lmigo, 1, 300), run(target.Floor, 1, 200), run(target.Lmigo, 2, 100), run(target.Floor, 2, 100)}, []float64{1, 1.5}},
+		{"floor's rep had a problem", []bench.RunResult{run(target.Lmigo, 2, 300), bad}, nil},
+		{"floor's run is a profile", []bench.RunResult{run(target.Lmigo, 4, 300), profiled}, nil},
+		{"floor did not run", []bench.RunResult{run(target.Lmigo, 1, 300), run(target.AWSLambdaGo, 1, 200)}, nil},
+		{"floor's figure is 0", []bench.RunResult{run(target.Lmigo, 1, 300), run(target.Floor, 1, 0)}, nil},
+		{"no figure", []bench.RunResult{{Runtime: target.Lmigo, Rep: 1, Metrics: map[string]float64{}}, run(target.Floor, 1, 100)}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := repRatios(scenarioReport{Runs: tt.runs}, target.Lmigo, mP99); !slices.Equal(got, tt.want) {
+			if got := repRatios(scenarioReport{Runs: tt.runs}, target.Lmigo, bench.P99); !slices.Equal(got, tt.want) {
 				t.Errorf("got %v, want %v", got, tt.want)
 			}
 		})

@@ -9,13 +9,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/lmigo/lmigo/limits"
+	"github.com/lmigo/lmigo/loadtest/bench"
 	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/plot"
 	"github.com/lmigo/lmigo/loadtest/show"
@@ -29,28 +29,28 @@ type column struct {
 }
 
 var columns = []column{
-	{mThroughput, "inv/s", show.Count},
-	{mP50, "p50", show.Latency},
-	{mP90, "p90", show.Latency},
-	{mP99, "p99", show.Latency},
-	{mP999, "p99.9", show.Latency},
-	{mMax, "max", show.Latency},
-	{mCPU, "CPU/inv", show.Latency},
-	{mDriverCPU, "drv CPU", show.Latency},
-	{mPeakRSS, "peak RSS", show.MiB},
-	{mRSSBefore, "RSS before", show.MiB},
-	{mRSSAfter, "RSS after", show.MiB},
-	{mRSSGrowth, "after-before", show.MiBDelta},
-	{mGCPer1k, "GC/1k", show.One},
-	{mConnsPer1k, "conns/1k", show.One},
-	{mReady, "ready", show.MS},
-	{mReadyCPU, "ready CPU", show.MS},
-	{mThrottles, "thr/1k", show.One},
-	{mRejected, "rej %", show.Pct},
+	{bench.Throughput, "inv/s", show.Count},
+	{bench.P50, "p50", show.Latency},
+	{bench.P90, "p90", show.Latency},
+	{bench.P99, "p99", show.Latency},
+	{bench.P999, "p99.9", show.Latency},
+	{bench.MaxLatency, "max", show.Latency},
+	{bench.CPUPerInv, "CPU/inv", show.Latency},
+	{bench.DriverCPUPerInv, "drv CPU", show.Latency},
+	{bench.PeakRSS, "peak RSS", show.MiB},
+	{bench.RSSBefore, "RSS before", show.MiB},
+	{bench.RSSAfter, "RSS after", show.MiB},
+	{bench.RSSGrowth, "after-before", show.MiBDelta},
+	{bench.GCsPer1k, "GC/1k", show.One},
+	{bench.ConnsPer1k, "conns/1k", show.One},
+	{bench.Ready, "ready", show.MS},
+	{bench.ReadyCPU, "ready CPU", show.MS},
+	{bench.ThrottlesPer1k, "thr/1k", show.One},
+	{bench.RejectedPct, "rej %", show.Pct},
 }
 
 // scenarioLabel is a scenario as the tables show it.
-func scenarioLabel(sc scenario) string {
+func scenarioLabel(sc bench.Scenario) string {
 	s := fmt.Sprintf("%s N=%d", sc.Workload, sc.N)
 	if sc.Model == load.ModelOpen {
 		s += " at " + strconv.FormatFloat(sc.Rate, 'f', -1, 64) + "/s"
@@ -80,7 +80,7 @@ func rows(rep *report) [][]string {
 	for _, sr := range rep.Scenarios {
 		first := true
 		for _, rt := range rep.Runtimes {
-			if !rt.Serves(sr.Scenario.w) {
+			if !rt.Serves(sr.Scenario.Work) {
 				continue // not run (the floor for grow): see the notes
 			}
 			row := []string{"", rt.Name}
@@ -144,7 +144,7 @@ const slack = 8
 // (every run had problems) fails its targets.
 func checkTargets(cfg *config, sr scenarioReport) []targetCheck {
 	sc := sr.Scenario
-	if !sc.w.Waved() || cfg.Target == target.Lambda {
+	if !sc.Work.Waved() || cfg.Target == target.Lambda {
 		return nil
 	}
 	var out []targetCheck
@@ -155,14 +155,14 @@ func checkTargets(cfg *config, sr scenarioReport) []targetCheck {
 	for rt := range sr.Medians {
 		switch {
 		case rt == target.Lmigo || strings.HasPrefix(rt, target.Lmigo+"-") && rt != target.LmigoRaw && rt != target.LmigoHandler: // -extra lmigo-*: the typed handler's
-			add(rt, "RSS after - RSS before <= 8 MiB", mRSSGrowth, slack)
+			add(rt, "RSS after - RSS before <= 8 MiB", bench.RSSGrowth, slack)
 			if sc.Workload == "grow" && sc.N == 64 {
-				add(rt, "peak RSS at N=64 <= 40 MiB", mPeakRSS, 40)
+				add(rt, "peak RSS at N=64 <= 40 MiB", bench.PeakRSS, 40)
 			}
 		case rt == target.LmigoRaw:
 			retain := retainCap(cfg, sc.N)
 			add(rt, fmt.Sprintf("RSS after - RSS before <= N x retain cap + 8 MiB (%d x %s + 8 MiB)", sc.N, load.FormatSize(retain)),
-				mRSSGrowth, float64(sc.N)*mib(int64(retain))+slack)
+				bench.RSSGrowth, float64(sc.N)*float64(retain)/(1<<20)+slack)
 		}
 	}
 	slices.SortFunc(out, func(a, b targetCheck) int {
@@ -242,7 +242,7 @@ func printAccounting(w io.Writer, rep *report) {
 			if c, ok := exactlyOnce(r, sr.Scenario.N); ok && !c.holds() {
 				once = false
 			}
-			total += r.Load.answered()
+			total += r.Load.Answered()
 			fe += r.Load.FuncErrors
 			thr += r.Load.Throttles
 			abandoned += r.Load.Abandoned
@@ -256,7 +256,7 @@ func printAccounting(w io.Writer, rep *report) {
 		}
 	}
 	handled := "retried"
-	if rep.Config.OnThrottle == throttleNext {
+	if rep.Config.OnThrottle == bench.ThrottleNext {
 		handled = "rejected, not retried"
 	}
 	fmt.Fprintf(w, "- Accounting: %d invocations answered (warm-up included), %d function errors as asked, %d throttled attempts %s, %d given up when the window closed",
@@ -335,7 +335,7 @@ func markdown(rep *report) []byte {
 				probs = strings.ReplaceAll(probs, "|", "\\|")
 			}
 			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %s | %s | %s | %s |\n", r.Scenario, r.Runtime, r.Rep,
-				r.Load.answered(), r.Load.FuncErrors, r.Load.Throttles, r.Load.Abandoned, maxOut, viol, once, probs)
+				r.Load.Answered(), r.Load.FuncErrors, r.Load.Throttles, r.Load.Abandoned, maxOut, viol, once, probs)
 		}
 	}
 	return b.Bytes()
@@ -403,7 +403,7 @@ func writePlots(dir, name string, rep *report) ([]string, error) {
 			for _, q := range []struct {
 				q   float64
 				key string
-			}{{0.5, mP50}, {0.9, mP90}, {0.99, mP99}, {0.999, mP999}, {1, mMax}} {
+			}{{0.5, bench.P50}, {0.9, bench.P90}, {0.99, bench.P99}, {0.999, bench.P999}, {1, bench.MaxLatency}} {
 				if v, ok := med[q.key]; ok {
 					s.Points = append(s.Points, plot.Percentile{Q: q.q, Value: fromUS(v)})
 				}
@@ -423,7 +423,7 @@ func writePlots(dir, name string, rep *report) ([]string, error) {
 		} else if !errors.Is(err, plot.ErrEmpty) {
 			errs = append(errs, err)
 		}
-		if sr.Scenario.w.Waved() || rep.Kind == "run" {
+		if sr.Scenario.Work.Waved() || rep.Kind == "run" {
 			p := filepath.Join(dir, fmt.Sprintf("%s-rss-%s.png", name, sc.Name))
 			if err := plot.RSSPNG(p, rssTitle+title, rss); err == nil {
 				files = append(files, p)
@@ -439,8 +439,8 @@ func writePlots(dir, name string, rep *report) ([]string, error) {
 const rssTitle = "Runtime RSS from exec (VmRSS every 100 ms): "
 
 // medianRun is the good run of runtime whose peak RSS is the median one.
-func medianRun(sr scenarioReport, runtime string) *runResult {
-	var runs []*runResult
+func medianRun(sr scenarioReport, runtime string) *bench.RunResult {
+	var runs []*bench.RunResult
 	for i := range sr.Runs {
 		r := &sr.Runs[i]
 		if r.Runtime == runtime && len(r.Problems) == 0 && len(r.RSS) > 0 {
@@ -450,10 +450,10 @@ func medianRun(sr scenarioReport, runtime string) *runResult {
 	if len(runs) == 0 {
 		return nil
 	}
-	want := sr.Medians[runtime][mPeakRSS]
+	want := sr.Medians[runtime][bench.PeakRSS]
 	best := runs[0]
 	for _, r := range runs[1:] {
-		if abs(r.Metrics[mPeakRSS]-want) < abs(best.Metrics[mPeakRSS]-want) {
+		if abs(r.Metrics[bench.PeakRSS]-want) < abs(best.Metrics[bench.PeakRSS]-want) {
 			best = r
 		}
 	}
@@ -461,50 +461,6 @@ func medianRun(sr scenarioReport, runtime string) *runResult {
 }
 
 func abs(v float64) float64 { return max(v, -v) }
-
-// hostInfo describes the machine the figures come from.
-type hostInfo struct {
-	CPUModel  string `json:"cpuModel"`
-	CPUs      int    `json:"cpus"`
-	Arch      string `json:"arch"`
-	Kernel    string `json:"kernel"`
-	GoVersion string `json:"goVersion"`
-}
-
-func host() hostInfo {
-	h := hostInfo{CPUs: runtime.NumCPU(), Arch: runtime.GOARCH, GoVersion: runtime.Version(), CPUModel: "unknown CPU"}
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for line := range strings.Lines(string(b)) {
-			k, v, ok := strings.Cut(line, ":")
-			k = strings.TrimSpace(k)
-			// x86 says "model name"; arm64 kernels often only "CPU part".
-			if ok && (k == "model name" || k == "Model") {
-				h.CPUModel = strings.TrimSpace(v)
-				break
-			}
-			if ok && k == "CPU part" && h.CPUModel == "unknown CPU" {
-				h.CPUModel = armPart(strings.TrimSpace(v))
-			}
-		}
-	}
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		h.Kernel = strings.TrimSpace(string(b))
-	}
-	return h
-}
-
-// armPart names the Arm cores of Graviton instances.
-func armPart(part string) string {
-	switch part {
-	case "0xd0c":
-		return "Arm Neoverse-N1 (Graviton2)"
-	case "0xd40":
-		return "Arm Neoverse-V1 (Graviton3)"
-	case "0xd4f":
-		return "Arm Neoverse-V2 (Graviton4)"
-	}
-	return "Arm CPU part " + part
-}
 
 // onceCheck is the exactly-once accounting of one run, from the fake
 // Runtime API's counters and the driver's.
@@ -517,7 +473,7 @@ type onceCheck struct {
 
 // exactlyOnce is r's accounting, or false when the target has no fake
 // API to count on (rie, lambda).
-func exactlyOnce(r runResult, n int) (onceCheck, bool) {
+func exactlyOnce(r bench.RunResult, n int) (onceCheck, bool) {
 	st := r.API
 	if st == nil {
 		return onceCheck{}, false
@@ -526,7 +482,7 @@ func exactlyOnce(r runResult, n int) (onceCheck, bool) {
 	return onceCheck{
 		handedOut: st.Invocations, answered: answered, lost: max(st.Invocations-answered, 0),
 		duplicated: st.Duplicates, crossWired: st.CrossWired, noEcho: st.NoEcho,
-		driverAnswered: r.Load.answered(),
+		driverAnswered: r.Load.Answered(),
 		maxOutstanding: st.MaxOutstanding, n: int64(n), violations: st.Violations,
 		echo: target.Echoes(r.Runtime),
 	}, true
@@ -570,11 +526,11 @@ func (c onceCheck) String() string {
 }
 
 // onceLine is the exactly-once line of r for the reports.
-func onceLine(r runResult, n int) string {
+func onceLine(r bench.RunResult, n int) string {
 	if c, ok := exactlyOnce(r, n); ok {
 		return c.String()
 	}
-	return fmt.Sprintf("not checked (only the fake Runtime API counts hand-outs); %d answered, %d accepted without an answer", r.Load.answered(), r.Load.Failures)
+	return fmt.Sprintf("not checked (only the fake Runtime API counts hand-outs); %d answered, %d accepted without an answer", r.Load.Answered(), r.Load.Failures)
 }
 
 // overloadBusy is the share of N busy on average above which a throttle
@@ -586,17 +542,17 @@ const overloadBusy = 0.8
 // reader takes neither the closed loop's race nor a burst for overload:
 // measured and warm are those of the measured window and of the warm-up,
 // m the run's figures.
-func throttleMeaning(sc scenario, measured, warm int64, m map[string]float64) string {
+func throttleMeaning(sc bench.Scenario, measured, warm int64, m map[string]float64) string {
 	switch {
 	case sc.Model == load.ModelOpen && measured+warm == 0:
 		return fmt.Sprintf("at %.0f/s every invoke found a slot polling; a throttle here would mean overload", sc.Rate)
 	case sc.Model == load.ModelOpen:
 		// Little's law: the slots busy on average are the rate times the
 		// latency. Far below N, the slots were free but for moments.
-		busy := sc.Rate * m[mP50] / 1e6
+		busy := sc.Rate * m[bench.P50] / 1e6
 		cpu := ""
-		if c, ok := m[mCPU]; ok && m[mThroughput] > 0 {
-			cpu = fmt.Sprintf(", the runtime using %.0f%% of a CPU", c*m[mThroughput]/1e4)
+		if c, ok := m[bench.CPUPerInv]; ok && m[bench.Throughput] > 0 {
+			cpu = fmt.Sprintf(", the runtime using %.0f%% of a CPU", c*m[bench.Throughput]/1e4)
 		}
 		inFlight := fmt.Sprintf("rate × p50 latency ≈ %.1f invocations in flight for N=%d slots%s", busy, sc.N, cpu)
 		switch {
@@ -625,7 +581,7 @@ func runLines(rep *report) (glance, details [][]string) {
 	add := func(to *[][]string, k, v string) { *to = append(*to, []string{k, v}) }
 
 	lat := strings.Join([]string{
-		get(mP50, show.Latency), get(mP90, show.Latency), get(mP99, show.Latency), get(mP999, show.Latency), get(mMax, show.Latency)}, " / ")
+		get(bench.P50, show.Latency), get(bench.P90, show.Latency), get(bench.P99, show.Latency), get(bench.P999, show.Latency), get(bench.MaxLatency, show.Latency)}, " / ")
 	// What was offered and what was answered are two figures: below
 	// capacity they agree, above it they part.
 	switch sc.Model {
@@ -637,18 +593,18 @@ func runLines(rep *report) (glance, details [][]string) {
 	default:
 		add(&glance, "offered load", fmt.Sprintf("%d callers, each sending its next invocation the moment it has an answer (closed loop)", sc.Callers))
 	}
-	add(&glance, "answered rate", get(mThroughput, show.Count)+" invocations/s in the measured window")
+	add(&glance, "answered rate", get(bench.Throughput, show.Count)+" invocations/s in the measured window")
 	add(&glance, "latency p50 / p90 / p99 / p99.9 / max", lat)
-	cpu := get(mCPU, show.Latency)
-	if c, ok := m[mCPU]; ok && m[mThroughput] > 0 {
-		cpu += fmt.Sprintf(" (%.0f%% of a CPU at %s/s)", c*m[mThroughput]/1e4, show.Count(m[mThroughput]))
+	cpu := get(bench.CPUPerInv, show.Latency)
+	if c, ok := m[bench.CPUPerInv]; ok && m[bench.Throughput] > 0 {
+		cpu += fmt.Sprintf(" (%.0f%% of a CPU at %s/s)", c*m[bench.Throughput]/1e4, show.Count(m[bench.Throughput]))
 	}
 	add(&glance, "runtime CPU per invocation", cpu)
 	add(&glance, "  read as", cpuReading(sc))
-	add(&glance, "runtime peak RSS / RSS after", get(mPeakRSS, show.MiB)+" / "+get(mRSSAfter, show.MiB))
+	add(&glance, "runtime peak RSS / RSS after", get(bench.PeakRSS, show.MiB)+" / "+get(bench.RSSAfter, show.MiB))
 
 	handled := "retried"
-	if rep.Config.OnThrottle == throttleNext {
+	if rep.Config.OnThrottle == bench.ThrottleNext {
 		handled = "not retried"
 	}
 	for _, r := range sr.Runs {
@@ -656,8 +612,8 @@ func runLines(rep *report) (glance, details [][]string) {
 		add(&glance, "exactly once", onceLine(r, sc.N))
 		// The share is the measured window's; the count is too, and the
 		// warm-up's are said apart.
-		measured := int64(math.Round(m[mThrottles] * m[mInvocations] / 1000))
-		thr := fmt.Sprintf("%d (%s of attempts)", measured, get(mRejected, show.Pct))
+		measured := int64(math.Round(m[bench.ThrottlesPer1k] * m[bench.Invocations] / 1000))
+		thr := fmt.Sprintf("%d (%s of attempts)", measured, get(bench.RejectedPct, show.Pct))
 		if warm := l.Throttles - measured; warm > 0 {
 			thr += fmt.Sprintf(", %d in the warm-up", warm)
 		}
@@ -667,7 +623,7 @@ func runLines(rep *report) (glance, details [][]string) {
 		}
 		add(&details, "throttled attempts, "+handled, thr+": "+meaning)
 		add(&details, "invocations answered", fmt.Sprintf("%d (%d ok, %d function errors as asked, %d wrong), %d measured after %d warm-up",
-			l.answered(), l.OK, l.FuncErrors, l.Wrong, int64(m[mInvocations]), sc.Warmup))
+			l.Answered(), l.OK, l.FuncErrors, l.Wrong, int64(m[bench.Invocations]), sc.Warmup))
 		if r.CPUs != "" {
 			add(&details, "runtime's CPUs", r.CPUs)
 		}
@@ -675,8 +631,10 @@ func runLines(rep *report) (glance, details [][]string) {
 			add(&details, "the function's output", r.Output.Words())
 		}
 	}
-	add(&details, "exec to N polls outstanding", get(mReady, show.MS))
-	add(&details, "GCs in the measured window", get(mGCs, show.Count)+" ("+get(mGCPer1k, show.One)+" per 1000)")
-	add(&details, "TCP connections: at init / per 1000 after", get(mConnsInit, show.Count)+" / "+get(mConnsPer1k, show.One))
+	add(&details, "exec to N polls outstanding", get(bench.Ready, show.MS))
+	add(&details, "GCs in the measured window", get(bench.GCs, show.Count)+" ("+get(bench.GCsPer1k, show.One)+" per 1000)")
+	add(&details, "TCP connections: at init / per 1000 after", get(bench.ConnsInit, show.Count)+" / "+get(bench.ConnsPer1k, show.One))
 	return glance, details
 }
+
+func fromUS(v float64) time.Duration { return time.Duration(v * 1e3) }

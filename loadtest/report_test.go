@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lmigo/lmigo/loadtest/bench"
 	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/target"
 	"github.com/lmigo/lmigo/rapi/rapitest"
@@ -15,18 +16,18 @@ import (
 func runReport(t *testing.T, model string) *report {
 	t.Helper()
 	cfg := defaultConfig()
-	cfg.Model, cfg.Rate, cfg.OnThrottle = model, 1000, throttleRetry
-	sc, err := newScenario(cfg, row{workload: "mix-panic", n: 8, count: 2000})
+	cfg.Model, cfg.Rate, cfg.OnThrottle = model, 1000, bench.ThrottleRetry
+	sc, err := bench.NewScenario(cfg.Settings, bench.Row{Workload: "mix-panic", N: 8, Count: 2000})
 	if err != nil {
 		t.Fatal(err)
 	}
 	api := &rapitest.Stats{Invocations: 2100, Responses: 1630, Errors: 470, MaxOutstanding: 8, Throttles: 5}
-	run := runResult{Scenario: sc.Name, Runtime: target.Lmigo, Rep: 1, API: api,
-		Load: loadCounts{OK: 1630, FuncErrors: 470, Throttles: 5}}
-	med := map[string]float64{mThroughput: 1000, mP50: 800, mP90: 5600, mP99: 7000, mP999: 9000, mMax: 9500,
-		mCPU: 190, mPeakRSS: 10.4, mRSSAfter: 10.3, mInvocations: 2000, mRejected: 0.15, mThrottles: 1.5}
+	run := bench.RunResult{Scenario: sc.Name, Runtime: target.Lmigo, Rep: 1, API: api,
+		Load: bench.LoadCounts{OK: 1630, FuncErrors: 470, Throttles: 5}}
+	med := map[string]float64{bench.Throughput: 1000, bench.P50: 800, bench.P90: 5600, bench.P99: 7000, bench.P999: 9000, bench.MaxLatency: 9500,
+		bench.CPUPerInv: 190, bench.PeakRSS: 10.4, bench.RSSAfter: 10.3, bench.Invocations: 2000, bench.RejectedPct: 0.15, bench.ThrottlesPer1k: 1.5}
 	return &report{Kind: "run", Config: cfg, Runtimes: []target.Runtime{{Name: target.Lmigo}},
-		Scenarios: []scenarioReport{{Scenario: sc, Runs: []runResult{run}, Medians: map[string]map[string]float64{target.Lmigo: med}}}}
+		Scenarios: []scenarioReport{{Scenario: sc, Runs: []bench.RunResult{run}, Medians: map[string]map[string]float64{target.Lmigo: med}}}}
 }
 
 // TestRunReportLeads checks that the run report leads with the rates
@@ -73,12 +74,12 @@ func TestRunReportLeads(t *testing.T) {
 // offered fills the slots; a cold start's burst while the runtime idles
 // is said to be one (issue 32: 3 throttles at 19% of a CPU).
 func TestThrottleMeaning(t *testing.T) {
-	open := scenario{Model: load.ModelOpen, Rate: 1000, N: 8}
-	idle := map[string]float64{mP50: 800, mCPU: 190, mThroughput: 1000} // 0.8 in flight of 8
-	full := map[string]float64{mP50: 7000, mCPU: 900, mThroughput: 1000}
+	open := bench.Scenario{Model: load.ModelOpen, Rate: 1000, N: 8}
+	idle := map[string]float64{bench.P50: 800, bench.CPUPerInv: 190, bench.Throughput: 1000} // 0.8 in flight of 8
+	full := map[string]float64{bench.P50: 7000, bench.CPUPerInv: 900, bench.Throughput: 1000}
 	tests := []struct {
 		name          string
-		sc            scenario
+		sc            bench.Scenario
 		measured, wrm int64
 		m             map[string]float64
 		want          string
@@ -87,8 +88,8 @@ func TestThrottleMeaning(t *testing.T) {
 		{"cold start", open, 0, 3, idle, "all in the warm-up: the first invocations of a cold start"},
 		{"burst", open, 1, 2, idle, "a burst, not overload: rate × p50 latency ≈ 0.8 invocations in flight for N=8 slots, the runtime using 19% of a CPU"},
 		{"overload", open, 50, 0, full, "overload: rate × p50 latency ≈ 7.0 invocations in flight for N=8 slots, the runtime using 90% of a CPU; at 1000/s the runtime fell behind"},
-		{"closed", scenario{Model: load.ModelClosed, N: 8, Callers: 8}, 5, 0, idle, "closed loop: each caller re-sends"},
-		{"waves", scenario{Model: load.ModelWaves, N: 8}, 5, 0, idle, "that race, not overload"},
+		{"closed", bench.Scenario{Model: load.ModelClosed, N: 8, Callers: 8}, 5, 0, idle, "closed loop: each caller re-sends"},
+		{"waves", bench.Scenario{Model: load.ModelWaves, N: 8}, 5, 0, idle, "that race, not overload"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,22 +114,22 @@ func TestExactlyOnce(t *testing.T) {
 	ok := rapitest.Stats{Invocations: 10, Responses: 7, Errors: 3, MaxOutstanding: 4}
 	for _, c := range []struct {
 		name    string
-		edit    func(*rapitest.Stats, *runResult)
+		edit    func(*rapitest.Stats, *bench.RunResult)
 		holds   bool
 		contain string
 	}{
-		{"ok", func(*rapitest.Stats, *runResult) {}, true, "yes: 10 handed out = 10 answered once"},
-		{"lost", func(s *rapitest.Stats, _ *runResult) { s.Responses, s.Timeouts = 6, 1 }, false, "NO: 10 handed out ≠ 9 answered once, 1 lost"},
-		{"duplicated", func(s *rapitest.Stats, _ *runResult) { s.Duplicates = 1 }, false, "1 duplicated"},
-		{"cross-wired", func(s *rapitest.Stats, _ *runResult) { s.CrossWired = 2 }, false, "2 cross-wired"},
-		{"no echo", func(s *rapitest.Stats, _ *runResult) { s.NoEcho = 1 }, false, "1 without echo"},
-		{"no echo expected", func(s *rapitest.Stats, r *runResult) { s.NoEcho, r.Runtime = 10, target.AWSLambdaGo }, true, "echo not expected"},
-		{"over N", func(s *rapitest.Stats, _ *runResult) { s.MaxOutstanding, s.Violations = 5, 1 }, false, "max polls + in flight 5 > N=4 (1 violations)"},
-		{"driver", func(_ *rapitest.Stats, r *runResult) { r.Load.OK = 6 }, false, "the callers counted 9 answers"},
+		{"ok", func(*rapitest.Stats, *bench.RunResult) {}, true, "yes: 10 handed out = 10 answered once"},
+		{"lost", func(s *rapitest.Stats, _ *bench.RunResult) { s.Responses, s.Timeouts = 6, 1 }, false, "NO: 10 handed out ≠ 9 answered once, 1 lost"},
+		{"duplicated", func(s *rapitest.Stats, _ *bench.RunResult) { s.Duplicates = 1 }, false, "1 duplicated"},
+		{"cross-wired", func(s *rapitest.Stats, _ *bench.RunResult) { s.CrossWired = 2 }, false, "2 cross-wired"},
+		{"no echo", func(s *rapitest.Stats, _ *bench.RunResult) { s.NoEcho = 1 }, false, "1 without echo"},
+		{"no echo expected", func(s *rapitest.Stats, r *bench.RunResult) { s.NoEcho, r.Runtime = 10, target.AWSLambdaGo }, true, "echo not expected"},
+		{"over N", func(s *rapitest.Stats, _ *bench.RunResult) { s.MaxOutstanding, s.Violations = 5, 1 }, false, "max polls + in flight 5 > N=4 (1 violations)"},
+		{"driver", func(_ *rapitest.Stats, r *bench.RunResult) { r.Load.OK = 6 }, false, "the callers counted 9 answers"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			st := ok
-			r := runResult{Runtime: target.Lmigo, Load: loadCounts{OK: 7, FuncErrors: 3}}
+			r := bench.RunResult{Runtime: target.Lmigo, Load: bench.LoadCounts{OK: 7, FuncErrors: 3}}
 			c.edit(&st, &r)
 			r.API = &st
 			oc, _ := exactlyOnce(r, 4)
@@ -137,7 +138,7 @@ func TestExactlyOnce(t *testing.T) {
 			}
 		})
 	}
-	if _, checked := exactlyOnce(runResult{}, 4); checked {
+	if _, checked := exactlyOnce(bench.RunResult{}, 4); checked {
 		t.Error("checked without the fake API")
 	}
 }

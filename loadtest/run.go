@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lmigo/lmigo/loadtest/bench"
 	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/show"
 	"github.com/lmigo/lmigo/loadtest/target"
@@ -42,7 +43,7 @@ func runMain(ctx context.Context, args []string) error {
 // runCommand is runMain writing to stdout and stderr.
 func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := defaultConfig()
-	cfg.stdout, cfg.stderr = stdout, stderr
+	cfg.stdout, cfg.Stderr = stdout, stderr
 	cfg.Reps, cfg.Count, cfg.Warmup, cfg.N, cfg.Runtime = 1, demoCount, 100, 8, target.Lmigo
 	cfg.Model, cfg.Rate = load.ModelOpen, demoRate
 	fs := flag.NewFlagSet("loadtest run", flag.ContinueOnError)
@@ -83,9 +84,9 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Errorf("-workload %s needs the demo's handler (cmd/bootstrap); give your function its own events with -events FILE", cfg.Workload)
 		}
 		if !cfg.given["target"] {
-			cfg.Target = target.Default(cfg.stderr)
+			cfg.Target = target.Default(cfg.Stderr)
 			if !cfg.given["on-throttle"] {
-				cfg.OnThrottle = defaultOnThrottle(cfg.Target)
+				cfg.OnThrottle = bench.DefaultOnThrottle(cfg.Target)
 			}
 			cfg.Flags["target"], cfg.Flags["on-throttle"] = cfg.Target, cfg.OnThrottle
 		}
@@ -105,7 +106,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			cfg.Workload = "mix-panic"
 		}
 	}
-	sc, err := newScenario(cfg, row{workload: cfg.Workload, n: max(cfg.N, 1)})
+	sc, err := bench.NewScenario(cfg.Settings, bench.Row{Workload: cfg.Workload, N: max(cfg.N, 1)})
 	if err != nil {
 		return err
 	}
@@ -113,7 +114,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if cfg.Target == target.Lambda {
 		rts[0].Binary, rts[0].Function = "", cfg.Function
 	} else {
-		cleanup, err := target.BuildMissing(ctx, rts, cfg.Workload, "-runtime", cfg.stderr)
+		cleanup, err := target.BuildMissing(ctx, rts, cfg.Workload, "-runtime", cfg.Stderr)
 		if err != nil {
 			return err
 		}
@@ -125,8 +126,9 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		defer func() { _ = cfg.Output.Close() }() // closed below; again, should the run end early
 	}
-	stop := answers(cfg, sc.Warmup+sc.Count)
-	rep, err := execute(ctx, cfg, "run", []scenario{sc}, rts)
+	stop := bench.Answers(&cfg.Settings, sc.Warmup+sc.Count)
+	res, err := bench.Execute(ctx, cfg.Settings, []bench.Scenario{sc}, rts)
+	rep := newReport("run", cfg, []bench.Scenario{sc}, rts, res)
 	stop()
 	if cfg.Output != nil && rep != nil {
 		err = errors.Join(err, cfg.Output.Close())
@@ -197,7 +199,7 @@ func indent(rows [][]string) [][]string {
 // cpuReading says why a run's CPU per invocation is not the README's
 // figure, which is tiny invocations at N=64 with the runtime saturated
 // (a closed loop: each caller re-sends the moment it is answered).
-func cpuReading(sc scenario) string {
+func cpuReading(sc bench.Scenario) string {
 	var why []string
 	if sc.Model == load.ModelOpen {
 		why = append(why, "below saturation, where each invocation wakes an idle runtime")
@@ -240,7 +242,7 @@ func workloadWords(name string) string {
 }
 
 // runNotes explain the figures of a run's report, and only those.
-func runNotes(cfg *config, sc scenario) []string {
+func runNotes(cfg *config, sc bench.Scenario) []string {
 	var ns []string
 	switch cfg.Target {
 	case target.Fake:
@@ -268,7 +270,7 @@ func runNotes(cfg *config, sc scenario) []string {
 // to read its rise: before the first GC, garbage, not a leak.
 func rssCaption(m map[string]float64) string {
 	const what = "The RSS plot (run-rss-*.png) is the runtime process's resident memory (VmRSS) every 100 ms from exec to the end of the load. "
-	if gcs, ok := m[mGCs]; ok && gcs == 0 {
+	if gcs, ok := m[bench.GCs]; ok && gcs == 0 {
 		return what + "No garbage collection ran in the measured window, so RSS rises with the invocations' garbage until the first one: that rise is not a leak (make soak holds memory flat for 10 minutes)."
 	}
 	return what + "It rises while the slots serve their first invocations and their buffers fill, and falls back at garbage collections; a line that rises across many collections would be a leak."
@@ -287,7 +289,7 @@ func runVerdict(rep *report) string {
 		} else if len(sr.Runs) > 0 {
 			if l := sr.Runs[0].Load; load.SumCounts(l.HTTPErrors) > 0 {
 				why = fmt.Sprintf("%d of %d answers were HTTP errors (%s), which count as wrong unless -expect accepts them; %s",
-					load.SumCounts(l.HTTPErrors), l.answered(), load.HTTPErrorCounts(l.HTTPErrors), why)
+					load.SumCounts(l.HTTPErrors), l.Answered(), load.HTTPErrorCounts(l.HTTPErrors), why)
 			}
 		}
 		return fmt.Sprintf("verdict: NOT shown: %s, so it proves nothing of %s at N=%d", why, rt, sc.N)
@@ -297,11 +299,11 @@ func runVerdict(rep *report) string {
 	if sc.Model == load.ModelOpen {
 		offered = fmt.Sprintf("%.0f/s offered", sc.Rate)
 	}
-	answered := fmt.Sprintf("every one of %d invocations answered right", r.Load.answered())
+	answered := fmt.Sprintf("every one of %d invocations answered right", r.Load.Answered())
 	if c, ok := exactlyOnce(r, sc.N); ok && c.holds() {
-		answered = fmt.Sprintf("every one of %d invocations answered right and exactly once, never more than N in flight", r.Load.answered())
+		answered = fmt.Sprintf("every one of %d invocations answered right and exactly once, never more than N in flight", r.Load.Answered())
 	}
-	what := fmt.Sprintf("%s at N=%d, %s (%s), p99 %s", rt, sc.N, sc.Workload, offered, cell(m, mP99, show.Latency))
+	what := fmt.Sprintf("%s at N=%d, %s (%s), p99 %s", rt, sc.N, sc.Workload, offered, cell(m, bench.P99, show.Latency))
 	var shown []string
 	if sc.Model == load.ModelOpen {
 		if r.Load.Throttles == 0 {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lmigo/lmigo/loadtest/bench"
 	"github.com/lmigo/lmigo/loadtest/internal/fntest"
 	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/target"
@@ -159,8 +160,8 @@ func TestRSSCaption(t *testing.T) {
 		m    map[string]float64
 		want string
 	}{
-		{map[string]float64{mGCs: 0}, "No garbage collection ran in the measured window"},
-		{map[string]float64{mGCs: 3}, "falls back at garbage collections"},
+		{map[string]float64{bench.GCs: 0}, "No garbage collection ran in the measured window"},
+		{map[string]float64{bench.GCs: 3}, "falls back at garbage collections"},
 		{map[string]float64{}, "falls back at garbage collections"},
 	}
 	for _, tt := range tests {

@@ -3,38 +3,10 @@ package main
 import (
 	"fmt"
 
+	"github.com/lmigo/lmigo/loadtest/bench"
 	"github.com/lmigo/lmigo/loadtest/show"
 	"github.com/lmigo/lmigo/loadtest/target"
 )
-
-// What a caller does with a throttled invocation (-on-throttle).
-const (
-	// throttleRetry sends the same invocation again after -throttle-pause.
-	throttleRetry = "retry"
-	// throttleNext counts it as rejected and sends the next invocation at
-	// once: the no-retry protocol ("closed-loop callers that send their next
-	// invocation the moment they get a response, no retry"), under which
-	// the emulator's rejection share is the target.
-	throttleNext = "next"
-)
-
-// defaultOnThrottle is next for the emulator, whose rejection share is
-// the rejection target and which a retry after a pause would understate (the
-// pause gives the runtime time to poll again, and takes the caller out of
-// the race that share measures); retry elsewhere: the fake API answers its
-// caller before it reads a queued poll, so its figures measure the runtime
-// only when a throttled invocation waits for the next poll, and Lambda's
-// 429 is retried by real callers.
-func defaultOnThrottle(where string) string {
-	if where == target.RIE {
-		return throttleNext
-	}
-	return throttleRetry
-}
-
-// mRejected is the metric key of the rejection share: throttled attempts
-// per 100 attempts (answered plus throttled) in the measured window.
-const mRejected = "rejected_pct"
 
 // throttleTarget is the rejection bound: lmigo's rejection share at most a
 // quarter of aws-lambda-go's in the same run.
@@ -51,9 +23,9 @@ func throttleLines(rep *report) []string {
 	}
 	var lines []string
 	for _, sr := range rep.Scenarios {
-		ref, okR := sr.Medians[target.AWSLambdaGo][mRejected]
+		ref, okR := sr.Medians[target.AWSLambdaGo][bench.RejectedPct]
 		for _, rt := range rep.Runtimes {
-			lm, okL := sr.Medians[rt.Name][mRejected]
+			lm, okL := sr.Medians[rt.Name][bench.RejectedPct]
 			if rt.Name == target.AWSLambdaGo || !okL || !okR {
 				continue
 			}
@@ -69,7 +41,7 @@ func throttleLines(rep *report) []string {
 		return nil
 	}
 	how := "each throttled invocation was retried (-on-throttle retry), so the share counts retries too"
-	if rep.Config.OnThrottle == throttleNext {
+	if rep.Config.OnThrottle == bench.ThrottleNext {
 		how = "a throttled invocation was not retried: it counts as rejected and its caller sent the next one at once (-on-throttle next, the no-retry protocol)"
 	}
 	return append([]string{"rej % is throttled attempts per 100 attempts (Runtime.Unavailable / (answered + throttled)), medians; " + how + "."}, lines...)

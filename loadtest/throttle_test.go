@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lmigo/lmigo/loadtest/bench"
 	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/target"
 )
@@ -20,7 +21,7 @@ func parseFlags(args ...string) (*config, error) {
 }
 
 func TestOnThrottleDefault(t *testing.T) {
-	for where, want := range map[string]string{target.RIE: throttleNext, target.Fake: throttleRetry, target.Lambda: throttleRetry} {
+	for where, want := range map[string]string{target.RIE: bench.ThrottleNext, target.Fake: bench.ThrottleRetry, target.Lambda: bench.ThrottleRetry} {
 		args := []string{"-target", where}
 		if where == target.Lambda {
 			args = append(args, "-function", "f")
@@ -39,14 +40,14 @@ func TestOnThrottleDefault(t *testing.T) {
 }
 
 func TestThrottleLines(t *testing.T) {
-	rep := &report{Config: &config{Options: target.Options{Target: target.RIE}, OnThrottle: throttleNext}, Runtimes: []target.Runtime{{Name: target.Lmigo}, {Name: target.AWSLambdaGo}}}
+	rep := &report{Config: &config{Settings: bench.Settings{Options: target.Options{Target: target.RIE}, OnThrottle: bench.ThrottleNext}}, Runtimes: []target.Runtime{{Name: target.Lmigo}, {Name: target.AWSLambdaGo}}}
 	for _, c := range []struct {
 		n       int
 		lm, ref float64
 	}{{1, 10, 40}, {8, 10.1, 40}} {
 		rep.Scenarios = append(rep.Scenarios, scenarioReport{
-			Scenario: scenario{Workload: "tiny", N: c.n, PinCPU: -1},
-			Medians:  map[string]map[string]float64{target.Lmigo: {mRejected: c.lm}, target.AWSLambdaGo: {mRejected: c.ref}},
+			Scenario: bench.Scenario{Workload: "tiny", N: c.n, PinCPU: -1},
+			Medians:  map[string]map[string]float64{target.Lmigo: {bench.RejectedPct: c.lm}, target.AWSLambdaGo: {bench.RejectedPct: c.ref}},
 		})
 	}
 	got := throttleLines(rep)
@@ -66,12 +67,12 @@ func TestThrottleLines(t *testing.T) {
 
 func TestExtraRuntimes(t *testing.T) {
 	base := []target.Runtime{{Name: target.Lmigo}, {Name: target.AWSLambdaGo}}
-	rts, err := extraRuntimes(&config{Options: target.Options{Target: target.RIE}, Extra: []string{"lmigo-x=/bin/x", "other=/bin/y"}}, base)
+	rts, err := extraRuntimes(&config{Settings: bench.Settings{Options: target.Options{Target: target.RIE}}, Extra: []string{"lmigo-x=/bin/x", "other=/bin/y"}}, base)
 	if err != nil || len(rts) != 4 || rts[2] != (target.Runtime{Name: "lmigo-x", Binary: "/bin/x", SurvivesPanic: true}) || rts[3].SurvivesPanic {
 		t.Errorf("got %+v, %v", rts, err)
 	}
 	for _, bad := range []string{"x", "=/bin/x", "lmigo=/bin/x"} {
-		if _, err := extraRuntimes(&config{Options: target.Options{Target: target.RIE}, Extra: []string{bad}}, base); err == nil {
+		if _, err := extraRuntimes(&config{Settings: bench.Settings{Options: target.Options{Target: target.RIE}}, Extra: []string{bad}}, base); err == nil {
 			t.Errorf("-extra %q accepted", bad)
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"fmt"
@@ -28,17 +28,17 @@ type progress struct {
 	silent bool
 }
 
-func newProgress(cfg *config, total int) *progress {
-	p := &progress{w: cfg.stderr, total: total, silent: cfg.answered != nil && total == 1}
-	on := cfg.Progress == "on"
-	if cfg.Progress == "auto" {
-		if f, ok := cfg.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+func newProgress(s Settings, total int) *progress {
+	p := &progress{w: s.Stderr, total: total, silent: s.Answered != nil && total == 1}
+	on := s.Progress == "on"
+	if s.Progress == "auto" {
+		if f, ok := s.Stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 			on = true
 		}
 	}
 	if on && total > 1 {
 		p.bar = progressbar.NewOptions(total,
-			progressbar.OptionSetWriter(cfg.stderr),
+			progressbar.OptionSetWriter(s.Stderr),
 			progressbar.OptionSetDescription("load test"),
 			progressbar.OptionShowCount(),
 			progressbar.OptionSetPredictTime(true),
@@ -51,18 +51,18 @@ func newProgress(cfg *config, total int) *progress {
 	return p
 }
 
-// answers shows, on a terminal (or with -progress on), a bar of the
-// answers of a single run's total invocations, from cfg.answered, until
+// Answers shows, on a terminal (or with -progress on), a bar of a single
+// run's answers out of total, counted in s.Answered, which it sets, until
 // stop is called.
-func answers(cfg *config, total int) (stop func()) {
-	f, ok := cfg.stderr.(*os.File)
-	on := cfg.Progress == "on" || cfg.Progress == "auto" && ok && term.IsTerminal(int(f.Fd()))
+func Answers(s *Settings, total int) (stop func()) {
+	f, ok := s.Stderr.(*os.File)
+	on := s.Progress == "on" || s.Progress == "auto" && ok && term.IsTerminal(int(f.Fd()))
 	if !on || total < 1 {
 		return func() {}
 	}
-	cfg.answered = new(atomic.Int64)
+	s.Answered = new(atomic.Int64)
 	bar := progressbar.NewOptions(total,
-		progressbar.OptionSetWriter(cfg.stderr),
+		progressbar.OptionSetWriter(s.Stderr),
 		progressbar.OptionSetDescription("answered"),
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetElapsedTime(true),
@@ -80,7 +80,7 @@ func answers(cfg *config, total int) (stop func()) {
 				_ = bar.Clear()
 				return
 			case <-t.C:
-				_ = bar.Set(int(min(cfg.answered.Load(), int64(total))))
+				_ = bar.Set(int(min(s.Answered.Load(), int64(total))))
 			}
 		}
 	})
@@ -98,7 +98,7 @@ func (p *progress) begin(desc string) {
 }
 
 // end reports the run r and returns it.
-func (p *progress) end(r runResult) runResult {
+func (p *progress) end(r RunResult) RunResult {
 	p.done++
 	if p.silent {
 		return r
@@ -123,22 +123,22 @@ func (p *progress) close() {
 }
 
 // brief is one line about a run.
-func brief(r runResult) string {
+func brief(r RunResult) string {
 	m := r.Metrics
 	var parts []string
-	if v, ok := m[mInvocations]; ok {
+	if v, ok := m[Invocations]; ok {
 		parts = append(parts, fmt.Sprintf("%.0f invocations", v))
 	}
-	if v, ok := m[mThroughput]; ok {
+	if v, ok := m[Throughput]; ok {
 		parts = append(parts, fmt.Sprintf("%.0f/s", v))
 	}
-	if v, ok := m[mP99]; ok {
+	if v, ok := m[P99]; ok {
 		parts = append(parts, "p99 "+show.Latency(v))
 	}
-	if v, ok := m[mCPU]; ok {
+	if v, ok := m[CPUPerInv]; ok {
 		parts = append(parts, "CPU/inv "+show.Latency(v))
 	}
-	if v, ok := m[mPeakRSS]; ok {
+	if v, ok := m[PeakRSS]; ok {
 		parts = append(parts, "peak RSS "+show.MiB(v))
 	}
 	if len(r.Problems) > 0 {
