@@ -1,11 +1,9 @@
-package main
+package report
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/lmigo/lmigo/loadtest/bench"
-	"github.com/lmigo/lmigo/loadtest/load"
 	"github.com/lmigo/lmigo/loadtest/show"
 	"github.com/lmigo/lmigo/loadtest/target"
 )
@@ -16,23 +14,13 @@ import (
 // loop, lmigo queues its next poll behind the answer, so a window from
 // hand-out to answer covers work the floor does outside it.
 
-// latencyRowsOf says whether sc has latency rows: tiny, the open model.
-func latencyRowsOf(sc bench.Scenario) bool {
-	return sc.Model == load.ModelOpen && sc.Workload == "tiny"
-}
-
-// latencyTarget says whether a floor target's what is a latency row's.
-func latencyTarget(what string) bool {
-	return what == whatP50 || what == whatP99
-}
-
 // latencyTitle heads the table of latencyRows.
 const latencyTitle = "Below saturation, latency: tiny invocations, open model, from each one's intended send time to its answer read in full; medians of the reps; vs floor is the ratio to the floor's median, by rep the lowest and highest ratio of a rep's p99 to the floor's in the same rep; targets are lmigo's"
 
 // latencyRows is the table of the latency rows: p50 and p99 per runtime,
 // each against the floor's, and lmigo's latency targets met or missed.
 // Only the header when rep has no such scenario.
-func latencyRows(rep *report) [][]string {
+func latencyRows(rep *Report) [][]string {
 	out := [][]string{{"scenario", "runtime", "p50", "vs floor", "p99", "vs floor", "by rep", "targets"}}
 	for _, sr := range rep.Scenarios {
 		if !latencyRowsOf(sr.Scenario) {
@@ -75,7 +63,7 @@ func latencyRows(rep *report) [][]string {
 // repRatios are runtime's key over the floor's in the same repetition of
 // sr, for every repetition both measured, lowest first: runs next to each
 // other in time, so a busy machine moves both.
-func repRatios(sr scenarioReport, runtime, key string) []float64 {
+func repRatios(sr ScenarioReport, runtime, key string) []float64 {
 	measured := func(r bench.RunResult) bool { return len(r.Problems) == 0 && !r.Profiled }
 	var rs []float64
 	for _, run := range sr.Runs {
@@ -96,15 +84,4 @@ func repRatios(sr scenarioReport, runtime, key string) []float64 {
 	}
 	slices.Sort(rs)
 	return rs
-}
-
-// latencyNote says what the latency rows measure and their targets.
-func latencyNote(scs []bench.Scenario) []string {
-	if !slices.ContainsFunc(scs, latencyRowsOf) {
-		return nil
-	}
-	return []string{strings.Join([]string{
-		"Latency rows (tiny, open model): from each invocation's intended send time to its answer read in full by the caller (fake API: the caller's goroutine woken with the runtime's post read), so a late send, a slow hand-out or a slow answer all count.",
-		"Targets, lmigo's against the floor of the same run: p50 <= 1.1x, p99 <= 1.3x the floor's median.",
-	}, " ")}
 }

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"math"
@@ -12,9 +12,9 @@ import (
 )
 
 // floorReport is a report of the given scenarios' medians by runtime.
-func floorReport(t *testing.T, meds map[string]map[string]map[string]float64) *report {
+func floorReport(t *testing.T, meds map[string]map[string]map[string]float64) *Report {
 	t.Helper()
-	rep := &report{Runtimes: []target.Runtime{{Name: target.Lmigo}, {Name: target.AWSLambdaGo}, {Name: target.Floor}, {Name: target.LmigoHandler}, {Name: target.AWSLambdaGoHandler}}}
+	rep := &Report{Runtimes: []target.Runtime{{Name: target.Lmigo}, {Name: target.AWSLambdaGo}, {Name: target.Floor}, {Name: target.LmigoHandler}, {Name: target.AWSLambdaGoHandler}}}
 	names := make([]string, 0, len(meds))
 	for name := range meds {
 		names = append(names, name)
@@ -30,7 +30,7 @@ func floorReport(t *testing.T, meds map[string]map[string]map[string]float64) *r
 			t.Fatal(err)
 		}
 		sc.PinCPU = -1
-		rep.Scenarios = append(rep.Scenarios, scenarioReport{Scenario: sc, Medians: meds[name]})
+		rep.Scenarios = append(rep.Scenarios, ScenarioReport{Scenario: sc, Medians: meds[name]})
 	}
 	return rep
 }
@@ -107,7 +107,7 @@ func TestThroughputTarget(t *testing.T) {
 					meds[sc][target.Floor] = map[string]float64{bench.Throughput: c.floor[i]}
 				}
 			}
-			var got []floorCheck
+			var got []FloorCheck
 			for _, fc := range floorTargets(floorReport(t, meds)) {
 				if strings.HasPrefix(fc.What, "inv/s") {
 					got = append(got, fc)
@@ -136,9 +136,9 @@ func TestVsFloorRows(t *testing.T) {
 	rts := []target.Runtime{{Name: target.Lmigo}, {Name: target.AWSLambdaGo}, {Name: target.Floor}}
 	tiny, _ := load.ParseWorkload("tiny")
 	grow, _ := load.ParseWorkload("grow")
-	rep := &report{Runtimes: rts}
+	rep := &Report{Runtimes: rts}
 	for _, sc := range []bench.Scenario{{Name: "tiny-n1", Workload: "tiny", N: 1, PinCPU: -1, Work: tiny}, {Name: "grow-n1", Workload: "grow", N: 1, PinCPU: -1, Work: grow}} {
-		sr := scenarioReport{Scenario: sc}
+		sr := ScenarioReport{Scenario: sc}
 		for _, rt := range rts {
 			if rt.Serves(sc.Work) {
 				sr.Runs = append(sr.Runs, bench.RunResult{Runtime: rt.Name, Metrics: map[string]float64{bench.CPUPerInv: map[string]float64{target.Lmigo: 12, target.AWSLambdaGo: 40, target.Floor: 10}[rt.Name]}})
@@ -246,13 +246,13 @@ func TestStackTarget(t *testing.T) {
 		growth float64
 		holds  bool
 	}{{8, true}, {8.1, false}, {-3, true}} {
-		sr := scenarioReport{Scenario: sc, Medians: map[string]map[string]float64{
+		sr := ScenarioReport{Scenario: sc, Medians: map[string]map[string]float64{
 			target.Lmigo:       {bench.RSSGrowth: tt.growth, bench.PeakRSS: 90},
 			"lmigo-before":     {bench.RSSGrowth: 30},
 			target.AWSLambdaGo: {bench.RSSGrowth: 50},
 		}}
-		got := checkTargets(defaultConfig(), sr)
-		want := []targetCheck{
+		got := checkTargets(bench.DefaultSettings(), sr)
+		want := []TargetCheck{
 			{Runtime: target.Lmigo, What: "RSS after - RSS before <= 8 MiB", Value: tt.growth, Limit: 8, Holds: tt.holds},
 			{Runtime: "lmigo-before", What: "RSS after - RSS before <= 8 MiB", Value: 30, Limit: 8, Holds: false},
 		}
@@ -264,7 +264,7 @@ func TestStackTarget(t *testing.T) {
 
 // expectTargets holds the verdicts got (by a key of each check) to want,
 // and the lines of rep's floor targets to hold each of lines.
-func expectTargets(t *testing.T, rep *report, got, want map[string]bool, lines []string) {
+func expectTargets(t *testing.T, rep *Report, got, want map[string]bool, lines []string) {
 	t.Helper()
 	for k, v := range want {
 		if m, ok := got[k]; !ok || m != v {

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"bytes"
@@ -37,9 +37,9 @@ func TestBelowSatTable(t *testing.T) {
 		},
 	})
 	rep.Runtimes = []target.Runtime{{Name: target.Lmigo}, {Name: target.AWSLambdaGo}, {Name: target.Floor}}
-	cfg := defaultConfig()
+	s := bench.DefaultSettings()
 	for i := range rep.Scenarios {
-		rep.Scenarios[i].Targets = checkTargets(cfg, rep.Scenarios[i])
+		rep.Scenarios[i].Targets = checkTargets(s, rep.Scenarios[i])
 	}
 	rep.FloorTargets = floorTargets(rep)
 	want := [][]string{
@@ -65,13 +65,13 @@ func TestBelowSatTable(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	rep.Config = cfg
-	printTable(&out, rep)
+	rep.Settings = s
+	PrintTable(&out, rep)
 	if !strings.Contains(out.String(), belowSatTitle) || !bytes.Contains(markdown(rep), []byte("| wait:20ms N=64 at 1000/s | lmigo | 154µs | 1.10x |")) {
 		t.Errorf("the table is not in the reports:\n%s", out.String())
 	}
-	closed := slices.IndexFunc(rep.Scenarios, func(sr scenarioReport) bool { return sr.Scenario.Name == "tiny-n64" })
-	if rows := belowSatRows(&report{Runtimes: rep.Runtimes, Scenarios: rep.Scenarios[closed : closed+1]}); len(rows) != 1 {
+	closed := slices.IndexFunc(rep.Scenarios, func(sr ScenarioReport) bool { return sr.Scenario.Name == "tiny-n64" })
+	if rows := belowSatRows(&Report{Runtimes: rep.Runtimes, Scenarios: rep.Scenarios[closed : closed+1]}); len(rows) != 1 {
 		t.Errorf("closed model only: %d rows, want the header alone", len(rows))
 	}
 }

@@ -1,7 +1,6 @@
-package main
+package report
 
 import (
-	"reflect"
 	"testing"
 
 	"github.com/lmigo/lmigo/loadtest/bench"
@@ -28,7 +27,7 @@ func TestMedianRatio(t *testing.T) {
 }
 
 func TestSummarize(t *testing.T) {
-	sr := scenarioReport{Runs: []bench.RunResult{
+	sr := ScenarioReport{Runs: []bench.RunResult{
 		{Runtime: target.Lmigo, Metrics: map[string]float64{bench.CPUPerInv: 40, bench.Throughput: 10}},
 		{Runtime: target.AWSLambdaGo, Metrics: map[string]float64{bench.CPUPerInv: 100}},
 		{Runtime: target.Lmigo, Metrics: map[string]float64{bench.CPUPerInv: 60, bench.Throughput: 30}},
@@ -48,7 +47,7 @@ func TestSummarize(t *testing.T) {
 }
 
 func TestSummarizeThreeRuntimes(t *testing.T) {
-	sr := scenarioReport{Runs: []bench.RunResult{
+	sr := ScenarioReport{Runs: []bench.RunResult{
 		{Runtime: target.Lmigo, Metrics: map[string]float64{bench.CPUPerInv: 40, bench.RSSGrowth: -1}},
 		{Runtime: target.LmigoRaw, Metrics: map[string]float64{bench.CPUPerInv: 20, bench.RSSGrowth: 2}},
 		{Runtime: target.AWSLambdaGo, Metrics: map[string]float64{bench.CPUPerInv: 80, bench.RSSGrowth: 100}},
@@ -62,25 +61,17 @@ func TestSummarizeThreeRuntimes(t *testing.T) {
 	}
 }
 
-func TestTargets(t *testing.T) {
-	cfg := defaultConfig()
-	cfg.Env = []string{"LMIGO_BUFFER_RETAIN_BYTES=256KiB"}
-	sc, err := bench.NewScenario(cfg.Settings, bench.Row{Workload: "grow", N: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sr := scenarioReport{Scenario: sc, Medians: map[string]map[string]float64{
-		target.Lmigo:       {bench.RSSGrowth: 7.9, bench.PeakRSS: 41},
-		target.LmigoRaw:    {bench.RSSGrowth: 24.1}, // 64 x 256 KiB + 8 MiB = 24 MiB
-		target.AWSLambdaGo: {bench.RSSGrowth: 900},
+// TestProfiledRunsApart: a profiled run gives the medians its profile and
+// nothing else; the measured runs give everything else.
+func TestProfiledRunsApart(t *testing.T) {
+	sr := ScenarioReport{Runs: []bench.RunResult{
+		{Runtime: target.Lmigo, Metrics: map[string]float64{bench.CPUPerInv: 100}},
+		{Runtime: target.Lmigo, Metrics: map[string]float64{bench.CPUPerInv: 110}},
+		{Runtime: target.Lmigo, Metrics: map[string]float64{bench.CPUPerInv: 120}},
+		{Runtime: target.Lmigo, Profiled: true, Metrics: map[string]float64{bench.CPUPerInv: 1000, bench.SchedPct: 15, bench.StartmPct: 6, bench.StopmPct: 9}},
 	}}
-	got := checkTargets(cfg, sr)
-	want := []targetCheck{
-		{Runtime: target.Lmigo, What: "RSS after - RSS before <= 8 MiB", Value: 7.9, Limit: 8, Holds: true},
-		{Runtime: target.Lmigo, What: "peak RSS at N=64 <= 40 MiB", Value: 41, Limit: 40, Holds: false},
-		{Runtime: target.LmigoRaw, What: "RSS after - RSS before <= N x retain cap + 8 MiB (64 x 256KiB + 8 MiB)", Value: 24.1, Limit: 24, Holds: false},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("targets:\n%+v\nwant\n%+v", got, want)
+	summarize(&sr, []target.Runtime{{Name: target.Lmigo}})
+	if m := sr.Medians[target.Lmigo]; m[bench.CPUPerInv] != 110 || m[bench.SchedPct] != 15 || m[bench.StopmPct] != 9 {
+		t.Errorf("medians %v, want CPU 110 from the measured runs, the shares from the profile", m)
 	}
 }

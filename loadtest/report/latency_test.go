@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"slices"
@@ -19,7 +19,7 @@ func TestLatencyRows(t *testing.T) {
 		"wait-20ms-n64-r1000": {target.Lmigo: {bench.P50: 20100, bench.P99: 30000}, target.Floor: {bench.P50: 20100, bench.P99: 20400}},
 	})
 	rep.Runtimes = []target.Runtime{{Name: target.Lmigo}, {Name: target.AWSLambdaGo}, {Name: target.Floor}}
-	runs := func(sc string, p99 map[string][]float64, p50 map[string]float64) scenarioReport {
+	runs := func(sc string, p99 map[string][]float64, p50 map[string]float64) ScenarioReport {
 		r, err := bench.ParseScenarioName(sc)
 		if err != nil {
 			t.Fatal(err)
@@ -28,7 +28,7 @@ func TestLatencyRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sr := scenarioReport{Scenario: s}
+		sr := ScenarioReport{Scenario: s}
 		for rep := range 3 {
 			for _, rt := range rep3Order {
 				sr.Runs = append(sr.Runs, bench.RunResult{Runtime: rt, Rep: rep + 1, Metrics: map[string]float64{bench.P50: p50[rt], bench.P99: p99[rt][rep]}})
@@ -120,7 +120,7 @@ func TestRepRatios(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := repRatios(scenarioReport{Runs: tt.runs}, target.Lmigo, bench.P99); !slices.Equal(got, tt.want) {
+			if got := repRatios(ScenarioReport{Runs: tt.runs}, target.Lmigo, bench.P99); !slices.Equal(got, tt.want) {
 				t.Errorf("got %v, want %v", got, tt.want)
 			}
 		})

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/lmigo/lmigo/loadtest/bench"
 	"github.com/lmigo/lmigo/loadtest/load"
+	"github.com/lmigo/lmigo/loadtest/measure"
 	"github.com/lmigo/lmigo/loadtest/target"
 )
 
@@ -22,17 +23,17 @@ func TestCompareEndToEnd(t *testing.T) {
 		t.Skip("builds three bootstraps")
 	}
 	rts := e2eRuntimes(t, target.Lmigo, target.LmigoRaw, target.AWSLambdaGo)
-	cfg := e2eConfig(t)
-	cfg.Count, cfg.Duration = 150, 5*time.Second
-	rep := e2eRun(t, cfg, []bench.Row{{Workload: "tiny", N: 1}, {Workload: "tiny", N: 4}, {Workload: "grow", N: 2}}, rts)
+	s, out := e2eSettings(t)
+	s.Count, s.Duration = 150, 5*time.Second
+	rep := e2eRun(t, s, out, []bench.Row{{Workload: "tiny", N: 1}, {Workload: "tiny", N: 4}, {Workload: "grow", N: 2}}, rts)
 	if scs := rep.Scenarios; scs[0].Scenario.PinCPU != 0 || scs[1].Scenario.PinCPU != -1 {
 		t.Fatalf("pinning: N=1 %d, N=4 %d", scs[0].Scenario.PinCPU, scs[1].Scenario.PinCPU)
 	}
 
 	for _, sr := range rep.Scenarios {
 		sc := sr.Scenario
-		if len(sr.Runs) != len(rts)*cfg.Reps {
-			t.Fatalf("%s: %d runs, want %d", sc.Name, len(sr.Runs), len(rts)*cfg.Reps)
+		if len(sr.Runs) != len(rts)*s.Reps {
+			t.Fatalf("%s: %d runs, want %d", sc.Name, len(sr.Runs), len(rts)*s.Reps)
 		}
 		for i, r := range sr.Runs {
 			if want, rep := rts[i%len(rts)].Name, i/len(rts)+1; r.Runtime != want || r.Rep != rep {
@@ -68,7 +69,7 @@ func TestCompareEndToEnd(t *testing.T) {
 		}
 	}
 
-	b, err := os.ReadFile(filepath.Join(cfg.Out, "compare.json"))
+	b, err := os.ReadFile(filepath.Join(out, "compare.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,12 +83,12 @@ func TestCompareEndToEnd(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil || back.Kind != "compare" || len(back.Scenarios) != 3 || len(back.Scenarios[2].Runs[0].RSS) == 0 {
 		t.Fatalf("compare.json does not read back (%v): %.300s", err, b)
 	}
-	md, err := os.ReadFile(filepath.Join(cfg.Out, "compare.md"))
+	md, err := os.ReadFile(filepath.Join(out, "compare.md"))
 	if err != nil || !bytes.Contains(md, []byte("| tiny N=1 pinned | lmigo |")) || !bytes.Contains(md, []byte("| ratio lmigo |")) || !bytes.Contains(md, []byte("| ratio lmigo-raw |")) || !bytes.Contains(md, []byte("memory target")) {
 		t.Fatalf("compare.md (%v):\n%s", err, md)
 	}
 	for _, f := range []string{"compare-latency-tiny-n1.png", "compare-rss-grow-n2.png"} {
-		if fi, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil || fi.Size() == 0 {
+		if fi, err := os.Stat(filepath.Join(out, f)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
@@ -109,43 +110,40 @@ func e2eRuntimes(t *testing.T, names ...string) []target.Runtime {
 	return rts
 }
 
-// e2eConfig is a comparison at a tiny scale: two repetitions, short
-// pauses, reports in a temporary directory, output kept for the log.
-func e2eConfig(t *testing.T) *config {
-	cfg := defaultConfig()
-	cfg.Warmup, cfg.Reps, cfg.Rounds = 20, 2, 1
-	cfg.Idle, cfg.Settle = 300*time.Millisecond, 100*time.Millisecond
-	cfg.SampleEvery = 20 * time.Millisecond
-	cfg.Out, cfg.Progress = filepath.Join(t.TempDir(), "out"), "off"
-	cfg.stdout, cfg.Stderr = &bytes.Buffer{}, &bytes.Buffer{}
-	return cfg
+// e2eSettings are a comparison at a tiny scale: two repetitions, short
+// pauses, throttles retried, progress kept for the log; and a temporary
+// directory for the reports.
+func e2eSettings(t *testing.T) (s bench.Settings, out string) {
+	s = bench.DefaultSettings()
+	s.Warmup, s.Reps, s.Rounds = 20, 2, 1
+	s.Idle, s.Settle = 300*time.Millisecond, 100*time.Millisecond
+	s.SampleEvery = 20 * time.Millisecond
+	s.OnThrottle, s.Progress, s.Stderr = bench.ThrottleRetry, "off", &bytes.Buffer{}
+	return s, filepath.Join(t.TempDir(), "out")
 }
 
 // e2eRun runs the rows for rts, logs the table and writes the reports.
-func e2eRun(t *testing.T, cfg *config, rows []bench.Row, rts []target.Runtime) *report {
+func e2eRun(t *testing.T, s bench.Settings, out string, rows []bench.Row, rts []target.Runtime) *Report {
 	t.Helper()
-	if err := cfg.validate(); err != nil {
-		t.Fatal(err)
-	}
 	var scs []bench.Scenario
 	for _, r := range rows {
-		sc, err := bench.NewScenario(cfg.Settings, r)
+		sc, err := bench.NewScenario(s, r)
 		if err != nil {
 			t.Fatal(err)
 		}
 		scs = append(scs, sc)
 	}
-	res, err := bench.Execute(t.Context(), cfg.Settings, scs, rts)
+	res, err := bench.Execute(t.Context(), s, scs, rts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := newReport("compare", cfg, scs, rts, res)
-	var out bytes.Buffer
-	printTable(&out, rep)
-	if err := writeReports(cfg, rep, "compare"); err != nil {
+	rep := New("compare", s, s, scs, rts, res)
+	var table bytes.Buffer
+	PrintTable(&table, rep)
+	if err := Write(rep, out, "compare", &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Log("\n" + out.String())
+	t.Log("\n" + table.String())
 	return rep
 }
 
@@ -216,15 +214,18 @@ func TestBelowSatEndToEnd(t *testing.T) {
 		t.Skip("builds three bootstraps")
 	}
 	rts := e2eRuntimes(t, target.Lmigo, target.AWSLambdaGo, target.Floor)
-	cfg := e2eConfig(t)
-	cfg.Count, cfg.Profile = 120, "auto" // validate turns it off without perf
-	rep := e2eRun(t, cfg, []bench.Row{
+	s, out := e2eSettings(t)
+	s.Count, s.Profile = 120, "auto"
+	if measure.PerfAvailable() != nil {
+		s.Profile = "off" // as -profile auto without perf
+	}
+	rep := e2eRun(t, s, out, []bench.Row{
 		{Workload: "tiny", N: 8, Rate: 400},
 		{Workload: "wait:20ms", N: 16, Rate: 400},
 		{Workload: "stack:32KiB", N: 8},
 	}, rts)
 
-	profiles := cfg.Profile != "off"
+	profiles := s.Profile != "off"
 	for _, sr := range rep.Scenarios {
 		sc := sr.Scenario
 		var measured, profiled []bench.RunResult
@@ -250,8 +251,8 @@ func TestBelowSatEndToEnd(t *testing.T) {
 		if sc.Work.Waved() {
 			serving-- // the floor does not grow stacks
 		}
-		if len(measured) != serving*cfg.Reps {
-			t.Errorf("%s: %d measured runs, want %d", sc.Name, len(measured), serving*cfg.Reps)
+		if len(measured) != serving*s.Reps {
+			t.Errorf("%s: %d measured runs, want %d", sc.Name, len(measured), serving*s.Reps)
 		}
 		wantProfiles := 0
 		if profiles && sc.Model == load.ModelOpen {
@@ -270,7 +271,7 @@ func TestBelowSatEndToEnd(t *testing.T) {
 	if rows := latencyRows(rep); len(rows) != 1+3 {
 		t.Errorf("latency table: %d rows, want a header and 3", len(rows))
 	}
-	md, err := os.ReadFile(filepath.Join(cfg.Out, "compare.md"))
+	md, err := os.ReadFile(filepath.Join(out, "compare.md"))
 	if err != nil || !bytes.Contains(md, []byte(belowSatTitle)) || !bytes.Contains(md, []byte(latencyTitle)) || !bytes.Contains(md, []byte("| wait:20ms N=16 at 400/s | lmigo |")) {
 		t.Fatalf("compare.md (%v):\n%s", err, md)
 	}
