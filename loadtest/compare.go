@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -13,28 +14,29 @@ import (
 	"github.com/lmigo/lmigo/loadtest/target"
 )
 
+// compareConfig is the settings of `loadtest compare`, from its flags.
+type compareConfig struct {
+	bench.Settings
+	Set       string `json:"set,omitempty"`
+	Scenarios string `json:"scenarios,omitempty"`
+	Workload  string `json:"workload,omitempty"`
+	N         int    `json:"n,omitempty"`
+	Runtimes  string `json:"runtimes,omitempty"`
+	// Bootstraps are the runtimes' prebuilt bootstraps; Extra more
+	// runtimes, NAME=BINARY, variants run interleaved with those of
+	// -runtimes (-target fake or rie).
+	Bootstraps bootstraps `json:"-"`
+	Extra      []string   `json:"extra,omitempty"`
+	// The deployed functions of -target lambda.
+	Function    string `json:"function,omitempty"`
+	RefFunction string `json:"refFunction,omitempty"`
+	Out         string `json:"-"`
+}
+
 // compareMain is `loadtest compare`: lmigo and aws-lambda-go side by side.
 func compareMain(ctx context.Context, args []string) error {
-	cfg := defaultConfig()
-	fs := flag.NewFlagSet("loadtest compare", flag.ContinueOnError)
-	cfg.register(fs)
-	fs.StringVar(&cfg.Set, "set", bench.SetStandard, "the scenarios to run: "+bench.SetSaturation+" (closed model), "+bench.SetBelowSat+" (open model: tiny with its latency rows, I/O-bound handlers, grown stacks; with their targets) or "+bench.SetStandard+" (both); the standard set is "+strings.Join(bench.SetNames(bench.SetStandard), ", "))
-	fs.StringVar(&cfg.Scenarios, "scenario", "", "comma-separated scenarios to run instead of -set: WORKLOAD-nN (closed model), WORKLOAD-nN-rR (open model at R/s), e.g. size-256KiB-n1, wait-20ms-n64-r1000")
-	fs.StringVar(&cfg.Workload, "workload", "", "run one custom scenario of this workload (tiny, size:S, wait:D, mix, grow, stack:S, event:NAME) instead of the standard set")
-	fs.IntVar(&cfg.N, "n", 1, "with -workload: AWS_LAMBDA_MAX_CONCURRENCY")
-	fs.StringVar(&cfg.Lmigo, "lmigo", "", "lmigo bootstrap binary (default: build ./cmd/bootstrap; ./loadtest/events/lmigo for event:NAME)")
-	fs.StringVar(&cfg.Ref, "ref", "", "aws-lambda-go bootstrap binary (default: build ./loadtest/refbootstrap; ./loadtest/events/awslambdago for event:NAME)")
-	fs.Var((*stringList)(&cfg.Extra), "extra", "NAME=BINARY: one more runtime (a variant of lmigo, say) run interleaved with those of -runtimes, figures and rejection verdict of its own (repeatable)")
-	fs.StringVar(&cfg.Raw, "raw", "", "lmigo-raw bootstrap binary (default: build ./loadtest/rawbootstrap)")
-	fs.StringVar(&cfg.Floor, "floor", "", "floor bootstrap binary (default: build ./loadtest/floorbootstrap)")
-	cfg.Profile = "auto"
-	fs.StringVar(&cfg.Profile, "profile", cfg.Profile, "the share of runtime.startm and runtime.stopm in the CPU of lmigo's runtimes and the floor, in the open model: perf record in one more run each after the measured ones: auto (when perf is installed), on, off")
-	fs.StringVar(&cfg.Runtimes, "runtimes", defaultRuntimes, "comma-separated runtimes, run interleaved in this order: "+target.Lmigo+" (typed handler), "+target.LmigoRaw+" (raw handler), "+target.AWSLambdaGo+", "+target.Floor+" (not a runtime: the least work, tiny, size:S and wait:D only), "+target.LmigoHandler+" and "+target.AWSLambdaGoHandler+" (a lambda.Handler of the user's own under each); ratios are against "+target.AWSLambdaGo+", and each runtime's against "+target.Floor+" (vs floor)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: loadtest compare [flags]\n\nRuns each scenario for lmigo, aws-lambda-go and the floor (and lmigo-raw with -runtimes), interleaved, -reps times, and reports medians, ratios, each runtime against the floor, whether the memory targets and the floor targets are met and, against the emulator, whether the rejection target is.")
-		fs.PrintDefaults()
-	}
-	if err := cfg.parse(fs, args); err != nil {
+	cfg, err := parseCompare(args)
+	if err != nil {
 		return err
 	}
 	scs, err := compareScenarios(cfg)
@@ -52,8 +54,8 @@ func compareMain(ctx context.Context, args []string) error {
 	defer cleanup()
 	res, err := bench.Execute(ctx, cfg.Settings, scs, rts)
 	rep := report.New("compare", cfg, cfg.Settings, scs, rts, res)
-	report.PrintTable(cfg.stdout, rep)
-	if werr := report.Write(rep, cfg.Out, "compare", cfg.stdout); werr != nil {
+	report.PrintTable(os.Stdout, rep)
+	if werr := report.Write(rep, cfg.Out, "compare", os.Stdout); werr != nil {
 		err = errors.Join(err, werr)
 	}
 	if err == nil && rep.Problems() > 0 {
@@ -62,11 +64,41 @@ func compareMain(ctx context.Context, args []string) error {
 	return err
 }
 
+// parseCompare reads compare's flags into its config, and checks them.
+func parseCompare(args []string) (*compareConfig, error) {
+	cfg := &compareConfig{Settings: bench.DefaultSettings(), Out: defaultOut()}
+	cfg.Profile = "auto"
+	fs := flag.NewFlagSet("loadtest compare", flag.ContinueOnError)
+	registerBench(fs, &cfg.Settings)
+	cfg.Bootstraps.register(fs)
+	fs.StringVar(&cfg.Set, "set", bench.SetStandard, "the scenarios to run: "+bench.SetSaturation+" (closed model), "+bench.SetBelowSat+" (open model: tiny with its latency rows, I/O-bound handlers, grown stacks; with their targets) or "+bench.SetStandard+" (both); the standard set is "+strings.Join(bench.SetNames(bench.SetStandard), ", "))
+	fs.StringVar(&cfg.Scenarios, "scenario", "", "comma-separated scenarios to run instead of -set: WORKLOAD-nN (closed model), WORKLOAD-nN-rR (open model at R/s), e.g. size-256KiB-n1, wait-20ms-n64-r1000")
+	fs.StringVar(&cfg.Workload, "workload", "", "run one custom scenario of this workload (tiny, size:S, wait:D, mix, grow, stack:S, event:NAME) instead of the standard set")
+	fs.IntVar(&cfg.N, "n", 1, "with -workload: AWS_LAMBDA_MAX_CONCURRENCY")
+	fs.Var((*stringList)(&cfg.Extra), "extra", "NAME=BINARY: one more runtime (a variant of lmigo, say) run interleaved with those of -runtimes, figures and rejection verdict of its own (repeatable)")
+	fs.StringVar(&cfg.Profile, "profile", cfg.Profile, "the share of runtime.startm and runtime.stopm in the CPU of lmigo's runtimes and the floor, in the open model: perf record in one more run each after the measured ones: auto (when perf is installed), on, off")
+	fs.StringVar(&cfg.Runtimes, "runtimes", defaultRuntimes, "comma-separated runtimes, run interleaved in this order: "+target.Lmigo+" (typed handler), "+target.LmigoRaw+" (raw handler), "+target.AWSLambdaGo+", "+target.Floor+" (not a runtime: the least work, tiny, size:S and wait:D only), "+target.LmigoHandler+" and "+target.AWSLambdaGoHandler+" (a lambda.Handler of the user's own under each); ratios are against "+target.AWSLambdaGo+", and each runtime's against "+target.Floor+" (vs floor)")
+	fs.StringVar(&cfg.Function, "function", "", "lambda target: lmigo's function (name or ARN) to invoke")
+	fs.StringVar(&cfg.RefFunction, "ref-function", "", "lambda target: the aws-lambda-go function")
+	fs.StringVar(&cfg.Out, "out", cfg.Out, "directory for the JSON, Markdown and PNG reports (\"\": none)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: loadtest compare [flags]\n\nRuns each scenario for lmigo, aws-lambda-go and the floor (and lmigo-raw with -runtimes), interleaved, -reps times, and reports medians, ratios, each runtime against the floor, whether the memory targets and the floor targets are met and, against the emulator, whether the rejection target is.")
+		fs.PrintDefaults()
+	}
+	_, err := parseBench(fs, args, &cfg.Settings)
+	if err = errors.Join(err, needFunction(cfg.Target, cfg.Function)); err != nil {
+		return nil, err
+	}
+	cfg.Event = eventName(cfg.Workload)
+	return cfg, nil
+}
+
 // defaultRuntimes are compared unless -runtimes says otherwise: the floor
 // too, so that every report shows each runtime's distance to it.
 const defaultRuntimes = target.Lmigo + "," + target.AWSLambdaGo + "," + target.Floor
 
-func compareScenarios(cfg *config) ([]bench.Scenario, error) {
+// compareScenarios are the scenarios of -workload, -scenario or -set.
+func compareScenarios(cfg *compareConfig) ([]bench.Scenario, error) {
 	if cfg.Workload != "" {
 		sc, err := bench.NewScenario(cfg.Settings, bench.Row{Workload: cfg.Workload, N: max(cfg.N, 1)})
 		return []bench.Scenario{sc}, err
@@ -98,18 +130,18 @@ func compareScenarios(cfg *config) ([]bench.Scenario, error) {
 
 // compareRuntimes builds (or takes) the bootstraps of -runtimes, or names
 // the functions. cleanup removes what was built.
-func compareRuntimes(ctx context.Context, cfg *config) ([]target.Runtime, func(), error) {
+func compareRuntimes(ctx context.Context, cfg *compareConfig) ([]target.Runtime, func(), error) {
 	var rts []target.Runtime
 	for _, name := range strings.Split(cfg.Runtimes, ",") {
 		name = strings.TrimSpace(name)
 		var rt target.Runtime
 		switch name {
 		case target.Lmigo:
-			rt = target.Runtime{Name: name, Binary: cfg.Lmigo, SurvivesPanic: true}
+			rt = target.Runtime{Name: name, Binary: cfg.Bootstraps.Lmigo, SurvivesPanic: true}
 		case target.LmigoRaw:
-			rt = target.Runtime{Name: name, Binary: cfg.Raw, SurvivesPanic: true}
+			rt = target.Runtime{Name: name, Binary: cfg.Bootstraps.Raw, SurvivesPanic: true}
 		case target.AWSLambdaGo:
-			rt = target.Runtime{Name: name, Binary: cfg.Ref}
+			rt = target.Runtime{Name: name, Binary: cfg.Bootstraps.Ref}
 		case target.LmigoHandler:
 			rt = target.Runtime{Name: name, SurvivesPanic: true}
 		case target.AWSLambdaGoHandler:
@@ -118,7 +150,7 @@ func compareRuntimes(ctx context.Context, cfg *config) ([]target.Runtime, func()
 			if cfg.Target == target.Lambda && cfg.Runtimes == defaultRuntimes {
 				continue // no function of it is deployed
 			}
-			rt = target.Runtime{Name: name, Binary: cfg.Floor}
+			rt = target.Runtime{Name: name, Binary: cfg.Bootstraps.Floor}
 		default:
 			return nil, nil, fmt.Errorf("-runtimes: unknown runtime %q (want %s, %s, %s, %s, %s, %s)", name, target.Lmigo, target.LmigoRaw, target.AWSLambdaGo, target.Floor, target.LmigoHandler, target.AWSLambdaGoHandler)
 		}
@@ -144,7 +176,7 @@ func compareRuntimes(ctx context.Context, cfg *config) ([]target.Runtime, func()
 
 // extraRuntimes appends cfg.Extra (NAME=BINARY) to rts. Each survives a
 // panic if its name starts with lmigo.
-func extraRuntimes(cfg *config, rts []target.Runtime) ([]target.Runtime, error) {
+func extraRuntimes(cfg *compareConfig, rts []target.Runtime) ([]target.Runtime, error) {
 	if len(cfg.Extra) > 0 && cfg.Target == target.Lambda {
 		return nil, errors.New("-extra: fake and rie targets only")
 	}

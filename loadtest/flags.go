@@ -102,14 +102,3 @@ func userEvents(events, expect string, shuffle bool) ([]load.Item, string, error
 	items, desc := load.UserEvents(events, evs, shuffle, re)
 	return items, desc, nil
 }
-
-// useEvents sets c's workload to the user's events (userEvents).
-func (c *config) useEvents() error {
-	items, desc, err := userEvents(c.Events, c.Expect, c.Shuffle)
-	if err != nil {
-		return err
-	}
-	c.Workload, c.EventsDesc = load.EventsWorkload, desc
-	c.UserEvents = load.Workload{Name: load.EventsWorkload, Items: items}
-	return nil
-}

@@ -153,3 +153,20 @@ func TestRunFunctionExits(t *testing.T) {
 		})
 	}
 }
+
+// TestRunBootstrapOneMeaning: -bootstrap is the user's function, whatever
+// else is given; a prebuilt bootstrap of one of the load test's runtimes
+// is given by that runtime's flag, as compare takes it.
+func TestRunBootstrapOneMeaning(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-bootstrap")
+	var out bytes.Buffer
+	err := runCommand(t.Context(), []string{"-runtime", "aws-lambda-go", "-bootstrap", missing, "-target", "fake", "-out", ""}, &out, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "-bootstrap is your function") || !strings.Contains(err.Error(), "-ref PATH") {
+		t.Errorf("-runtime aws-lambda-go -bootstrap: err %v, want it refused, naming -ref\n%s", err, out.String())
+	}
+	out.Reset()
+	err = runCommand(t.Context(), []string{"-runtime", "aws-lambda-go", "-ref", missing, "-target", "fake", "-n", "1", "-count", "4", "-warmup", "2", "-out", ""}, &out, &bytes.Buffer{})
+	if err == nil || !strings.Contains(out.String(), "PROBLEM") || !strings.Contains(out.String(), missing) {
+		t.Errorf("-runtime aws-lambda-go -ref PATH: err %v, want a run of PATH (which does not exist)\n%s", err, out.String())
+	}
+}

@@ -16,7 +16,7 @@ func soakMain(ctx context.Context, args []string) error {
 	cfg := soak.Config{Log: os.Stderr}
 	fs.IntVar(&cfg.N, "n", 64, "AWS_LAMBDA_MAX_CONCURRENCY, and as many closed-loop callers")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Minute, "how long the load runs")
-	fs.StringVar(&cfg.Bootstrap, "bootstrap", "", "bootstrap binary to soak (default: build ./cmd/bootstrap)")
+	fs.StringVar(&cfg.Bootstrap, "lmigo", "", "lmigo bootstrap binary to soak (default: build ./cmd/bootstrap)")
 	fs.DurationVar(&cfg.Sample, "sample", time.Second, "memory sampling period (1s or more)")
 	fs.StringVar(&cfg.FormsBootstrap, "forms-bootstrap", "", "bootstrap binary of the handler forms phase (default: build ./loadtest/soakbootstrap)")
 	fs.BoolVar(&cfg.NoForms, "no-forms", false, "leave out the handler forms phase")

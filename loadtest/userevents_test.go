@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -125,17 +124,17 @@ func TestRunShippedEvents(t *testing.T) {
 }
 
 // TestEventWorkloadEnv: -workload event:NAME tells the events bootstraps
-// which event to answer.
+// which event to answer, in run and in compare.
 func TestEventWorkloadEnv(t *testing.T) {
-	cfg, err := parseFlags("-target", "fake")
+	run, err := parseRun([]string{"-workload", "event:s3", "-target", "fake"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Workload = "event:s3"
-	if err := cfg.parse(flag.NewFlagSet("t", flag.ContinueOnError), nil); err != nil {
+	cmp, err := parseCompare([]string{"-workload", "event:s3", "-target", "fake"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Event != "s3" {
-		t.Errorf("-workload event:s3: the bootstraps are told %q", cfg.Event)
+	if run.Event != "s3" || cmp.Event != "s3" {
+		t.Errorf("-workload event:s3: the bootstraps are told %q (run), %q (compare)", run.Event, cmp.Event)
 	}
 }
