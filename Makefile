@@ -76,9 +76,12 @@ package:
 
 # test-arm64 runs these for linux/arm64: what goes into a bootstrap, the
 # reference bootstrap under the emulator, the examples and the codecs. The rest
-# (lmigo-pack, deploy, the load driver and its plots) is host-side tooling.
+# (lmigo-pack, deploy, the load driver and its plots) is host-side tooling, and
+# so is concurrent/lambdatest: no code of its own per architecture, and a
+# child process per event under qemu (9 minutes); the examples run it there.
 QEMU_ARM64 ?= qemu-aarch64-static
-ARM64_PKGS ?= ./limits/... ./rapi/... ./pool/... ./concurrent/... ./cmd/bootstrap/...
+ARM64_PKGS ?= ./limits/... ./rapi/... ./pool/... ./concurrent/ ./concurrent/codec/... \
+  ./concurrent/internal/... ./concurrent/lambdahttp/... ./concurrent/metrics/... ./cmd/bootstrap/...
 
 ## test-arm64: the runtime's tests built for linux/arm64 and run under qemu-user, the emulator's bootstrap too (no -race)
 test-arm64: rie

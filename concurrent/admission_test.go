@@ -489,7 +489,7 @@ func TestMemoryNearlyExhaustedUnderEmulator(t *testing.T) {
 	}
 	e := rie.StartT(t, rie.Options{Bootstrap: rie.BuildT(t, "./testdata/oom"), MaxConcurrency: 2,
 		Env:  []string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE=128"},
-		Exec: append(strings.Fields(os.Getenv(rie.ExecEnv)), "prlimit", "--data=268435456")})
+		Exec: append([]string{"prlimit", "--data=536870912"}, strings.Fields(os.Getenv(rie.ExecEnv))...)})
 	ctx, cancel := testContext(t)
 	defer cancel()
 	if r := invokeRetrying(t, ctx, e, "", `{}`); !r.OK() {

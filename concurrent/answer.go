@@ -248,6 +248,15 @@ func (rt *Runtime) answerCtx() context.Context {
 	return context.Background()
 }
 
+// stop tells Run to stop with err, a failure of the Runtime API. The
+// first one wins.
+func (rt *Runtime) stop(err error) {
+	select {
+	case rt.fatal <- err:
+	default:
+	}
+}
+
 // mayQueue is the queue value of an answer of s, decided right before it is
 // posted: whether the slot's next poll goes behind it. Not once the overrun
 // watch replaced s (endWatch). Nor once shutdown began: the poll would be

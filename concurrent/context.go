@@ -315,3 +315,27 @@ func (c *invocationContext) slog() *slog.Logger {
 	}
 	return c.slogger
 }
+
+func (c *invocationContext) extension() *invocationExt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ext == nil {
+		c.ext = &invocationExt{}
+	}
+	return c.ext
+}
+
+// metricSet is the invocation's metrics (emf.Key), made on first use.
+func (c *invocationContext) metricSet() *emf.Set {
+	x := c.extension()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.metrics == nil {
+		if x.ended {
+			return emf.Ended
+		}
+		env, _ := c.parent.Value(emf.EnvKey{}).(*emf.Env)
+		x.metrics = emf.NewSet(env)
+	}
+	return x.metrics
+}

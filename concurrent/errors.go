@@ -2,6 +2,8 @@ package concurrent
 
 import (
 	"errors"
+	"fmt"
+	"runtime"
 
 	"github.com/lmigo/lmigo/concurrent/internal/zone"
 )
@@ -79,3 +81,33 @@ var (
 	// connection may fail, or the answer may lack a zone ID.
 	ErrMetadata = zone.ErrMetadata
 )
+
+// PanicError is a panic recovered from a handler. The invocation fails with
+// it and the process goes on.
+type PanicError struct {
+	// Value is the value the handler panicked with.
+	Value any
+	// Stack holds the program counters of the panicking goroutine as seen
+	// from the recovering function, innermost first (see runtime.Callers).
+	Stack []uintptr
+}
+
+// Error returns "panic: " and the value.
+func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
+
+// Unwrap returns the panic value when it is an error, so that errors.Is and
+// errors.As see through the panic.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
+
+// maxPanicFrames bounds the stack kept for a panic; the recovering frames
+// and runtime.gopanic come on top of it.
+const maxPanicFrames = 32
+
+func newPanicError(v any) *PanicError {
+	var pcs [maxPanicFrames + 8]uintptr
+	n := runtime.Callers(2, pcs[:]) // from the deferred function that recovered
+	return &PanicError{Value: v, Stack: append([]uintptr(nil), pcs[:n]...)}
+}

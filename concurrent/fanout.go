@@ -41,30 +41,6 @@ type invocationExt struct {
 // endedExt is the ext of an invocation that ended without one.
 var endedExt = &invocationExt{ended: true}
 
-func (c *invocationContext) extension() *invocationExt {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.ext == nil {
-		c.ext = &invocationExt{}
-	}
-	return c.ext
-}
-
-// metricSet is the invocation's metrics (emf.Key), made on first use.
-func (c *invocationContext) metricSet() *emf.Set {
-	x := c.extension()
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.metrics == nil {
-		if x.ended {
-			return emf.Ended
-		}
-		env, _ := c.parent.Value(emf.EnvKey{}).(*emf.Env)
-		x.metrics = emf.NewSet(env)
-	}
-	return x.metrics
-}
-
 // Go runs f on a goroutine of its own, as part of the invocation ctx
 // belongs to. The invocation is answered only once every f has returned,
 // so nothing Go starts outlives it. A panic in f fails that invocation

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"runtime"
 	"unsafe"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -33,26 +32,6 @@ type Buffer = bytebufferpool.ByteBuffer
 // it until the answer is taken, so it must not change meanwhile; it never
 // writes to it. docs/design.md, "Exactly once", says why.
 type RawHandler func(ctx context.Context, payload []byte, out *Buffer) error
-
-// PanicError is a panic recovered from a handler. The invocation fails with
-// it and the process goes on.
-type PanicError struct {
-	// Value is the value the handler panicked with.
-	Value any
-	// Stack holds the program counters of the panicking goroutine as seen
-	// from the recovering function, innermost first (see runtime.Callers).
-	Stack []uintptr
-}
-
-// Error returns "panic: " and the value.
-func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
-
-// Unwrap returns the panic value when it is an error, so that errors.Is and
-// errors.As see through the panic.
-func (e *PanicError) Unwrap() error {
-	err, _ := e.Value.(error)
-	return err
-}
 
 // Content types of successful responses, as aws-lambda-go sends them.
 const (
@@ -393,16 +372,6 @@ func (h *handler) runLent(ctx context.Context, payload []byte, buf, lent *Buffer
 	lent.B = buf.B
 	defer func() { buf.B, lent.B = lent.B, nil }()
 	return h.run(ctx, payload, lent)
-}
-
-// maxPanicFrames bounds the stack kept for a panic; the recovering frames
-// and runtime.gopanic come on top of it.
-const maxPanicFrames = 32
-
-func newPanicError(v any) *PanicError {
-	var pcs [maxPanicFrames + 8]uintptr
-	n := runtime.Callers(2, pcs[:]) // from the deferred function that recovered
-	return &PanicError{Value: v, Stack: append([]uintptr(nil), pcs[:n]...)}
 }
 
 // callRaw runs a RawHandler. Its response may lie in an array the runtime

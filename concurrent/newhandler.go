@@ -40,22 +40,6 @@ func NewHandler(handler any, opts ...Option) lambda.Handler {
 	return &invoker{h: h}
 }
 
-// StreamInvoker is a lambda.Handler whose answer may be streamed. A
-// wrapper implements it to pass on its handler's answer as it is,
-// buffered or streamed, with its content type. New and Start call
-// InvokeStream, never Invoke or ContentType. NewHandler's value is one, so
-// a wrapper built on it calls its InvokeStream (package oteltrace does).
-type StreamInvoker interface {
-	lambda.Handler
-	// InvokeStream runs one invocation, as Invoke does. It returns the
-	// content type and either out, the bytes (fixed once returned), or
-	// body, a reader to stream, unread (docs/streaming.md). Whoever gets
-	// body reads it while ctx is live, then closes it if it is an
-	// io.Closer. A wrapper ends its span when body ends. With an error,
-	// out and body are nil.
-	InvokeStream(ctx context.Context, payload []byte) (contentType string, out []byte, body io.Reader, err error)
-}
-
 // refused is the lambda.Handler of a NewHandler that could not be built.
 type refused struct{ err error }
 

@@ -39,15 +39,6 @@ import (
 // begins and one load and compare-and-swap as it is answered (slot.watch);
 // the watch's goroutine does the rest.
 
-// What slot.watch holds besides a deadline (on the monotonic clock, mono,
-// > 0: see watchDeadline).
-const (
-	watchNone     = 0  // no invocation under watch
-	watchTaking   = -1 // the watch is deciding about the invocation: its answer waits
-	watchHeld     = -2 // overran; not replaced (the bound): the slot stays
-	watchReplaced = -3 // overran and replaced: the slot retires once its handler returns
-)
-
 // What the log says of overruns.
 const (
 	msgOverrun         = "a handler overran its deadline"
@@ -76,60 +67,6 @@ type overrun struct {
 	deadline time.Time
 	goid     uint64
 	replaced bool
-}
-
-// startWatch puts s's invocation under the overrun watch as it begins,
-// with its deadline on the monotonic clock (watchDeadline).
-func (s *slot) startWatch() {
-	s.deadline = watchDeadline(s.inv.Deadline, time.Now())
-	if !s.inv.Deadline.IsZero() && s.inv.DeadlineErr == nil {
-		s.watch.Store(s.deadline)
-	}
-}
-
-// maxInvocation is Lambda's longest function timeout: no invocation is
-// held by the platform for longer.
-const maxInvocation = 15 * time.Minute
-
-// monoBase anchors the watch's monotonic clock (mono).
-var monoBase = time.Now()
-
-// mono is t on the watch's monotonic clock, in nanoseconds, > 0.
-func mono(t time.Time) int64 { return int64(t.Sub(monoBase)) + 1 }
-
-// watchDeadline is the deadline of an invocation handed out at now, on the
-// monotonic clock. It is what remained of it at hand-out, so that a step
-// of the wall clock moves no deadline. A deadline already past at hand-out
-// is one the platform does not share: its clock and ours disagree. The
-// platform ends the invocation by its own clock, at the latest
-// maxInvocation after hand-out, which bounds it instead.
-func watchDeadline(deadline, now time.Time) int64 {
-	left := deadline.Sub(now)
-	if left <= 0 {
-		left = maxInvocation
-	}
-	return mono(now.Add(left))
-}
-
-// endWatch takes s's invocation back from the overrun watch as it is
-// answered, before the answer is written (mayQueue, and serve's last
-// word). It returns false once the watch has replaced the slot. That
-// slot's answer then goes alone, with no poll behind it.
-func (s *slot) endWatch() bool {
-	for {
-		switch v := s.watch.Load(); v {
-		case watchNone:
-			return true
-		case watchReplaced:
-			return false
-		case watchTaking:
-			runtime.Gosched() // the watch decides within microseconds
-		default: // a deadline, or watchHeld
-			if s.watch.CompareAndSwap(v, watchNone) {
-				return true
-			}
-		}
-	}
 }
 
 // watchOverruns starts the overrun watch; stop ends it and waits for it.
@@ -286,24 +223,6 @@ func (rt *Runtime) overrunning() int {
 	return len(rt.overruns)
 }
 
-// retire ends a replaced slot once its handler has returned and its answer
-// has been posted. Its connection closes and its buffers go with it. Its
-// goroutine leaves the pool (runSlot returns).
-func (s *slot) retire() {
-	rt := s.rt
-	_ = s.conn.Close()
-	rt.slotsMu.Lock()
-	if i := slices.IndexFunc(rt.overruns, func(o *overrun) bool { return o.s == s }); i >= 0 {
-		rt.overruns = slices.Delete(rt.overruns, i, i+1)
-	}
-	if len(rt.overruns) < rt.cfg.MaxOverruns {
-		rt.boundLogged.Store(false)
-	}
-	rt.slotsMu.Unlock()
-	logInvocation(rt.log, zapcore.InfoLevel, &s.inv, msgOverrunReturned,
-		zap.Duration("pastDeadline", time.Since(s.inv.Deadline)))
-}
-
 // checkWedged ends the process once no slot has been able to serve for
 // LMIGO_WEDGED_EXIT: every one held by a handler that overran, none
 // replaceable.
@@ -392,20 +311,6 @@ func (l wedgedList) MarshalLogArray(enc zapcore.ArrayEncoder) error {
 	return nil
 }
 
-// goroutineID is the ID of the calling goroutine, from the first line of
-// its stack ("goroutine 123 [running]:"). A slot's goroutine records it
-// once, so that the watch can find its stack.
-func goroutineID() uint64 {
-	var buf [64]byte
-	b := buf[:runtime.Stack(buf[:], false)]
-	b, _ = bytes.CutPrefix(b, []byte("goroutine "))
-	if i := bytes.IndexByte(b, ' '); i > 0 {
-		id, _ := strconv.ParseUint(string(b[:i]), 10, 64)
-		return id
-	}
-	return 0
-}
-
 // maxStacksDump bounds the dump of every goroutine's stack.
 const maxStacksDump = 64 << 20
 
@@ -454,17 +359,4 @@ func (rt *Runtime) replacedOverruns() []*overrun {
 	rt.slotsMu.RLock()
 	defer rt.slotsMu.RUnlock()
 	return slices.Clone(rt.overruns)
-}
-
-// overrunsNow is how many handlers overrun now: replaced or held.
-func (rt *Runtime) overrunsNow() int {
-	rt.slotsMu.RLock()
-	defer rt.slotsMu.RUnlock()
-	n := len(rt.overruns)
-	for _, s := range rt.slots {
-		if w := s.watch.Load(); w == watchHeld || w == watchTaking {
-			n++
-		}
-	}
-	return n
 }

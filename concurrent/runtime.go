@@ -300,10 +300,3 @@ func (rt *Runtime) drain(deadline time.Time) int {
 	}
 	return 0
 }
-
-func (rt *Runtime) stop(err error) {
-	select {
-	case rt.fatal <- err:
-	default:
-	}
-}

@@ -29,9 +29,9 @@ import (
 // (admission.go) may hold a slot back before a fresh poll; drain
 // (runtime.go) takes it once its goroutine has left the loop. A slot whose
 // handler overran its deadline is replaced by a new one (overrun.go). It
-// retires once its handler returns. The watch's store on the slot
-// (startWatch, endWatch) is at the end of this file. An invocation's counts
-// are in inflight.go.
+// retires once its handler returns. The slot's side of the watch
+// (startWatch, endWatch, retire) is in slotwatch.go. An invocation's
+// counts are in inflight.go.
 
 // slot is everything one invocation needs, reused from one invocation to
 // the next. It belongs to its goroutine (runSlot), and to drain once that
@@ -64,7 +64,7 @@ type slot struct {
 	// the pass back when its round ends (tidy, admission.go).
 	through bool
 	// watch is the deadline of the invocation being served, for the
-	// overrun watch, or what the watch made of it (overrun.go).
+	// overrun watch, or what the watch made of it (slotwatch.go).
 	watch atomic.Int64
 	// goid is the ID of the slot's goroutine, whose stack the overrun
 	// watch logs.

@@ -92,6 +92,23 @@ func readmeCommands(t *testing.T, readme, marker string) []docCommand {
 	return nil
 }
 
+// afterTests begins the README's paragraph on what to run once a test
+// imports lambdatest.
+const afterTests = "Once your tests import"
+
+// readmeInline returns the commands in inline code of the README's
+// paragraph that contains marker: none when no paragraph does.
+func readmeInline(readme, marker string) []docCommand {
+	_, paras := markdown(readme)
+	var cmds []docCommand
+	for _, p := range paras {
+		if strings.Contains(p.text, marker) {
+			cmds = append(cmds, inlineCommands("README.md", p)...)
+		}
+	}
+	return cmds
+}
+
 // userRun runs a command of the docs in the user's module dir.
 func userRun(t *testing.T, dir string, c docCommand) string {
 	t.Helper()
@@ -122,10 +139,11 @@ func checkZip(t *testing.T, p string) {
 // TestNewUserModule does what a new user does, as the docs say it: a new
 // module outside the repository, with lmigo checked out beside it, that
 // holds the README's function (moved from aws-lambda-go) and its test.
-// It runs the README's commands that depend on the checkout, then every
-// command of the docs that names ./cmd/myfn (the test, 20 times, under
-// goleak; the packing), and the optional modules' replacements with a
-// codec. The function's go.mod then requires nothing but lmigo and
+// It runs the README's commands that depend on the checkout, adds the
+// test and runs what the README says to once tests import lambdatest,
+// then every command of the docs that names ./cmd/myfn (the test, 20
+// times, under goleak; the packing), and the optional modules'
+// replacements with a codec. The function's go.mod then requires nothing but lmigo and
 // allowedModules.
 func TestNewUserModule(t *testing.T) {
 	if testing.Short() {
@@ -150,27 +168,34 @@ func TestNewUserModule(t *testing.T) {
 	if orig == mainGo || strings.Contains(orig, "lmigo") {
 		t.Fatalf("the README's function no longer moves by its last line:\n%s", orig)
 	}
-	files := map[string]string{
-		"cmd/myfn/main.go":      mainGo,
-		"cmd/myfn/main_test.go": readmeGo(t, readme, "func TestHandler("),
-		"cmd/orig/main.go":      orig,
+	write := func(files map[string]string) {
+		for name, text := range files {
+			p := filepath.Join(app, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write(map[string]string{
+		"cmd/myfn/main.go": mainGo,
+		"cmd/orig/main.go": orig,
 		// A second function, which the README packs beside the first.
 		"cmd/refund/main.go": mainGo,
-	}
-	for name, text := range files {
-		p := filepath.Join(app, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	goCmd := func(args ...string) docCommand {
 		return docCommand{text: "go " + strings.Join(args, " "), args: append([]string{"go"}, args...)}
 	}
 	userRun(t, app, goCmd("mod", "init", "example.com/app"))
 	for _, c := range readmeCommands(t, readme, "-replace=github.com/lmigo/lmigo=../lmigo") {
+		userRun(t, app, c)
+	}
+	// The test comes once the module depends on lmigo, as a user adds
+	// tests; then what the README says to run once tests import lambdatest.
+	write(map[string]string{"cmd/myfn/main_test.go": readmeGo(t, readme, "func TestHandler(")})
+	for _, c := range readmeInline(readme, afterTests) {
 		userRun(t, app, c)
 	}
 	got := requires(t, app)

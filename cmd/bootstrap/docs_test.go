@@ -145,13 +145,20 @@ func docCommands(t *testing.T) []docCommand {
 			}
 		}
 		for _, p := range paras {
-			for _, m := range inlineCode.FindAllStringSubmatch(p.text, -1) {
-				for _, words := range shellWords(m[1]) {
-					// Inline code is a command when it begins with one.
-					if c := newDocCommand(f, p.line, words); len(c.args) > 1 && (c.args[0] == "go" || c.args[0] == "make") {
-						cmds = append(cmds, c)
-					}
-				}
+			cmds = append(cmds, inlineCommands(f, p)...)
+		}
+	}
+	return cmds
+}
+
+// inlineCommands are the commands in the inline code of paragraph p of
+// file: inline code is a command when it begins with one.
+func inlineCommands(file string, p docBlock) []docCommand {
+	var cmds []docCommand
+	for _, m := range inlineCode.FindAllStringSubmatch(p.text, -1) {
+		for _, words := range shellWords(m[1]) {
+			if c := newDocCommand(file, p.line, words); len(c.args) > 1 && (c.args[0] == "go" || c.args[0] == "make") {
+				cmds = append(cmds, c)
 			}
 		}
 	}
@@ -300,8 +307,8 @@ func (d *docChecker) program(dir, pkg string) (bin, rel string, err error) {
 
 // hostEnv is the environment of a command of the docs: the host's
 // platform, whatever GOOS and GOARCH this test was built for (make
-// test-arm64 runs it under qemu-user).
-func hostEnv() []string { return append(os.Environ(), "GOOS=", "GOARCH=") }
+// test-arm64 runs it under qemu-user), and host binaries run as they are.
+func hostEnv() []string { return append(os.Environ(), "GOOS=", "GOARCH=", "LMIGO_RIE_EXEC=") }
 
 // goOut runs the go command in dir and returns its output.
 func (d *docChecker) goOut(dir string, env []string, args ...string) (string, error) {

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"runtime/debug"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/lmigo/lmigo/concurrent"
-	"go.uber.org/zap"
 )
 
 // Defaults of the options.
@@ -37,14 +35,6 @@ type options struct {
 	maxResponseSet bool // by WithMaxResponseBytes: for every door
 	maxHeader      int
 	text           func(contentType, contentEncoding string) bool
-}
-
-// maxAnswer is the bound of a buffered answer to door d.
-func (o *options) maxAnswer(d door) int {
-	if d.alb() && !o.maxResponseSet {
-		return DefaultMaxALBResponseBytes
-	}
-	return o.maxResponse
 }
 
 // WithMaxResponseBytes bounds a buffered answer, the whole JSON document
@@ -187,18 +177,4 @@ func ALBRequest(ctx context.Context) *events.ALBTargetGroupRequest {
 		return &ev.alb
 	}
 	return nil
-}
-
-// panicMessage is the body of the 500 answered for a panic.
-const panicMessage = "Internal Server Error"
-
-// logPanic reports a recovered panic at ERROR on the invocation's logger.
-// http.ErrAbortHandler is the handler's way to abort: no stack for it.
-func logPanic(ctx context.Context, v any) {
-	l := concurrent.Logger(ctx)
-	if v == http.ErrAbortHandler { //nolint:errorlint // the sentinel itself is what is panicked
-		l.Warn("http handler aborted the response")
-		return
-	}
-	l.Error("http handler panicked", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
 }

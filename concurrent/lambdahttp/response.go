@@ -40,6 +40,14 @@ func getBuffered(o *options, d door) *buffered {
 	return w
 }
 
+// maxAnswer is the bound of a buffered answer to door d.
+func (o *options) maxAnswer(d door) int {
+	if d.alb() && !o.maxResponseSet {
+		return DefaultMaxALBResponseBytes
+	}
+	return o.maxResponse
+}
+
 func putBuffered(w *buffered) {
 	body := w.body[:0]
 	if cap(body) > retainBytes {

@@ -1,9 +1,14 @@
 package lambdahttp
 
 import (
+	"context"
 	"io"
 	"net/http"
+	"runtime/debug"
 	"sync"
+
+	"github.com/lmigo/lmigo/concurrent"
+	"go.uber.org/zap"
 )
 
 // pooledWriter is what a responseWriter stands for: buffered or
@@ -71,4 +76,18 @@ func (r *responseWriter) FlushError() error {
 		return io.ErrClosedPipe
 	}
 	return r.w.FlushError()
+}
+
+// panicMessage is the body of the 500 answered for a panic.
+const panicMessage = "Internal Server Error"
+
+// logPanic reports a recovered panic at ERROR on the invocation's logger.
+// http.ErrAbortHandler is the handler's way to abort: no stack for it.
+func logPanic(ctx context.Context, v any) {
+	l := concurrent.Logger(ctx)
+	if v == http.ErrAbortHandler { //nolint:errorlint // the sentinel itself is what is panicked
+		l.Warn("http handler aborted the response")
+		return
+	}
+	l.Error("http handler panicked", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
 }

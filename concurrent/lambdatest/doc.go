@@ -67,12 +67,17 @@
 //		lambdatest.VerifyTestMain(m)
 //	}
 //
-// It passes two kinds of goroutine that are no test's leak: the default
-// pool that ants (lmigo's goroutine pool) starts when it is imported, and
-// net/http's keep-alive connections (their reader and writer goroutines),
-// which a package-level HTTP or SDK client keeps to a stand-in that stays
-// up. A goroutine a handler leaks still fails it, one waiting in an HTTP
-// call too.
+// It passes the goroutines that are no test's leak: every goroutine
+// already running when it is called (a stand-in TestMain starts before
+// it, as a team starts a local DynamoDB with httptest.NewServer, and the
+// default pool ants, lmigo's goroutine pool, starts at import), and
+// net/http's goroutines of a kept-alive connection at both ends: the
+// client's reader and writer, which a package-level HTTP or SDK client
+// keeps, and the server's net/http.(*conn).serve (and HTTP/2's
+// readFrames), which a stand-in keeps for it. VerifyTestMain names them
+// exactly. A goroutine a handler leaks still fails it, one waiting in an
+// HTTP call too, and so does a server a handler leaves running (its
+// accept loop).
 //
 // # Output
 //
@@ -83,8 +88,14 @@
 // WARN for an LMIGO_ variable it does not know) are logged to t, which go
 // test shows with -v and when the test fails; through CheckIsolation,
 // those of the child serving at once, and the warnings and errors of the
-// others, once each. A logger given with concurrent.WithLogger writes
-// where it writes.
+// others, once each. Each shows at the test's line that called Start or
+// CheckIsolation, as "runtime: " and the JSON line the runtime wrote
+// (through CheckIsolation, "(while ...)" after it says which child wrote
+// it):
+//
+//	main_test.go:31: runtime: {"level":"WARN",...,"message":"unknown variable ignored","variable":"LMIGO_SLOT","nearest":"LMIGO_SLOTS"}
+//
+// A logger given with concurrent.WithLogger writes where it writes.
 // Result.Leftover counts the goroutines an invocation left running after
 // its answer, read in a goroutine profile begun once the answer came.
 //

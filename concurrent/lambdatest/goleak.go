@@ -11,35 +11,48 @@ import (
 // goroutine they started is still running.
 //
 //	func TestMain(m *testing.M) {
+//		srv := standIn() // a stand-in that stays up, started before the tests
+//		os.Setenv("ENDPOINT", srv.URL)
 //		lambdatest.VerifyTestMain(m)
 //	}
 //
 // It passes, with opts on top:
-//   - the two goroutines of the default pool that ants, lmigo's goroutine
-//     pool, starts when it is imported (and keeps that pool: code using
+//   - every goroutine already running when it is called: what TestMain
+//     started before the tests (a stand-in's httptest.Server, a local
+//     DynamoDB's client) and package initialisers, the default pool that
+//     ants, lmigo's goroutine pool, starts at import among them;
+//   - the two goroutines of that pool by name too (code using
 //     ants.Submit still works);
-//   - net/http's keep-alive connections: a package-level HTTP or SDK
-//     client keeps its idle connections to a stand-in that stays up
-//     (DynamoDB Local, a parameter store), each in goroutines of net/http's
-//     transport. They are the client's by design, not the test's leak.
+//   - net/http's goroutines of a connection, at both of its ends: the
+//     client's reader and writer (net/http.(*persistConn).readLoop and
+//     writeLoop, net/http.(*http2ClientConn).readLoop), which a
+//     package-level HTTP or SDK client keeps for its idle keep-alive
+//     connections, and the server's (net/http.(*conn).serve,
+//     net/http.(*http2serverConn).readFrames), which a stand-in keeps for
+//     them. They are net/http's by design, not the test's leak.
 //
 // A goroutine a handler leaks still fails, an HTTP call it leaves hanging
-// too (its own goroutine waits in the client), and so does a runtime left
-// running, by its slots' goroutines.
+// too (its own goroutine waits in the client), and so does a server it
+// leaves running (by its accept loop, net/http.(*Server).Serve), and a
+// runtime left running (by its slots' goroutines).
 func VerifyTestMain(m *testing.M, opts ...goleak.Option) {
 	goleak.VerifyTestMain(m, append(ignoreRuntime(), opts...)...)
 }
 
-// ignoreRuntime matches those goroutines by their functions: goleak cannot
-// name one pool or one client.
+// ignoreRuntime matches those goroutines: the running ones by their IDs,
+// the others by their functions, as goleak cannot name one pool or one
+// client.
 func ignoreRuntime() []goleak.Option {
 	return []goleak.Option{
+		goleak.IgnoreCurrent(),
 		goleak.IgnoreAnyFunction("github.com/panjf2000/ants/v2.(*poolCommon).purgeStaleWorkers"),
 		goleak.IgnoreAnyFunction("github.com/panjf2000/ants/v2.(*poolCommon).ticktock"),
-		// A connection's reader and writer, HTTP/1.1 and HTTP/2: the
-		// transport's own goroutines, never a handler's.
+		// A connection's goroutines, HTTP/1.1 and HTTP/2, client and
+		// server: net/http's own, never a handler's.
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
 		goleak.IgnoreAnyFunction("net/http.(*http2ClientConn).readLoop"),
+		goleak.IgnoreAnyFunction("net/http.(*conn).serve"),
+		goleak.IgnoreAnyFunction("net/http.(*http2serverConn).readFrames"),
 	}
 }

@@ -58,7 +58,10 @@ const (
 // wherever an invocation waits between writing it and reading it (a
 // downstream call, a sleep, any I/O). Under -race the race detector's
 // reports from those processes fail t too. Events that differ make it
-// show.
+// show. A failure names an event by its index and its bytes on one line:
+// compact JSON, its first 60 bytes, or, where the events share a longer
+// start, the members where it parts from the others, "..." for what is
+// left out: (..."rawQueryString":"name=banner","headers"...).
 //
 // It reads WithRuntime, WithTimeout, WithRounds, WithNormalize and
 // WithCompare; N is the number of events.
@@ -112,6 +115,7 @@ type checker struct {
 	// owner, of those only one event wrote, which.
 	aloneValues []map[string]bool
 	owner       map[string]int
+	names       []string // each event's, in failures
 	reports     int
 	hinted      map[string]bool
 	logged      map[string]bool // the runtime lines logged to the test
@@ -233,6 +237,7 @@ func (k *checker) child(o outcome, while string, allLines bool) *report {
 // logs logs to the test what a child's runtime logged (its lines of no
 // invocation): all of them, or their warnings and errors, each once.
 func (k *checker) logs(lines []string, while string, all bool) {
+	k.tb.Helper()
 	if k.logged == nil {
 		k.logged = map[string]bool{}
 	}
@@ -460,13 +465,13 @@ func (k *checker) late(lines []lateReport) {
 	}
 }
 
-// event is the start of event i, to name it.
+// event names event i on one line, by where it parts from the others
+// (label.go); the names are made at the first failure that needs one.
 func (k *checker) event(i int) string {
-	e := k.events[i]
-	if len(e) > 60 {
-		return fmt.Sprintf("(%s...)", e[:60])
+	if k.names == nil {
+		k.names = labels(k.events)
 	}
-	return fmt.Sprintf("(%s)", e)
+	return k.names[i]
 }
 
 // answer is what the caller reads: the payload, or the error.

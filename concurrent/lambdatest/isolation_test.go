@@ -582,3 +582,58 @@ func TestCheckIsolationLineAfterTheEnd(t *testing.T) {
 		t.Fatalf("CheckIsolation failed with:\n%s\nwant a failure matching %q", ft.text(), want)
 	}
 }
+
+// TestCheckIsolationNamesEventsReadably: events as repositories ship them,
+// pretty-printed over many lines and alike for their first hundreds of
+// bytes, are each named on one line, by where they differ.
+func TestCheckIsolationNamesEventsReadably(t *testing.T) {
+	type restEvent struct {
+		Resource   string            `json:"resource"`
+		Path       string            `json:"path"`
+		HTTPMethod string            `json:"httpMethod"`
+		Headers    map[string]string `json:"headers"`
+		Body       string            `json:"body"`
+		Stage      string            `json:"stage"`
+	}
+	headers := map[string]string{
+		"accept":          "application/json",
+		"content-type":    "application/json",
+		"host":            "m3n5b7v9c2.execute-api.eu-west-1.amazonaws.com",
+		"user-agent":      "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_6) AppleWebKit/605.1.15",
+		"x-forwarded-for": "203.0.113.88",
+	}
+	var evs [][]byte
+	for _, e := range []struct{ body, stage string }{
+		{`{"item":"book"}`, "prod"}, {`{"item":"lamp"}`, "prod"}, {`{"item":"book"}`, "test"},
+	} {
+		b, err := json.MarshalIndent(restEvent{"/orders", "/orders", "POST", headers, e.body, e.stage}, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, b)
+	}
+	handler := func(order) (string, error) { // names every event: it varies even alone
+		return fmt.Sprintf("token %016x", rand.Uint64()), nil
+	}
+	ft := &fakeTB{TB: t}
+	ft.run(func() { lambdatest.CheckIsolation(ft, handler, evs) })
+	got := ft.text()
+	named := map[string]string{}
+	for _, m := range regexp.MustCompile(`event (\d) \((.*)\) answered otherwise even alone`).FindAllStringSubmatch(got, -1) {
+		named[m[1]] = m[2]
+	}
+	want := []string{`\"item\":\"book\"`, `\"item\":\"lamp\"`, `"stage":"test"`}
+	labels := map[string]string{}
+	for i, w := range want {
+		l, ok := named[fmt.Sprint(i)]
+		if !ok || !strings.Contains(l, w) || len(l) > 120 {
+			t.Errorf("event %d is named (%s), want one line of at most 120 bytes showing %s; CheckIsolation said:\n%s", i, l, w, got)
+			continue
+		}
+		if j, ok := labels[l]; ok {
+			t.Errorf("events %s and %d are both named (%s)", j, i, l)
+		}
+		labels[l] = fmt.Sprint(i)
+	}
+	t.Logf("named %q", named)
+}

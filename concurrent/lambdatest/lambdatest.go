@@ -224,6 +224,7 @@ func (f *Function) exit(code int) {
 
 // stop ends the runtime and the fake, once, and checks the accounting.
 func (f *Function) stop() {
+	f.tb.Helper()
 	f.stopMu.Lock()
 	defer f.stopMu.Unlock()
 	if f.cancel == nil {
@@ -246,8 +247,10 @@ func (f *Function) stop() {
 
 // logRuntime logs the runtime's lines of no invocation written since it
 // last did (its start lines, a WARN for an LMIGO_ typo, its stop line):
-// go test shows them with -v, and when the test fails.
+// go test shows them with -v, and when the test fails, at the test's call
+// of Start.
 func (f *Function) logRuntime() {
+	f.tb.Helper()
 	for _, l := range f.out.takeOther() {
 		f.tb.Logf("runtime: %s", l)
 	}
@@ -263,6 +266,7 @@ func (f *Function) Invoke(payload []byte) Result {
 	trace := newTraceID()
 	r, err := f.api.Invoke(f.ctx, rapitest.Request{Payload: payload, TraceID: trace})
 	if err != nil {
+		f.tb.Helper() // here alone: Helper takes the test's lock
 		f.tb.Errorf("lambdatest: invoke: %v", err)
 		return Result{RequestID: r.RequestID, TraceID: trace,
 			Err: &Error{Type: "lambdatest.InvokeFailed", Message: err.Error()}}
@@ -276,6 +280,7 @@ func (f *Function) Invoke(payload []byte) Result {
 		return res
 	}
 	if res.Leftover, res.Detached, err = leftovers(r.RequestID); err != nil {
+		f.tb.Helper()
 		f.tb.Errorf("lambdatest: cannot count the goroutines left running: %v", err)
 	}
 	return res

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"reflect"
 	"runtime"
 	"runtime/debug"
@@ -23,6 +24,7 @@ import (
 	"github.com/lmigo/lmigo/concurrent"
 	"github.com/lmigo/lmigo/concurrent/lambdatest"
 	"github.com/lmigo/lmigo/concurrent/metrics"
+	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 	"go.uber.org/zap"
 )
 
@@ -178,6 +180,49 @@ func TestRuntimeLinesLogged(t *testing.T) {
 			t.Errorf("%d start lines logged, want those of the child serving at once:\n%s", n, got)
 		}
 	})
+	t.Run("as go test -v shows them", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("runs a child process")
+		}
+		args := append(strings.Fields(os.Getenv(rie.ExecEnv)), os.Args[0], "-test.run=^TestRuntimeLinesChild$", "-test.count=1", "-test.v")
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Env = append(os.Environ(), linesEnv+"=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		// Each at the call of the test that started the runtime, not in
+		// lambdatest's own files.
+		var lines []string
+		for l := range strings.Lines(string(out)) {
+			if strings.Contains(l, "runtime: {") {
+				lines = append(lines, strings.TrimSpace(l))
+			}
+		}
+		for _, want := range []string{typo, `"message":"runtime stopped"`, "(while the events were served at once (round 1))"} {
+			if !strings.Contains(strings.Join(lines, "\n"), want) {
+				t.Errorf("no line with %s in:\n%s", want, out)
+			}
+		}
+		for _, l := range lines {
+			if !strings.HasPrefix(l, "lambdatest_test.go:") {
+				t.Errorf("a runtime line is not shown at the test's call:\n  %.160s", l)
+			}
+		}
+	})
+}
+
+const linesEnv = "LAMBDATEST_LINES_CHILD"
+
+// TestRuntimeLinesChild is the child of TestRuntimeLinesLogged that go
+// test runs with -v.
+func TestRuntimeLinesChild(t *testing.T) {
+	if os.Getenv(linesEnv) == "" {
+		t.Skip("the child of TestRuntimeLinesLogged")
+	}
+	f := lambdatest.Start(t, func() {})
+	f.Invoke([]byte(`{}`))
+	lambdatest.CheckIsolation(t, func() {}, [][]byte{[]byte(`{}`), []byte(`{}`)})
 }
 
 // TestStartRestoresMemoryLimit: Run sets the soft memory limit from the

@@ -244,6 +244,15 @@ func putTimer(t *time.Timer) {
 	timers.Put(t)
 }
 
+func (s *Server) isClosed() bool {
+	select {
+	case <-s.closed:
+		return true
+	default:
+		return false
+	}
+}
+
 // claimPoll takes a pending /next for Invoke.
 func (s *Server) claimPoll(ctx context.Context) (*poll, error) {
 	for {

@@ -227,15 +227,6 @@ func (s *Server) Close() error {
 	return nil
 }
 
-func (s *Server) isClosed() bool {
-	select {
-	case <-s.closed:
-		return true
-	default:
-		return false
-	}
-}
-
 // serve counts the request, applies Options.Faults and routes it.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.active.Add(1)

@@ -1,0 +1,5 @@
+//go:build ignore
+
+package calls
+
+func ignored() int { return A(0) + C() + leaf() + kept }
