@@ -77,6 +77,6 @@ func Abbreviate(b []byte, n int) string {
 type Duration time.Duration
 
 // MarshalText writes d as time.Duration's String does.
-func (d Duration) MarshalText() ([]byte, error) { //nolint:unparam // encoding.TextMarshaler
+func (d Duration) MarshalText() ([]byte, error) {
 	return []byte(time.Duration(d).String()), nil
 }
