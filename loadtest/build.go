@@ -1,20 +1,18 @@
 package main
 
 import (
-	"archive/zip"
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"time"
+
+	"github.com/lmigo/lmigo/loadtest/target"
 )
 
-// hostArch is the architecture of the binaries a run execs here.
-func hostArch() string { return runtime.GOARCH }
+// pkgLoadtest is the load test itself, built for a host without Go.
+const pkgLoadtest = "github.com/lmigo/lmigo/loadtest"
 
 // buildMain is `loadtest build`: cross-builds, for linux on each -arch, the
 // load test itself and the three bootstraps, with zips ready to deploy, so that
@@ -44,47 +42,17 @@ func buildMain(ctx context.Context, args []string) error {
 			return err
 		}
 		lm, ref := filepath.Join(dir, "bootstrap-lmigo"), filepath.Join(dir, "bootstrap-aws-lambda-go")
-		if err := buildAll(ctx, arch,
-			[]string{pkgLoadtest, pkgLmigo, pkgRaw, pkgRef, pkgFloor},
+		if err := target.Build(ctx, arch,
+			[]string{pkgLoadtest, target.PkgLmigo, target.PkgLmigoRaw, target.PkgAWSLambdaGo, target.PkgFloor},
 			[]string{filepath.Join(dir, "loadtest"), lm, filepath.Join(dir, "bootstrap-lmigo-raw"), ref, filepath.Join(dir, "bootstrap-floor")}); err != nil {
 			return err
 		}
 		for zipName, bin := range map[string]string{"lmigo.zip": lm, "aws-lambda-go.zip": ref} {
-			if err := zipBootstrap(filepath.Join(dir, zipName), bin); err != nil {
+			if err := target.Zip(filepath.Join(dir, zipName), bin); err != nil {
 				return err
 			}
 		}
 		fmt.Printf("linux/%s: %s/{loadtest,bootstrap-lmigo,bootstrap-lmigo-raw,bootstrap-aws-lambda-go,bootstrap-floor,lmigo.zip,aws-lambda-go.zip}\n", arch, dir)
 	}
 	return nil
-}
-
-// zipBootstrap writes a Lambda deployment package: bin as "bootstrap",
-// executable.
-func zipBootstrap(path, bin string) (err error) {
-	src, err := os.Open(bin)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	zw := zip.NewWriter(f)
-	h := &zip.FileHeader{Name: "bootstrap", Method: zip.Deflate, Modified: time.Now()}
-	h.SetMode(0o755)
-	w, err := zw.CreateHeader(h)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(w, src); err != nil {
-		return err
-	}
-	return zw.Close()
 }

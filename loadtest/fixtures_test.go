@@ -3,6 +3,8 @@ package main
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/lmigo/lmigo/loadtest/target"
 )
 
 // fixturesDir holds the functions of real shapes (internal/fixtures), each
@@ -18,7 +20,7 @@ func fixture(t *testing.T, name string) (bin, testdata string) {
 	}
 	bin = filepath.Join(t.TempDir(), name)
 	pkg := "github.com/lmigo/lmigo/internal/fixtures/" + name + "/bootstrap"
-	if err := buildAll(t.Context(), hostArch(), []string{pkg}, []string{bin}); err != nil {
+	if err := target.Build(t.Context(), target.HostArch(), []string{pkg}, []string{bin}); err != nil {
 		t.Fatal(err)
 	}
 	return bin, filepath.Join(fixturesDir, name, "testdata")

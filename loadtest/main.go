@@ -10,6 +10,11 @@
 //	go -C loadtest run . size -bootstrap PATH -events FILE [-vcpus V] [-json OUT]
 //	                                       recommends N and memory for a function (size.go)
 //
+// Each command is a file of flags, wiring and output, with a config of its
+// own, over the packages that do the work: load (the load driver), target
+// (where a runtime runs), bench (scenarios and their runs), report (what
+// they mean: medians, targets, tables, files), sizing, soak and measure.
+//
 // # How a run goes
 //
 // A run starts the runtime (exec'd against a fresh fake Runtime API in this

@@ -10,79 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lmigo/lmigo/loadtest/internal/fntest"
+	"github.com/lmigo/lmigo/loadtest/target"
 	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
-
-// TestRunReportRates: the report says what was offered and what was
-// answered, apart, and says why its CPU per invocation is not the
-// README's figure.
-func TestRunReportRates(t *testing.T) {
-	tests := []struct {
-		model string
-		want  []string
-		not   []string
-	}{
-		{modelOpen, []string{
-			"  offered rate ", "1000 invocations/s, open loop",
-			"  answered rate ", "1000 invocations/s in the measured window",
-			"below saturation", "mix-panic (answers up to 64 KiB", "the README's CPU figure is tiny invocations at N=64, the runtime saturated",
-		}, []string{"throughput", "the rate offered"}},
-		{modelClosed, []string{
-			"  offered load ", "8 callers, each sending its next invocation the moment it has an answer",
-			"  answered rate ", "mix-panic",
-		}, []string{"throughput", "below saturation"}},
-	}
-	for _, tt := range tests {
-		var b bytes.Buffer
-		printRun(&b, runReport(t, tt.model))
-		out := b.String()
-		for _, s := range tt.want {
-			if !strings.Contains(out, s) {
-				t.Errorf("%s: report lacks %q:\n%s", tt.model, s, out)
-			}
-		}
-		for _, s := range tt.not {
-			if strings.Contains(out, s) {
-				t.Errorf("%s: report says %q:\n%s", tt.model, s, out)
-			}
-		}
-	}
-}
-
-// TestRunNotesMatchReport: the notes of a run speak only of what its
-// report shows: no ratios, no floor, no table columns it does not print.
-func TestRunNotesMatchReport(t *testing.T) {
-	rep := runReport(t, modelOpen)
-	rep.Notes = runNotes(rep.Config, rep.Scenarios[0].Scenario)
-	md := string(markdown(rep))
-	for _, s := range []string{`(?i)\bratios?\b`, `\bfloor\b`, `thr/1k`, `rej %`, `drv CPU`, `\| scenario \| runtime \| inv/s`} {
-		if regexp.MustCompile(s).MatchString(md) {
-			t.Errorf("run.md speaks of %q, which the run report does not show:\n%s", s, md)
-		}
-	}
-	for _, s := range []string{"CPU per invocation", "from the intended send time", "Peak RSS"} {
-		if !strings.Contains(md, s) {
-			t.Errorf("run.md does not explain %q:\n%s", s, md)
-		}
-	}
-}
-
-// TestWrittenPaths: the report lists the files it wrote where they are,
-// whatever the directory the load test runs in.
-func TestWrittenPaths(t *testing.T) {
-	dir := t.TempDir()
-	t.Chdir(dir)
-	rep := runReport(t, modelOpen)
-	var out bytes.Buffer
-	rep.Config.Out, rep.Config.stdout = "out", &out
-	if err := writeReports(rep.Config, rep, "run"); err != nil {
-		t.Fatal(err)
-	}
-	want := filepath.Join(dir, "out", "run.json")
-	if !strings.Contains(out.String(), "written: "+want+" ") {
-		t.Errorf("printed %q, want the files by their path, %s first", out.String(), want)
-	}
-}
 
 // TestRunUserBootstrap: a user's function, a binary or a zip, is driven
 // with the empty event or the user's events, and an answer is right when
@@ -91,9 +22,9 @@ func TestRunUserBootstrap(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a bootstrap")
 	}
-	bin, events := sizeFixture(t)
+	bin, events := fntest.Shape(t)
 	zipped := filepath.Join(t.TempDir(), "fn.zip")
-	if err := zipBootstrap(zipped, bin); err != nil {
+	if err := target.Zip(zipped, bin); err != nil {
 		t.Fatal(err)
 	}
 	common := []string{"-target", "fake", "-n", "4", "-count", "60", "-warmup", "8", "-out", ""}
@@ -149,53 +80,6 @@ func TestRunUserBootstrap(t *testing.T) {
 	}
 }
 
-// TestRSSCaption: the run's notes say what its RSS plot shows, and why
-// it rises in a run too short for a garbage collection.
-func TestRSSCaption(t *testing.T) {
-	tests := []struct {
-		m    map[string]float64
-		want string
-	}{
-		{map[string]float64{mGCs: 0}, "No garbage collection ran in the measured window"},
-		{map[string]float64{mGCs: 3}, "falls back at garbage collections"},
-		{map[string]float64{}, "falls back at garbage collections"},
-	}
-	for _, tt := range tests {
-		got := rssCaption(tt.m)
-		if !strings.Contains(got, "VmRSS) every 100 ms from exec") || !strings.Contains(got, tt.want) {
-			t.Errorf("rssCaption(%v) = %q, want it to say what the plot shows and %q", tt.m, got, tt.want)
-		}
-	}
-}
-
-// TestRunVerdict: a run ends with one line saying what it proves and what
-// it does not, and a run with problems proves nothing.
-func TestRunVerdict(t *testing.T) {
-	good := runReport(t, modelOpen)
-	bad := runReport(t, modelOpen)
-	bad.Scenarios[0].Runs[0].Problems = []string{"1 wrong answer"}
-	tests := []struct {
-		name string
-		rep  *report
-		want []string
-	}{
-		{"good", good, []string{"verdict: lmigo at N=8, mix-panic (1000/s offered), p99 7.00ms: every one of 2100 invocations answered right and exactly once",
-			"5 throttles", "target fake; it does not show how it behaves on Lambda, at saturation (make loadtest) or over hours (make soak)."}},
-		{"problems", bad, []string{"verdict: NOT shown"}},
-	}
-	for _, tt := range tests {
-		v := runVerdict(tt.rep)
-		if strings.Contains(v, "\n") {
-			t.Errorf("%s: verdict of more than one line: %q", tt.name, v)
-		}
-		for _, w := range tt.want {
-			if !strings.Contains(v, w) {
-				t.Errorf("%s: verdict %q lacks %q", tt.name, v, w)
-			}
-		}
-	}
-}
-
 // TestRunHTTPErrors: answers shaped like an HTTP door's response with a
 // statusCode of 400 or more are wrong unless -expect accepts them; the
 // verdict says how many, and the command fails.
@@ -238,14 +122,14 @@ func TestRunFunctionExits(t *testing.T) {
 			t.Fatalf("copy %s: %v", f, err)
 		}
 	}
-	for _, target := range []string{targetFake, targetRIE} {
-		t.Run(target, func(t *testing.T) {
-			if target == targetRIE && (rie.Supported() != nil || os.Geteuid() != 0) {
+	for _, where := range []string{target.Fake, target.RIE} {
+		t.Run(where, func(t *testing.T) {
+			if where == target.RIE && (rie.Supported() != nil || os.Geteuid() != 0) {
 				t.Skip("the emulator needs root")
 			}
 			var out bytes.Buffer
 			t0 := time.Now()
-			err := runCommand(t.Context(), []string{"-bootstrap", bin, "-events", events, "-target", target, "-n", "4",
+			err := runCommand(t.Context(), []string{"-bootstrap", bin, "-events", events, "-target", where, "-n", "4",
 				"-count", "200", "-out", ""}, &out, &bytes.Buffer{})
 			t.Logf("ended in %s", time.Since(t0).Round(time.Millisecond))
 			if err == nil {
@@ -267,5 +151,22 @@ func TestRunFunctionExits(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRunBootstrapOneMeaning: -bootstrap is the user's function, whatever
+// else is given; a prebuilt bootstrap of one of the load test's runtimes
+// is given by that runtime's flag, as compare takes it.
+func TestRunBootstrapOneMeaning(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-bootstrap")
+	var out bytes.Buffer
+	err := runCommand(t.Context(), []string{"-runtime", "aws-lambda-go", "-bootstrap", missing, "-target", "fake", "-out", ""}, &out, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "-bootstrap is your function") || !strings.Contains(err.Error(), "-ref PATH") {
+		t.Errorf("-runtime aws-lambda-go -bootstrap: err %v, want it refused, naming -ref\n%s", err, out.String())
+	}
+	out.Reset()
+	err = runCommand(t.Context(), []string{"-runtime", "aws-lambda-go", "-ref", missing, "-target", "fake", "-n", "1", "-count", "4", "-warmup", "2", "-out", ""}, &out, &bytes.Buffer{})
+	if err == nil || !strings.Contains(out.String(), "PROBLEM") || !strings.Contains(out.String(), missing) {
+		t.Errorf("-runtime aws-lambda-go -ref PATH: err %v, want a run of PATH (which does not exist)\n%s", err, out.String())
 	}
 }

@@ -3,31 +3,31 @@ package main
 import (
 	"flag"
 	"io"
-	"strings"
 	"testing"
+
+	"github.com/lmigo/lmigo/loadtest/bench"
+	"github.com/lmigo/lmigo/loadtest/target"
 )
 
-// parseFlags parses args into the default config with the common flags.
-func parseFlags(args ...string) (*config, error) {
-	cfg := defaultConfig()
+// parseFlags parses args into the bench's default settings with the flags
+// run and compare share.
+func parseFlags(args ...string) (*bench.Settings, error) {
+	s := bench.DefaultSettings()
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	cfg.register(fs)
-	return cfg, cfg.parse(fs, args)
+	registerBench(fs, &s)
+	_, err := parseBench(fs, args, &s)
+	return &s, err
 }
 
 func TestOnThrottleDefault(t *testing.T) {
-	for target, want := range map[string]string{targetRIE: throttleNext, targetFake: throttleRetry, targetLambda: throttleRetry} {
-		args := []string{"-target", target}
-		if target == targetLambda {
-			args = append(args, "-function", "f")
-		}
-		cfg, err := parseFlags(args...)
+	for where, want := range map[string]string{target.RIE: bench.ThrottleNext, target.Fake: bench.ThrottleRetry, target.Lambda: bench.ThrottleRetry} {
+		s, err := parseFlags("-target", where)
 		if err != nil {
-			t.Fatalf("%s: %v", target, err)
+			t.Fatalf("%s: %v", where, err)
 		}
-		if cfg.OnThrottle != want {
-			t.Errorf("-target %s: -on-throttle %q, want %q", target, cfg.OnThrottle, want)
+		if s.OnThrottle != want {
+			t.Errorf("-target %s: -on-throttle %q, want %q", where, s.OnThrottle, want)
 		}
 	}
 	if _, err := parseFlags("-on-throttle", "drop"); err == nil {
@@ -35,40 +35,15 @@ func TestOnThrottleDefault(t *testing.T) {
 	}
 }
 
-func TestThrottleLines(t *testing.T) {
-	rep := &report{Config: &config{Target: targetRIE, OnThrottle: throttleNext}, Runtimes: []runtimeSpec{{Name: rtLmigo}, {Name: rtRef}}}
-	for _, c := range []struct {
-		n       int
-		lm, ref float64
-	}{{1, 10, 40}, {8, 10.1, 40}} {
-		rep.Scenarios = append(rep.Scenarios, scenarioReport{
-			Scenario: scenario{Workload: "tiny", N: c.n, PinCPU: -1},
-			Medians:  map[string]map[string]float64{rtLmigo: {mRejected: c.lm}, rtRef: {mRejected: c.ref}},
-		})
-	}
-	got := throttleLines(rep)
-	if len(got) != 3 || !strings.Contains(got[0], "not retried") ||
-		!strings.HasSuffix(got[1], "tiny N=1: lmigo 10.0% vs aws-lambda-go 40.0%, target ≤ ¼ (10.0%): met.") ||
-		!strings.HasSuffix(got[2], ": NOT met.") {
-		t.Errorf("lines:\n%s", strings.Join(got, "\n"))
-	}
-	rep.Config.Target = targetFake
-	if got := throttleLines(rep); got != nil {
-		t.Errorf("fake target: %q, want no verdict", got)
-	}
-	if rejectedPct(0, 0) != 0 || rejectedPct(3, 1) != 25 {
-		t.Error("rejectedPct")
-	}
-}
-
 func TestExtraRuntimes(t *testing.T) {
-	base := []runtimeSpec{{Name: rtLmigo}, {Name: rtRef}}
-	rts, err := extraRuntimes(&config{Target: targetRIE, Extra: []string{"lmigo-x=/bin/x", "other=/bin/y"}}, base)
-	if err != nil || len(rts) != 4 || rts[2] != (runtimeSpec{Name: "lmigo-x", Binary: "/bin/x", SurvivesPanic: true}) || rts[3].SurvivesPanic {
+	base := []target.Runtime{{Name: target.Lmigo}, {Name: target.AWSLambdaGo}}
+	rie := bench.Settings{Options: target.Options{Target: target.RIE}}
+	rts, err := extraRuntimes(&compareConfig{Settings: rie, Extra: []string{"lmigo-x=/bin/x", "other=/bin/y"}}, base)
+	if err != nil || len(rts) != 4 || rts[2] != (target.Runtime{Name: "lmigo-x", Binary: "/bin/x", SurvivesPanic: true}) || rts[3].SurvivesPanic {
 		t.Errorf("got %+v, %v", rts, err)
 	}
 	for _, bad := range []string{"x", "=/bin/x", "lmigo=/bin/x"} {
-		if _, err := extraRuntimes(&config{Target: targetRIE, Extra: []string{bad}}, base); err == nil {
+		if _, err := extraRuntimes(&compareConfig{Settings: rie, Extra: []string{bad}}, base); err == nil {
 			t.Errorf("-extra %q accepted", bad)
 		}
 	}

@@ -1,93 +1,20 @@
 package main
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lmigo/lmigo/loadtest/internal/fntest"
+	"github.com/lmigo/lmigo/loadtest/target"
 	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
-
-func TestEventItems(t *testing.T) {
-	var evs []event
-	for i := range 5 {
-		evs = append(evs, event{payload: []byte(strconv.Itoa(i + 1)), file: "events.json", where: "line " + strconv.Itoa(i+1)})
-	}
-	in := eventItems(evs, false, 1, nil)
-	for i, it := range in {
-		if string(it.payload) != string(evs[i].payload) || it.name != evs[i].name() {
-			t.Fatalf("in order: item %d is %s", i, it.payload)
-		}
-	}
-	a, b := eventItems(evs, true, 7, nil), eventItems(evs, true, 7, nil)
-	for i := range a {
-		if string(a[i].payload) != string(b[i].payload) {
-			t.Fatal("the same seed shuffled two ways")
-		}
-	}
-	expect := regexp.MustCompile(`"ok":true`)
-	checks := []struct {
-		o    outcome
-		re   *regexp.Regexp
-		want bool
-	}{
-		{outcome{Body: []byte(`{}`)}, nil, true},
-		{outcome{Body: []byte(`{}`), FunctionError: "Runtime.Unknown"}, nil, false},
-		{outcome{Body: []byte(`{"ok":true}`)}, expect, true},
-		{outcome{Body: []byte(`{"ok":false}`)}, expect, false},
-	}
-	for _, c := range checks {
-		if got := eventItems(evs, false, 0, c.re)[0].check(c.o); got != c.want {
-			t.Errorf("check(%+v, %v) = %v", c.o, c.re, got)
-		}
-	}
-}
-
-func TestUserBootstrap(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "fn")
-	if err := os.WriteFile(bin, []byte("\x7fELF binary"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	got, cleanup, err := userBootstrap(bin)
-	if err != nil || got != bin {
-		t.Fatalf("binary: %q, %v", got, err)
-	}
-	cleanup()
-	zipPath := filepath.Join(dir, "fn.zip")
-	if err := zipBootstrap(zipPath, bin); err != nil {
-		t.Fatal(err)
-	}
-	got, cleanup, err = userBootstrap(zipPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cleanup()
-	b, err := os.ReadFile(got)
-	fi, _ := os.Stat(got)
-	if err != nil || string(b) != "\x7fELF binary" || fi.Mode().Perm()&0o100 == 0 {
-		t.Fatalf("unzipped %q (%v), mode %v", b, err, fi.Mode())
-	}
-	// A zip without a bootstrap is refused.
-	other := filepath.Join(dir, "other.zip")
-	f, _ := os.Create(other)
-	zw := zip.NewWriter(f)
-	w, _ := zw.Create("main")
-	_, _ = w.Write([]byte("x"))
-	_ = zw.Close()
-	_ = f.Close()
-	if _, _, err := userBootstrap(other); err == nil || !strings.Contains(err.Error(), "without a bootstrap") {
-		t.Errorf("zip without bootstrap: %v", err)
-	}
-}
 
 // TestRunBadInputs: each bad events file and each bad bootstrap ends run
 // and size with an error that says what is wrong, and leaves nothing
@@ -96,7 +23,7 @@ func TestRunBadInputs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a bootstrap")
 	}
-	bin, events := sizeFixture(t)
+	bin, events := fntest.Shape(t)
 	dir := t.TempDir()
 	write := func(name, text string, mode os.FileMode) string {
 		p := filepath.Join(dir, name)
@@ -117,7 +44,7 @@ func TestRunBadInputs(t *testing.T) {
 		{"empty array", write("arr.json", "[]", 0o644), "no event"},
 		{"two values a line", write("two.json", "{} {}\n", 0o644), "line 1"},
 		{"binary", write("bin.json", "\x00\x01\x02\xff", 0o644), "events"},
-		{"over 6 MiB", write("big.json", `"`+strings.Repeat("x", maxEvent)+`"`, 0o644), "more than Lambda's"},
+		{"over 6 MiB", write("big.json", `"`+strings.Repeat("x", 6<<20)+`"`, 0o644), "more than Lambda's"},
 		{"missing", filepath.Join(dir, "missing.json"), "no such file"},
 		{"an empty directory", emptyDir, "no-events: no .json or .jsonl file"},
 	}
@@ -138,13 +65,13 @@ func TestRunBadInputs(t *testing.T) {
 	}
 	commands := map[string]func(context.Context, []string, io.Writer, io.Writer) error{"run": runCommand, "size": sizeCommand}
 	for _, cmd := range []string{"run", "size"} {
-		for _, target := range []string{targetFake, targetRIE} {
+		for _, where := range []string{target.Fake, target.RIE} {
 			for _, c := range cases {
-				t.Run(cmd+"/"+target+"/"+c.name, func(t *testing.T) {
-					if target == targetRIE && (rie.Supported() != nil || os.Geteuid() != 0) {
+				t.Run(cmd+"/"+where+"/"+c.name, func(t *testing.T) {
+					if where == target.RIE && (rie.Supported() != nil || os.Geteuid() != 0) {
 						t.Skip("the emulator needs root")
 					}
-					args := []string{"-bootstrap", c.boot, "-events", c.events, "-target", target, "-out", ""}
+					args := []string{"-bootstrap", c.boot, "-events", c.events, "-target", where, "-out", ""}
 					if cmd == "run" {
 						args = append(args, "-n", "2", "-count", "10", "-warmup", "2")
 					} else {
@@ -157,7 +84,7 @@ func TestRunBadInputs(t *testing.T) {
 					if err == nil || !regexp.MustCompile(c.want).MatchString(err.Error()+out.String()) {
 						t.Errorf("err %v, want an error saying %q\n%s\n%s", err, c.want, out.String(), errOut.String())
 					}
-					if left := running(c.boot); len(left) > 0 {
+					if left := fntest.Running(c.boot); len(left) > 0 {
 						t.Errorf("processes of %s left running: %v", c.boot, left)
 					}
 				})
@@ -193,5 +120,21 @@ func TestRunShippedEvents(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEventWorkloadEnv: -workload event:NAME tells the events bootstraps
+// which event to answer, in run and in compare.
+func TestEventWorkloadEnv(t *testing.T) {
+	run, err := parseRun([]string{"-workload", "event:s3", "-target", "fake"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmp, err := parseCompare([]string{"-workload", "event:s3", "-target", "fake"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Event != "s3" || cmp.Event != "s3" {
+		t.Errorf("-workload event:s3: the bootstraps are told %q (run), %q (compare)", run.Event, cmp.Event)
 	}
 }

@@ -1,6 +1,8 @@
 package filecalls
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/build"
@@ -8,7 +10,10 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"io"
 	"maps"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -52,7 +57,7 @@ func Load(dir string) (Calls, error) {
 		return nil, fmt.Errorf("filecalls: no Go files in %s", dir)
 	}
 	info := &types.Info{Uses: map[*ast.Ident]types.Object{}}
-	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil)}
+	conf := types.Config{Importer: importerFor(fset, dir)}
 	pkg, err := conf.Check(files[0].Name.Name, fset, files, info)
 	if err != nil {
 		return nil, err
@@ -81,6 +86,35 @@ func Load(dir string) (Calls, error) {
 		}
 	}
 	return calls, nil
+}
+
+// importerFor imports what the package in dir imports from the export
+// data that go list -export builds, or finds in the build cache: a package
+// of large dependencies (an AWS SDK, a plotting library) is checked in a
+// second where checking every import from source takes half a minute.
+// Where the go command cannot say, imports are checked from source.
+func importerFor(fset *token.FileSet, dir string) types.Importer {
+	source := importer.ForCompiler(fset, "source", nil)
+	cmd := exec.Command("go", "list", "-deps", "-export", "-json=ImportPath,Export", ".")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return source
+	}
+	exports := map[string]string{}
+	for dec := json.NewDecoder(bytes.NewReader(out)); dec.More(); {
+		var p struct{ ImportPath, Export string }
+		if dec.Decode(&p) != nil {
+			return source
+		}
+		exports[p.ImportPath] = p.Export
+	}
+	return importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+		if f := exports[path]; f != "" {
+			return os.Open(f)
+		}
+		return nil, fmt.Errorf("filecalls: no export data for %s", path)
+	})
 }
 
 // funcName is fn as a reader finds it: T.m for a method.

@@ -1,0 +1,228 @@
+package target
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/lmigo/lmigo/loadtest/measure"
+	"github.com/lmigo/lmigo/loadtest/show"
+)
+
+// A user's function speaks in its output: its own log lines and lmigo's
+// WARN lines say what went wrong before any figure does. The load test
+// keeps all of it in a file beside its report and sums up its WARN and
+// ERROR lines in the report.
+
+// Output takes a function's stdout and stderr: it writes them to its
+// file and counts their WARN and ERROR lines. It is safe for concurrent
+// use; the zero value counts without a file.
+type Output struct {
+	mu   sync.Mutex
+	file *os.File
+	path string // absolute; "" without a file
+	// rie: the emulator's own lines share the output and are not counted.
+	rie     bool
+	partial []byte // the start of a line not yet ended, at most maxLevelLine
+	counts  OutputCounts
+	written int64 // bytes in the file, at most maxOutputFile
+	werr    error // the first error writing the file
+}
+
+// maxOutputFile bounds the file: a function that logs without end must
+// not fill the disk.
+const maxOutputFile = 256 << 20
+
+// OutputCounts sums up a function's output, for the report.
+type OutputCounts struct {
+	Warn       int64  `json:"warnLines"`
+	Error      int64  `json:"errorLines"` // ERROR and worse (FATAL, PANIC)
+	FirstWarn  string `json:"firstWarn,omitempty"`
+	FirstError string `json:"firstError,omitempty"`
+	File       string `json:"file,omitempty"`
+}
+
+// maxLevelLine is how much of a line is read for its level.
+const maxLevelLine = 64 << 10
+
+// CreateOutput opens the file name in dir for a function's output; with
+// dir "" it only counts.
+func CreateOutput(dir, name string) (*Output, error) {
+	if dir == "" {
+		return &Output{}, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	p, err := filepath.Abs(filepath.Join(dir, name))
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Create(p)
+	if err != nil {
+		return nil, err
+	}
+	return &Output{file: f, path: p}, nil
+}
+
+// Write keeps p and counts the lines it ends. It never fails: a file
+// that cannot be written is said at close.
+func (o *Output) Write(p []byte) (int, error) {
+	n := len(p)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.file != nil && o.werr == nil && o.written < maxOutputFile {
+		keep := p[:min(int64(len(p)), maxOutputFile-o.written)]
+		_, o.werr = o.file.Write(keep)
+		o.written += int64(len(keep))
+		if o.written == maxOutputFile {
+			_, o.werr = fmt.Fprintf(o.file, "\n=== loadtest: the rest of the output is left out (more than %d MiB)\n", maxOutputFile>>20)
+		}
+	}
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			o.partial = append(o.partial, p[:min(len(p), maxLevelLine-len(o.partial))]...)
+			break
+		}
+		o.partial = append(o.partial, p[:min(i, maxLevelLine-len(o.partial))]...)
+		o.count(o.partial)
+		o.partial, p = o.partial[:0], p[i+1:]
+	}
+	return n, nil
+}
+
+// Note writes a line of the load test's own into the file: where a
+// fresh process begins.
+func (o *Output) Note(format string, args ...any) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.file != nil && o.werr == nil {
+		_, o.werr = fmt.Fprintf(o.file, "=== loadtest: "+format+"\n", args...)
+	}
+}
+
+func (o *Output) count(line []byte) {
+	if o.rie {
+		line = []byte(functionPart(string(line)))
+	}
+	if measure.IsGCLine(line) {
+		return
+	}
+	switch lineLevel(line) {
+	case "WARN":
+		o.counts.Warn++
+		if o.counts.FirstWarn == "" {
+			o.counts.FirstWarn = show.Abbreviate(line, 200)
+		}
+	case "ERROR":
+		o.counts.Error++
+		if o.counts.FirstError == "" {
+			o.counts.FirstError = show.Abbreviate(line, 200)
+		}
+	}
+}
+
+// Summary is what the output held so far.
+func (o *Output) Summary() OutputCounts {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	c := o.counts
+	c.File = o.path
+	return c
+}
+
+// Close counts a last line without its newline and closes the file.
+func (o *Output) Close() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.partial) > 0 {
+		o.count(o.partial)
+		o.partial = nil
+	}
+	if o.file == nil {
+		return nil
+	}
+	err := o.file.Close()
+	o.file = nil
+	if o.werr != nil {
+		return fmt.Errorf("the function's output: %w", o.werr)
+	}
+	return err
+}
+
+// Words says what the output held, in a line of the report.
+func (c OutputCounts) Words() string {
+	s := fmt.Sprintf("%d WARN and %d ERROR line(s)", c.Warn, c.Error)
+	if c.FirstWarn != "" {
+		s += "; first WARN: " + c.FirstWarn
+	}
+	if c.FirstError != "" {
+		s += "; first ERROR: " + c.FirstError
+	}
+	if c.File != "" {
+		s += "; all of it in " + c.File
+	}
+	return s
+}
+
+// lineLevel is the level of a log line, WARN, ERROR (FATAL and PANIC
+// with it) or "": a JSON line's top-level "level", a logfmt line's
+// level=, or a word of the text's first few.
+func lineLevel(line []byte) string {
+	line = bytes.TrimSpace(line)
+	if len(line) > 0 && line[0] == '{' {
+		return levelWord(jsonLevel(line))
+	}
+	f := strings.Fields(string(line[:min(len(line), 200)]))
+	for i, w := range f {
+		if v, ok := strings.CutPrefix(w, "level="); ok {
+			return levelWord(strings.Trim(v, `"`))
+		}
+		if i < 6 {
+			if l := levelWord(strings.Trim(w, "[]:")); l != "" && strings.ToUpper(w) == w {
+				return l
+			}
+		}
+	}
+	return ""
+}
+
+// levelWord maps the names loggers give levels to WARN and ERROR.
+func levelWord(w string) string {
+	switch strings.ToUpper(w) {
+	case "WARN", "WARNING":
+		return "WARN"
+	case "ERROR", "ERR", "FATAL", "PANIC", "DPANIC", "CRITICAL":
+		return "ERROR"
+	}
+	return ""
+}
+
+// jsonLevel is the string of a JSON object's top-level "level" member.
+func jsonLevel(line []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if _, err := dec.Token(); err != nil {
+		return ""
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return ""
+		}
+		if key == "level" {
+			var s string
+			_ = json.Unmarshal(v, &s)
+			return s
+		}
+	}
+	return ""
+}
