@@ -92,7 +92,8 @@ func cpuSentence(p *Profile) string {
 		if p.OtherCPUs > noisyCPUs {
 			beside += fmt.Sprintf(" and other work taking %.1f of the %d CPUs", p.OtherCPUs, p.MachineCPUs)
 		}
-		s += fmt.Sprintf(" with %s (N≈%.0f expected), so N=%.1f for the function alone", beside, p.LittleHere, p.FunctionKnee)
+		s += fmt.Sprintf(" with %s, where Little's law expects N≈%s: the CPUs were %.0f%% busy at the knee, so the function alone keeps N=%s busy (N=%d scaled by what the others took%s)",
+			beside, fmtTenth(p.LittleHere), 100*min(1, float64(p.KneeN)/p.LittleHere), fmtTenth(p.FunctionKnee), p.KneeN, capped(p))
 	}
 	s += fmt.Sprintf(": %d vCPUs keep about %s busy, so the CPUs allow N=%d", p.VCPUs, fmtTenth(r.Knee), r.CPUN)
 	s += fmt.Sprintf(". At the load the capacity provider scales at (%.0f%% CPU), %s invocations are in flight on average (%.0f%% of %s), arriving at random: Erlang's loss formula turns away ",
@@ -114,6 +115,14 @@ func cpuSentence(p *Profile) string {
 		s += fmt.Sprintf("; memory holds only N=%d (below), which turns away %s", r.N, fmtShare(r.Loss))
 	}
 	return s + "."
+}
+
+// capped says when Little's law for the function alone bounds its knee.
+func capped(p *Profile) string {
+	if p.FunctionKnee >= p.LittleKnee-1e-9 {
+		return fmt.Sprintf(", at most Little's law's %s for the function alone", fmtTenth(p.LittleKnee))
+	}
+	return ""
 }
 
 // memorySentence explains the memory ratio.
