@@ -82,7 +82,7 @@ func (r recommendation) at(n, vcpus int, mem memFit) recommendation {
 // capacity provider scales at, and what bounds it.
 func cpuSentence(p *Profile) string {
 	r := p.rec
-	s := fmt.Sprintf("Each invocation took %s of wall time on average, %s of it CPU (%.0f%% waiting), so %d CPUs keep about %.0f in flight (Little's law: %d × %s / %s); measured, throughput stopped growing or latency started to above N=%d",
+	s := fmt.Sprintf("Each invocation took %s of wall time on average, %s of it CPU (%.0f%% waiting), so %d CPUs keep about %.0f in flight (Little's law: %d × %s / %s); measured, throughput stopped growing, or latency started to grow, above N=%d",
 		show.Millis(p.WallMS), show.Millis(p.CPUMS), 100*p.WaitShare, p.MachineCPUs, p.LittleKnee, p.MachineCPUs, show.Millis(p.WallMS), show.Millis(p.CPUMS), p.KneeN)
 	if p.KneeBound != "" {
 		s += " (the highest N measured: " + p.KneeBound + ")"

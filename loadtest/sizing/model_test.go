@@ -239,3 +239,15 @@ func TestUnconfirmedSays(t *testing.T) {
 		}
 	}
 }
+
+// TestCPUSentenceReads: the sentence on the knee is grammatical: what
+// stopped growing and what started to grow, above which N.
+func TestCPUSentenceReads(t *testing.T) {
+	p := &Profile{VCPUs: 2, MachineCPUs: 2, ScaleAt: DefaultScaleAt, Steps: routerSteps()}
+	if err := p.summarize(func(int, float64) (*Check, error) { return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if want := "throughput stopped growing, or latency started to grow, above N=2"; !strings.Contains(p.Sentences[0], want) {
+		t.Errorf("the sentence lacks %q: %s", want, p.Sentences[0])
+	}
+}
