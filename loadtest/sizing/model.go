@@ -163,10 +163,14 @@ func restsOn(p *Profile) string {
 // fmtTenth writes v to a tenth, without a trailing ".0".
 func fmtTenth(v float64) string { return strconv.FormatFloat(math.Round(10*v)/10, 'f', -1, 64) }
 
-// fmtShare writes a share as a percentage, finer below 1%.
+// fmtShare writes a share as a percentage, finer the smaller it is, so
+// that it agrees with the counts beside it (108 of 7551 is 1.4%, not 1%).
 func fmtShare(v float64) string {
-	if v < 0.01 {
+	switch {
+	case v < 0.01:
 		return fmt.Sprintf("%.2f%%", 100*v)
+	case v < 0.0995: // below 10% once rounded to a tenth
+		return fmt.Sprintf("%.1f%%", 100*v)
 	}
 	return fmt.Sprintf("%.0f%%", 100*v)
 }

@@ -251,3 +251,19 @@ func TestCPUSentenceReads(t *testing.T) {
 		t.Errorf("the sentence lacks %q: %s", want, p.Sentences[0])
 	}
 }
+
+// TestSharesAgreeWithCounts: a share shown beside counts agrees with
+// them: 108 of 7551 is 1.4%, not the "1%" that read as below the 103
+// allowed.
+func TestSharesAgreeWithCounts(t *testing.T) {
+	c := Check{N: 12, Rate: 1510, Seconds: 5, Answered: 7443, Throttles: 108}
+	c.judge(0.46)
+	if want := "108 throttled (1.4% of 7551 attempts), more than the 103"; !strings.Contains(c.Why, want) {
+		t.Errorf("why %q, want %q", c.Why, want)
+	}
+	for v, want := range map[float64]string{0.0278: "2.8%", 0.0143: "1.4%", 0.0009: "0.09%", 0.25: "25%", 0.096: "9.6%"} {
+		if got := fmtShare(v); got != want {
+			t.Errorf("fmtShare(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
