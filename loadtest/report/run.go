@@ -194,7 +194,8 @@ func runLines(rep *Report) (glance, details [][]string) {
 		measured := int64(math.Round(m[bench.ThrottlesPer1k] * m[bench.Invocations] / 1000))
 		thr := fmt.Sprintf("%d (%s of attempts)", measured, get(bench.RejectedPct, show.Pct))
 		if warm := l.Throttles - measured; warm > 0 {
-			thr += fmt.Sprintf(", %d in the warm-up", warm)
+			thr = fmt.Sprintf("%d in the measured window (%s of its attempts), %d more in the warm-up (%d in all)",
+				measured, get(bench.RejectedPct, show.Pct), warm, l.Throttles)
 		}
 		meaning := throttleMeaning(sc, measured, l.Throttles-measured, m, rep.Settings.Target)
 		if r.Exited != "" {
