@@ -170,3 +170,22 @@ func TestRunBootstrapOneMeaning(t *testing.T) {
 		t.Errorf("-runtime aws-lambda-go -ref PATH: err %v, want a run of PATH (which does not exist)\n%s", err, out.String())
 	}
 }
+
+// TestRunHelpSaysTarget: run -h gives the target run uses: the emulator
+// for -bootstrap where it can run, fake otherwise; never a bare
+// (default "fake") that -bootstrap does not follow.
+func TestRunHelpSaysTarget(t *testing.T) {
+	var out bytes.Buffer
+	if _, err := parseRun([]string{"-h"}, &out); err == nil {
+		t.Fatal("-h: no error")
+	}
+	help := out.String()
+	i := strings.Index(help, "  -target ")
+	if i < 0 {
+		t.Fatalf("no -target in the help:\n%s", help)
+	}
+	line, _, _ := strings.Cut(help[i:], "\n  -t")
+	if strings.Contains(line, `(default "fake")`) || !strings.Contains(line, "with -bootstrap, rie where the AWS emulator can run here") {
+		t.Errorf("the help's -target does not say the default run uses:\n%s", line)
+	}
+}
