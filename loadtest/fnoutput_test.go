@@ -2,12 +2,17 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lmigo/lmigo/loadtest/internal/fntest"
+	"github.com/lmigo/lmigo/loadtest/target"
+	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
 
 // TestRunKeepsFunctionOutput: run writes the function's stdout and
@@ -86,5 +91,68 @@ func TestSizeKeepsFunctionOutput(t *testing.T) {
 	}
 	if !strings.Contains(report.String(), "The function's output, over every step: 2 WARN and 0 ERROR line(s)") {
 		t.Errorf("the report does not sum up the output:\n%s", report.String())
+	}
+}
+
+// TestRIEFunctionAlone: in the emulator, the function alone gets
+// GODEBUG=gctrace=1 (the emulator's own GCs are not the function's),
+// and the function's file holds its lines whole, the emulator's own
+// lines (its logger's, START, END, REPORT) in a file of their own.
+func TestRIEFunctionAlone(t *testing.T) {
+	if rie.Supported() != nil || os.Geteuid() != 0 {
+		t.Skip("the emulator needs root")
+	}
+	if _, err := rie.Binary(); err != nil {
+		t.Skipf("the emulator is not installed (make rie): %v", err)
+	}
+	dir, bin, _ := fntest.OpenShape(t)
+	script, _ := fntest.Wrapper(t, dir, strings.Join([]string{
+		`echo "fn godebug=$GODEBUG"`,
+		`echo '{"level":"WARN","message":"cache cold"}'`,
+		`exec "` + bin + `"`,
+	}, "\n"))
+	out := t.TempDir()
+	fo, err := target.CreateOutput(out, "run-function.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := target.Start(t.Context(), target.Options{Target: target.RIE, MemoryMB: 512, Timeout: 10 * time.Second, Output: fo},
+		target.Runtime{Name: target.Function, Binary: script, SurvivesPanic: true}, 2, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range in.Helpers {
+		if env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); err == nil && bytes.Contains(env, []byte("GODEBUG=gctrace=1")) {
+			t.Errorf("the emulator's process %d has GODEBUG=gctrace=1: its GCs count as the function's", pid)
+		}
+	}
+	for range 5 {
+		if _, err := in.Inv.Invoke(t.Context(), []byte(`{"a":1}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := errors.Join(in.Stop(), fo.Close()); err != nil {
+		t.Fatal(err)
+	}
+	fn, err := os.ReadFile(filepath.Join(out, "run-function.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"fn godebug=gctrace=1\n", `{"level":"WARN","message":"cache cold"}` + "\n"} {
+		if !bytes.Contains(fn, []byte(w)) {
+			t.Errorf("the function's file lacks %q:\n%s", w, fn)
+		}
+	}
+	for _, not := range []string{"START RequestId: ", "REPORT RequestId: ", "LocalProcessSupervisor.Exec"} {
+		if bytes.Contains(fn, []byte(not)) {
+			t.Errorf("the function's file holds the emulator's %q:\n%s", not, fn)
+		}
+	}
+	emu, err := os.ReadFile(filepath.Join(out, "run-emulator.log"))
+	if err != nil || !bytes.Contains(emu, []byte("START RequestId: ")) {
+		t.Errorf("the emulator's lines are not in run-emulator.log (%v):\n%s", err, emu)
+	}
+	if c := fo.Summary(); c.Warn != 1 || c.Error != 0 {
+		t.Errorf("counts %+v, want the function's 1 WARN and the emulator's lines apart", c)
 	}
 }

@@ -1,10 +1,12 @@
 package target
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -169,14 +171,16 @@ const rieRuntimeUID = 993
 func startRIE(ctx context.Context, o Options, rt Runtime, n int) (*Instance, error) {
 	gc := &measure.GCCounter{}
 	out := o.output(rt, gc)
+	env, wrap := functionAlone(o.Environ(n))
 	t0 := time.Now()
 	e, err := rie.Start(ctx, rie.Options{
 		Bootstrap:      rt.Binary,
 		MaxConcurrency: n,
-		Env:            o.Environ(n),
+		Env:            env,
+		Exec:           wrap,
 		Timeout:        o.Timeout,
-		Stdout:         out,
-		Stderr:         out,
+		Stdout:         &lines{w: out},
+		Stderr:         &lines{w: out},
 	})
 	if err != nil {
 		return nil, err
@@ -225,6 +229,48 @@ func startRIE(ctx context.Context, o Options, rt Runtime, n int) (*Instance, err
 		in.halt = func() error { li.Close(); return e.Stop() }
 	}
 	return in, nil
+}
+
+// functionAlone splits env for the emulator: GODEBUG (gctrace, to count
+// GCs) goes to the function alone, through the emulator's exec wrapper,
+// so that the emulator's own GCs are not counted as the function's; the
+// wrapper of rie.ExecEnv (qemu for another architecture) follows it.
+func functionAlone(env []string) (emulator, wrap []string) {
+	godebug := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GODEBUG="); ok {
+			godebug = v
+		} else {
+			emulator = append(emulator, kv)
+		}
+	}
+	if godebug == "" {
+		return emulator, nil
+	}
+	return emulator, append([]string{"env", "GODEBUG=" + godebug}, strings.Fields(os.Getenv(rie.ExecEnv))...)
+}
+
+// lines passes a stream on in whole lines: the emulator's stdout and
+// stderr share one writer, and a line of one must not be cut by the
+// other's. A line longer than maxLevelLine passes on in pieces; one
+// without its newline when the stream ends is left out (the emulator
+// ends each of its lines).
+type lines struct {
+	w   io.Writer
+	buf []byte
+}
+
+func (l *lines) Write(p []byte) (int, error) {
+	l.buf = append(l.buf, p...)
+	end := bytes.LastIndexByte(l.buf, '\n') + 1
+	if end == 0 && len(l.buf) > maxLevelLine {
+		end = len(l.buf)
+	}
+	if end > 0 {
+		_, _ = l.w.Write(l.buf[:end])
+		l.buf = append(l.buf[:0], l.buf[end:]...)
+	}
+	return len(p), nil
 }
 
 // startLambda invokes a deployed function; nothing of it can be measured
