@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lmigo/lmigo/loadtest/internal/fntest"
+	"github.com/lmigo/lmigo/loadtest/measure"
 	"github.com/lmigo/lmigo/loadtest/target"
 	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
@@ -94,10 +94,11 @@ func TestSizeKeepsFunctionOutput(t *testing.T) {
 	}
 }
 
-// TestRIEFunctionAlone: in the emulator, the function alone gets
-// GODEBUG=gctrace=1 (the emulator's own GCs are not the function's),
-// and the function's file holds its lines whole, the emulator's own
-// lines (its logger's, START, END, REPORT) in a file of their own.
+// TestRIEFunctionAlone: in the emulator, the GC count is the
+// function's alone (the emulator, a Go program, gets GODEBUG=gctrace=1
+// too), and the function's file holds its lines whole, the emulator's
+// own lines (its logger's, START, END, REPORT, its GCs) in a file of
+// their own. GOGC=1 makes both collect.
 func TestRIEFunctionAlone(t *testing.T) {
 	if rie.Supported() != nil || os.Geteuid() != 0 {
 		t.Skip("the emulator needs root")
@@ -116,15 +117,10 @@ func TestRIEFunctionAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := target.Start(t.Context(), target.Options{Target: target.RIE, MemoryMB: 512, Timeout: 10 * time.Second, Output: fo},
+	in, err := target.Start(t.Context(), target.Options{Target: target.RIE, MemoryMB: 512, Timeout: 10 * time.Second, Output: fo, Env: []string{"GOGC=1"}},
 		target.Runtime{Name: target.Function, Binary: script, SurvivesPanic: true}, 2, -1)
 	if err != nil {
 		t.Fatal(err)
-	}
-	for _, pid := range in.Helpers {
-		if env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); err == nil && bytes.Contains(env, []byte("GODEBUG=gctrace=1")) {
-			t.Errorf("the emulator's process %d has GODEBUG=gctrace=1: its GCs count as the function's", pid)
-		}
 	}
 	for range 5 {
 		if _, err := in.Inv.Invoke(t.Context(), []byte(`{"a":1}`)); err != nil {
@@ -149,10 +145,24 @@ func TestRIEFunctionAlone(t *testing.T) {
 		}
 	}
 	emu, err := os.ReadFile(filepath.Join(out, "run-emulator.log"))
-	if err != nil || !bytes.Contains(emu, []byte("START RequestId: ")) {
-		t.Errorf("the emulator's lines are not in run-emulator.log (%v):\n%s", err, emu)
+	if err != nil || !bytes.Contains(emu, []byte("START RequestId: ")) || gcLines(emu) == 0 {
+		t.Errorf("the emulator's lines and GCs are not in run-emulator.log (%v):\n%s", err, emu)
+	}
+	if got, want := in.GC.Count(), gcLines(fn); got != want || want == 0 {
+		t.Errorf("%d GCs counted, the function's file holds %d", got, want)
 	}
 	if c := fo.Summary(); c.Warn != 1 || c.Error != 0 {
 		t.Errorf("counts %+v, want the function's 1 WARN and the emulator's lines apart", c)
 	}
+}
+
+// gcLines counts the gctrace lines of b.
+func gcLines(b []byte) int64 {
+	var n int64
+	for l := range bytes.Lines(b) {
+		if measure.IsGCLine(bytes.TrimRight(l, "\n")) {
+			n++
+		}
+	}
+	return n
 }

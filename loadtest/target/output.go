@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,6 +119,20 @@ func (o *Output) line(l []byte) {
 		o.fn.write([]byte(own + "\n"))
 		o.count([]byte(own))
 	}
+}
+
+// Emulator is a writer for the emulator's own output, kept in its file
+// and counted apart from the function's.
+func (o *Output) Emulator() io.Writer { return emulatorWriter{o} }
+
+type emulatorWriter struct{ o *Output }
+
+func (w emulatorWriter) Write(p []byte) (int, error) {
+	w.o.mu.Lock()
+	defer w.o.mu.Unlock()
+	w.o.emu.write(p)
+	w.o.counts.Emulator += int64(bytes.Count(p, []byte{'\n'}))
+	return len(p), nil
 }
 
 // Note writes a line of the load test's own into the file: where a

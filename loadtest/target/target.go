@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -86,6 +85,15 @@ func (o Options) output(rt Runtime, gc *measure.GCCounter) io.Writer {
 	}
 	o.Output.rie = o.Target == RIE
 	return io.MultiWriter(gc, o.Output)
+}
+
+// emulatorOutput is where the emulator's own stderr goes: beside the
+// user's function's output, in a file of its own, or nowhere.
+func (o Options) emulatorOutput(rt Runtime) io.Writer {
+	if o.Output == nil || rt.Name != Function {
+		return io.Discard
+	}
+	return o.Output.Emulator()
 }
 
 // startFake execs rt.Binary against a new fake Runtime API and waits until
@@ -170,17 +178,17 @@ const rieRuntimeUID = 993
 // outside through the runtime's process in the emulator's PID namespace.
 func startRIE(ctx context.Context, o Options, rt Runtime, n int) (*Instance, error) {
 	gc := &measure.GCCounter{}
-	out := o.output(rt, gc)
-	env, wrap := functionAlone(o.Environ(n))
+	// The emulator relays the runtime's stdout and stderr, whole lines,
+	// to its stdout; its own stderr holds its own GCs (GODEBUG reaches it
+	// too) and is kept apart, never counted as the function's.
 	t0 := time.Now()
 	e, err := rie.Start(ctx, rie.Options{
 		Bootstrap:      rt.Binary,
 		MaxConcurrency: n,
-		Env:            env,
-		Exec:           wrap,
+		Env:            o.Environ(n),
 		Timeout:        o.Timeout,
-		Stdout:         &lines{w: out},
-		Stderr:         &lines{w: out},
+		Stdout:         &lines{w: o.output(rt, gc)},
+		Stderr:         &lines{w: o.emulatorOutput(rt)},
 	})
 	if err != nil {
 		return nil, err
@@ -229,25 +237,6 @@ func startRIE(ctx context.Context, o Options, rt Runtime, n int) (*Instance, err
 		in.halt = func() error { li.Close(); return e.Stop() }
 	}
 	return in, nil
-}
-
-// functionAlone splits env for the emulator: GODEBUG (gctrace, to count
-// GCs) goes to the function alone, through the emulator's exec wrapper,
-// so that the emulator's own GCs are not counted as the function's; the
-// wrapper of rie.ExecEnv (qemu for another architecture) follows it.
-func functionAlone(env []string) (emulator, wrap []string) {
-	godebug := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "GODEBUG="); ok {
-			godebug = v
-		} else {
-			emulator = append(emulator, kv)
-		}
-	}
-	if godebug == "" {
-		return emulator, nil
-	}
-	return emulator, append([]string{"env", "GODEBUG=" + godebug}, strings.Fields(os.Getenv(rie.ExecEnv))...)
 }
 
 // lines passes a stream on in whole lines: the emulator's stdout and
