@@ -166,3 +166,27 @@ func gcLines(b []byte) int64 {
 	}
 	return n
 }
+
+// TestSizeWrongAnswersSaid: size of a function whose answers are HTTP
+// errors (no -expect) fails saying so, and names the file that holds
+// the function's output instead of dumping raw lines, the emulator's
+// among them.
+func TestSizeWrongAnswersSaid(t *testing.T) {
+	bin, data := fixture(t, "storeapi")
+	for _, where := range []string{target.Fake, target.RIE} {
+		t.Run(where, func(t *testing.T) {
+			if where == target.RIE && (rie.Supported() != nil || os.Geteuid() != 0) {
+				t.Skip("the emulator needs root")
+			}
+			out := filepath.Join(t.TempDir(), "out")
+			err := sizeCommand(t.Context(), []string{"-bootstrap", bin, "-events", filepath.Join(data, "events"), "-target", where,
+				"-max-n", "2", "-step", "300ms", "-check=false", "-out", out}, &bytes.Buffer{}, &bytes.Buffer{})
+			if err == nil || !strings.Contains(err.Error(), "went wrong") {
+				t.Fatalf("err %v, want the wrong answers said", err)
+			}
+			if msg := err.Error(); !strings.Contains(msg, filepath.Join(out, "size-function.log")) || strings.Contains(msg, "RequestId: ") || strings.Contains(msg, "\n") {
+				t.Errorf("the error does not name the function's file in one line, or holds raw output:\n%s", msg)
+			}
+		})
+	}
+}

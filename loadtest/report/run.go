@@ -155,7 +155,7 @@ func coldStart(m map[string]float64, tgt string) string {
 func runLines(rep *Report) (glance, details [][]string) {
 	sr := rep.Scenarios[0]
 	sc := sr.Scenario
-	m := sr.Medians[rep.Runtimes[0].Name]
+	m := runFigures(sr, rep.Runtimes[0].Name)
 	get := func(key string, f func(float64) string) string { return cell(m, key, f) }
 	add := func(to *[][]string, k, v string) { *to = append(*to, []string{k, v}) }
 
@@ -215,6 +215,17 @@ func runLines(rep *Report) (glance, details [][]string) {
 	add(&details, "GCs in the measured window", get(bench.GCs, show.Count)+" ("+get(bench.GCsPer1k, show.One)+" per 1000)")
 	add(&details, "TCP connections: at init / per 1000 after", get(bench.ConnsInit, show.Count)+" / "+get(bench.ConnsPer1k, show.One))
 	return glance, details
+}
+
+// runFigures are the figures a run report shows: the medians, or, where
+// its one run had problems but the function kept serving (wrong answers:
+// HTTP errors without -expect), that run's own: they were measured, and
+// the verdict says why they prove nothing.
+func runFigures(sr ScenarioReport, rt string) map[string]float64 {
+	if m := sr.Medians[rt]; len(m) > 0 || len(sr.Runs) != 1 || sr.Runs[0].Exited != "" {
+		return m
+	}
+	return sr.Runs[0].Metrics
 }
 
 // RunVerdict is the last line of a run: what it proves and what it does not.
