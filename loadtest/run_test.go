@@ -99,7 +99,7 @@ func TestRunHTTPErrors(t *testing.T) {
 			if err == nil {
 				t.Errorf("HTTP errors counted right: no error\n%s", out.String())
 			}
-			httpErrorsSaid(t, out.String())
+			httpErrorsSaid(t, out.String(), where == target.Fake)
 			for _, not := range []string{"answered rate                              - ", "last output of the runtime", "RequestId: "} {
 				if strings.Contains(out.String(), not) {
 					t.Errorf("the report holds %q:\n%s", not, out.String())
@@ -115,8 +115,9 @@ func TestRunHTTPErrors(t *testing.T) {
 }
 
 // httpErrorsSaid checks that the verdict says how many answers were
-// HTTP errors, and that the counts add up.
-func httpErrorsSaid(t *testing.T, out string) {
+// HTTP errors, and that the counts add up; even: each event was answered
+// in turn (a throttled one is sent again), as the fake target does.
+func httpErrorsSaid(t *testing.T, out string, even bool) {
 	t.Helper()
 	verdict := regexp.MustCompile(`verdict: NOT shown: (\d+) of (\d+) answers were HTTP errors \(status 400: (\d+), 404: (\d+)\)`)
 	m := verdict.FindStringSubmatch(out)
@@ -125,7 +126,7 @@ func httpErrorsSaid(t *testing.T, out string) {
 	}
 	n := func(s string) int { v, _ := strconv.Atoi(s); return v }
 	// Two of the five events, cycled: 400 and 404 as often, 2/5 of all.
-	if n(m[3]) != n(m[4]) || n(m[1]) != n(m[3])+n(m[4]) || n(m[1]) == 0 || n(m[1])*5 > n(m[2])*2+5 {
+	if even && (n(m[3]) != n(m[4]) || n(m[1])*5 > n(m[2])*2+5) || n(m[1]) != n(m[3])+n(m[4]) || n(m[1]) == 0 {
 		t.Errorf("counts %q do not add up", m[0])
 	}
 }
