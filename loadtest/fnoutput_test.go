@@ -2,12 +2,17 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lmigo/lmigo/loadtest/internal/fntest"
+	"github.com/lmigo/lmigo/loadtest/measure"
+	"github.com/lmigo/lmigo/loadtest/target"
+	"github.com/lmigo/lmigo/rapi/rapitest/rie"
 )
 
 // TestRunKeepsFunctionOutput: run writes the function's stdout and
@@ -86,5 +91,102 @@ func TestSizeKeepsFunctionOutput(t *testing.T) {
 	}
 	if !strings.Contains(report.String(), "The function's output, over every step: 2 WARN and 0 ERROR line(s)") {
 		t.Errorf("the report does not sum up the output:\n%s", report.String())
+	}
+}
+
+// TestRIEFunctionAlone: in the emulator, the GC count is the
+// function's alone (the emulator, a Go program, gets GODEBUG=gctrace=1
+// too), and the function's file holds its lines whole, the emulator's
+// own lines (its logger's, START, END, REPORT, its GCs) in a file of
+// their own. GOGC=1 makes both collect.
+func TestRIEFunctionAlone(t *testing.T) {
+	if rie.Supported() != nil || os.Geteuid() != 0 {
+		t.Skip("the emulator needs root")
+	}
+	if _, err := rie.Binary(); err != nil {
+		t.Skipf("the emulator is not installed (make rie): %v", err)
+	}
+	dir, bin, _ := fntest.OpenShape(t)
+	script, _ := fntest.Wrapper(t, dir, strings.Join([]string{
+		`echo "fn godebug=$GODEBUG"`,
+		`echo '{"level":"WARN","message":"cache cold"}'`,
+		`exec "` + bin + `"`,
+	}, "\n"))
+	out := t.TempDir()
+	fo, err := target.CreateOutput(out, "run-function.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := target.Start(t.Context(), target.Options{Target: target.RIE, MemoryMB: 512, Timeout: 10 * time.Second, Output: fo, Env: []string{"GOGC=1"}},
+		target.Runtime{Name: target.Function, Binary: script, SurvivesPanic: true}, 2, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if _, err := in.Inv.Invoke(t.Context(), []byte(`{"a":1}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := errors.Join(in.Stop(), fo.Close()); err != nil {
+		t.Fatal(err)
+	}
+	fn, err := os.ReadFile(filepath.Join(out, "run-function.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"fn godebug=gctrace=1\n", `{"level":"WARN","message":"cache cold"}` + "\n"} {
+		if !bytes.Contains(fn, []byte(w)) {
+			t.Errorf("the function's file lacks %q:\n%s", w, fn)
+		}
+	}
+	for _, not := range []string{"START RequestId: ", "REPORT RequestId: ", "LocalProcessSupervisor.Exec"} {
+		if bytes.Contains(fn, []byte(not)) {
+			t.Errorf("the function's file holds the emulator's %q:\n%s", not, fn)
+		}
+	}
+	emu, err := os.ReadFile(filepath.Join(out, "run-emulator.log"))
+	if err != nil || !bytes.Contains(emu, []byte("START RequestId: ")) || gcLines(emu) == 0 {
+		t.Errorf("the emulator's lines and GCs are not in run-emulator.log (%v):\n%s", err, emu)
+	}
+	if got, want := in.GC.Count(), gcLines(fn); got != want || want == 0 {
+		t.Errorf("%d GCs counted, the function's file holds %d", got, want)
+	}
+	if c := fo.Summary(); c.Warn != 1 || c.Error != 0 {
+		t.Errorf("counts %+v, want the function's 1 WARN and the emulator's lines apart", c)
+	}
+}
+
+// gcLines counts the gctrace lines of b.
+func gcLines(b []byte) int64 {
+	var n int64
+	for l := range bytes.Lines(b) {
+		if measure.IsGCLine(bytes.TrimRight(l, "\n")) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestSizeWrongAnswersSaid: size of a function whose answers are HTTP
+// errors (no -expect) fails saying so, and names the file that holds
+// the function's output instead of dumping raw lines, the emulator's
+// among them.
+func TestSizeWrongAnswersSaid(t *testing.T) {
+	bin, data := fixture(t, "storeapi")
+	for _, where := range []string{target.Fake, target.RIE} {
+		t.Run(where, func(t *testing.T) {
+			if where == target.RIE && (rie.Supported() != nil || os.Geteuid() != 0) {
+				t.Skip("the emulator needs root")
+			}
+			out := filepath.Join(t.TempDir(), "out")
+			err := sizeCommand(t.Context(), []string{"-bootstrap", bin, "-events", filepath.Join(data, "events"), "-target", where,
+				"-max-n", "2", "-step", "300ms", "-check=false", "-out", out}, &bytes.Buffer{}, &bytes.Buffer{})
+			if err == nil || !strings.Contains(err.Error(), "went wrong") {
+				t.Fatalf("err %v, want the wrong answers said", err)
+			}
+			if msg := err.Error(); !strings.Contains(msg, filepath.Join(out, "size-function.log")) || strings.Contains(msg, "RequestId: ") || strings.Contains(msg, "\n") {
+				t.Errorf("the error does not name the function's file in one line, or holds raw output:\n%s", msg)
+			}
+		})
 	}
 }

@@ -106,10 +106,16 @@ func parseRun(args []string, stderr io.Writer) (*runConfig, error) {
 	cfg.Reps, cfg.Count, cfg.Warmup = 1, demoCount, 100
 	cfg.Model, cfg.Rate = load.ModelOpen, demoRate
 	fs := flag.NewFlagSet("loadtest run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	registerBench(fs, &cfg.Settings)
 	cfg.Bootstraps.register(fs)
+	// The target's default follows -bootstrap (runtime below): say so,
+	// in place of the flag's bare default.
+	tf := fs.Lookup("target")
+	tf.DefValue = ""
+	tf.Usage += " (default: fake; with -bootstrap, rie where the AWS emulator can run here, else fake)"
 	fs.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "the runtime: lmigo (builds ./cmd/bootstrap, or -lmigo), lmigo-raw (./loadtest/rawbootstrap, or -raw) aws-lambda-go (./loadtest/refbootstrap, or -ref) or floor (./loadtest/floorbootstrap, or -floor: tiny, size:S and wait:D only); for event:NAME, ./loadtest/events/lmigo or ./loadtest/events/awslambdago")
-	fs.StringVar(&cfg.Bootstrap, "bootstrap", "", "your function: a bootstrap binary, or a zip as lmigo-pack writes it; it runs in the AWS emulator (-target rie) unless -target says otherwise, with the empty event {} or -events; not with -runtime, whose prebuilt bootstrap -lmigo, -raw, -ref or -floor gives")
+	fs.StringVar(&cfg.Bootstrap, "bootstrap", "", "your function: a bootstrap binary, or a zip as lmigo-pack writes it; it runs in the AWS emulator (-target rie) unless -target says otherwise or the emulator cannot run here, with the empty event {} or -events; not with -runtime, whose prebuilt bootstrap -lmigo, -raw, -ref or -floor gives")
 	fs.StringVar(&cfg.Workload, "workload", "", "tiny, size:S, wait:D, mix, mix-panic, grow, stack:S or event:NAME (default: mix-panic for lmigo, mix otherwise); your function (-bootstrap) takes -events")
 	fs.StringVar(&cfg.Events, "events", "", "your JSON events: a file of one event, a JSON array of events or one event a line, or a directory of such .json files; invocation i sends event i, cycled")
 	fs.BoolVar(&cfg.Shuffle, "shuffle", false, "with -events: send the events shuffled (the same order every run) instead of in the file's order")

@@ -82,30 +82,52 @@ func TestRunUserBootstrap(t *testing.T) {
 
 // TestRunHTTPErrors: answers shaped like an HTTP door's response with a
 // statusCode of 400 or more are wrong unless -expect accepts them; the
-// verdict says how many, and the command fails.
+// verdict says how many, and the command fails. The run still gives its
+// figures, and no PROBLEM dumps the runtime's raw output (the emulator's
+// START and END lines among it).
 func TestRunHTTPErrors(t *testing.T) {
 	bin, data := fixture(t, "storeapi")
 	events := filepath.Join(data, "events") // a 404 and a 400 among 5
-	common := []string{"-bootstrap", bin, "-events", events, "-target", "fake", "-n", "2", "-count", "20", "-warmup", "5", "-out", ""}
-	var out bytes.Buffer
-	err := runCommand(t.Context(), common, &out, &bytes.Buffer{})
-	if err == nil {
-		t.Errorf("HTTP errors counted right: no error\n%s", out.String())
+	for _, where := range []string{target.Fake, target.RIE} {
+		t.Run(where, func(t *testing.T) {
+			if where == target.RIE && (rie.Supported() != nil || os.Geteuid() != 0) {
+				t.Skip("the emulator needs root")
+			}
+			common := []string{"-bootstrap", bin, "-events", events, "-target", where, "-n", "2", "-count", "20", "-warmup", "5", "-out", ""}
+			var out bytes.Buffer
+			err := runCommand(t.Context(), common, &out, &bytes.Buffer{})
+			if err == nil {
+				t.Errorf("HTTP errors counted right: no error\n%s", out.String())
+			}
+			httpErrorsSaid(t, out.String(), where == target.Fake)
+			for _, not := range []string{"answered rate                              - ", "last output of the runtime", "RequestId: "} {
+				if strings.Contains(out.String(), not) {
+					t.Errorf("the report holds %q:\n%s", not, out.String())
+				}
+			}
+			out.Reset()
+			err = runCommand(t.Context(), append(common, "-expect", `"statusCode":(200|400|404)\b`), &out, &bytes.Buffer{})
+			if err != nil || !strings.Contains(out.String(), "0 wrong") {
+				t.Errorf("-expect accepting them: err %v\n%s", err, out.String())
+			}
+		})
 	}
+}
+
+// httpErrorsSaid checks that the verdict says how many answers were
+// HTTP errors, and that the counts add up; even: each event was answered
+// in turn (a throttled one is sent again), as the fake target does.
+func httpErrorsSaid(t *testing.T, out string, even bool) {
+	t.Helper()
 	verdict := regexp.MustCompile(`verdict: NOT shown: (\d+) of (\d+) answers were HTTP errors \(status 400: (\d+), 404: (\d+)\)`)
-	m := verdict.FindStringSubmatch(out.String())
-	if m == nil || !strings.Contains(out.String(), "unless -expect accepts them") {
-		t.Fatalf("the verdict does not say how many answers were HTTP errors:\n%s", out.String())
+	m := verdict.FindStringSubmatch(out)
+	if m == nil || !strings.Contains(out, "unless -expect accepts them") {
+		t.Fatalf("the verdict does not say how many answers were HTTP errors:\n%s", out)
 	}
 	n := func(s string) int { v, _ := strconv.Atoi(s); return v }
 	// Two of the five events, cycled: 400 and 404 as often, 2/5 of all.
-	if n(m[3]) != n(m[4]) || n(m[1]) != n(m[3])+n(m[4]) || n(m[1]) == 0 || n(m[1])*5 > n(m[2])*2+5 {
+	if even && (n(m[3]) != n(m[4]) || n(m[1])*5 > n(m[2])*2+5) || n(m[1]) != n(m[3])+n(m[4]) || n(m[1]) == 0 {
 		t.Errorf("counts %q do not add up", m[0])
-	}
-	out.Reset()
-	err = runCommand(t.Context(), append(common, "-expect", `"statusCode":(200|400|404)\b`), &out, &bytes.Buffer{})
-	if err != nil || !strings.Contains(out.String(), "0 wrong") {
-		t.Errorf("-expect accepting them: err %v\n%s", err, out.String())
 	}
 }
 
@@ -168,5 +190,24 @@ func TestRunBootstrapOneMeaning(t *testing.T) {
 	err = runCommand(t.Context(), []string{"-runtime", "aws-lambda-go", "-ref", missing, "-target", "fake", "-n", "1", "-count", "4", "-warmup", "2", "-out", ""}, &out, &bytes.Buffer{})
 	if err == nil || !strings.Contains(out.String(), "PROBLEM") || !strings.Contains(out.String(), missing) {
 		t.Errorf("-runtime aws-lambda-go -ref PATH: err %v, want a run of PATH (which does not exist)\n%s", err, out.String())
+	}
+}
+
+// TestRunHelpSaysTarget: run -h gives the target run uses: the emulator
+// for -bootstrap where it can run, fake otherwise; never a bare
+// (default "fake") that -bootstrap does not follow.
+func TestRunHelpSaysTarget(t *testing.T) {
+	var out bytes.Buffer
+	if _, err := parseRun([]string{"-h"}, &out); err == nil {
+		t.Fatal("-h: no error")
+	}
+	help := out.String()
+	i := strings.Index(help, "  -target ")
+	if i < 0 {
+		t.Fatalf("no -target in the help:\n%s", help)
+	}
+	line, _, _ := strings.Cut(help[i:], "\n  -t")
+	if strings.Contains(line, `(default "fake")`) || !strings.Contains(line, "with -bootstrap, rie where the AWS emulator can run here") {
+		t.Errorf("the help's -target does not say the default run uses:\n%s", line)
 	}
 }

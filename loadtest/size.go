@@ -75,7 +75,7 @@ func parseSize(args []string, stderr io.Writer) (*sizeConfig, error) {
 	fs.StringVar(&cfg.Events, "events", "", "your JSON events (required): a file of one event, a JSON array of events or one event a line, or a directory of such .json files")
 	fs.IntVar(&cfg.VCPUs, "vcpus", runtime.NumCPU(), "vCPUs of the execution environment to size for")
 	fs.StringVar(&cfg.JSON, "json", "", "write the recommendation and the figures as JSON to this file")
-	fs.StringVar(&cfg.Target, "target", cfg.Target, "rie (the AWS emulator in LMI mode; root) or fake (the fake Runtime API)")
+	fs.StringVar(&cfg.Target, "target", cfg.Target, "rie (the AWS emulator in LMI mode; root) or fake (the fake Runtime API); rie unless the emulator cannot run here")
 	fs.BoolVar(&cfg.Shuffle, "shuffle", false, "send the events shuffled (the same order every run) instead of in the file's order")
 	fs.StringVar(&cfg.Expect, "expect", "", "a right answer's body matches this regular expression (default: a right answer is neither an error nor an HTTP door's response with a statusCode of 400 or more)")
 	fs.DurationVar(&cfg.Step, "step", 3*time.Second, "the load at each N")

@@ -81,6 +81,7 @@ func (r *RunResult) problem(format string, args ...any) {
 type liveRun struct {
 	sc      *Scenario
 	in      *target.Instance
+	out     *target.Output // the user's function's output, kept by run
 	res     RunResult
 	total   load.Stats // warm-up and measured
 	sampler *measure.Sampler
@@ -108,6 +109,9 @@ func beginRun(ctx context.Context, s Settings, sc *Scenario, rt target.Runtime, 
 		return l
 	}
 	l.in = in
+	if rt.Name == target.Function {
+		l.out = s.Options.Output
+	}
 	connsInit := l.init(s)
 
 	// Accepted invocations are waited for past the window, but not forever;
@@ -328,10 +332,16 @@ func (l *liveRun) finish(ctx context.Context) RunResult {
 		l.res.API = &st
 		checkAPI(&l.res, st, t)
 	}
-	tail := l.in.Tail()
+	// The runtime's own words, never the emulator's: where a file keeps
+	// the function's output, the report names it already.
+	file := ""
+	if l.out != nil {
+		file = l.out.Summary().File
+	}
+	words := l.in.LastWords("")
 	_ = l.in.Stop()
-	if len(l.res.Problems) > 0 && tail != "" && l.res.Exited == "" {
-		l.res.problem("last output of the runtime:\n%s", tail)
+	if len(l.res.Problems) > 0 && words != "" && l.res.Exited == "" && file == "" {
+		l.res.problem("the runtime's %s", words)
 	}
 	return l.res
 }

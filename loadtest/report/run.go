@@ -105,8 +105,8 @@ const overloadBusy = 0.8
 // throttleMeaning says what the throttles of a run of sc mean, so that a
 // reader takes neither the closed loop's race nor a burst for overload:
 // measured and warm are those of the measured window and of the warm-up,
-// m the run's figures.
-func throttleMeaning(sc bench.Scenario, measured, warm int64, m map[string]float64) string {
+// m the run's figures, tgt the target it ran on.
+func throttleMeaning(sc bench.Scenario, measured, warm int64, m map[string]float64, tgt string) string {
 	switch {
 	case sc.Model == load.ModelOpen && measured+warm == 0:
 		return fmt.Sprintf("at %.0f/s every invoke found a slot polling; a throttle here would mean overload", sc.Rate)
@@ -121,7 +121,7 @@ func throttleMeaning(sc bench.Scenario, measured, warm int64, m map[string]float
 		inFlight := fmt.Sprintf("rate × p50 latency ≈ %.1f invocations in flight for N=%d slots%s", busy, sc.N, cpu)
 		switch {
 		case measured == 0:
-			return "all in the warm-up: the first invocations of a cold start arrived before every slot had polled; a burst, not overload (" + inFlight + ")"
+			return "all in the warm-up" + coldStart(m, tgt) + "; a burst, not overload (" + inFlight + ")"
 		case busy < overloadBusy*float64(sc.N):
 			return "a burst, not overload: " + inFlight + "; invocations that arrived together (a cold start's first, or after a stall of this machine) found the other slots busy for a moment"
 		}
@@ -134,13 +134,28 @@ func throttleMeaning(sc bench.Scenario, measured, warm int64, m map[string]float
 	return "closed loop: each caller re-sends the instant it is answered, before the runtime's next /next is registered; not overload (-model open measures that)"
 }
 
+// coldStart says why a cold start's first invocations were throttled:
+// the load begins once the function is ready (target.Start), so the
+// slots' start-up is the cause only where readiness was not measured.
+func coldStart(m map[string]float64, tgt string) string {
+	ready, ok := m[bench.Ready]
+	slow := "the first invocations of a cold start ran longer than later ones (cold caches, first connections), and more than N arrived while they ran"
+	switch {
+	case ok && tgt == target.Fake:
+		return fmt.Sprintf(", and the load began only once every slot had polled (exec to N polls outstanding: %s), so not the slots' start-up: %s", show.MS(ready), slow)
+	case ok && tgt == target.RIE:
+		return fmt.Sprintf(", and the load began only once the emulator had run the function's init (%s from its start), so hardly the slots' start-up: %s", show.MS(ready), slow)
+	}
+	return ": " + slow + ", or arrived before every slot had polled"
+}
+
 // runLines are the lines of the report of a single runtime (kind run):
 // the figures at a glance, then the details. Terminal and Markdown show
 // the same lines.
 func runLines(rep *Report) (glance, details [][]string) {
 	sr := rep.Scenarios[0]
 	sc := sr.Scenario
-	m := sr.Medians[rep.Runtimes[0].Name]
+	m := runFigures(sr, rep.Runtimes[0].Name)
 	get := func(key string, f func(float64) string) string { return cell(m, key, f) }
 	add := func(to *[][]string, k, v string) { *to = append(*to, []string{k, v}) }
 
@@ -179,9 +194,10 @@ func runLines(rep *Report) (glance, details [][]string) {
 		measured := int64(math.Round(m[bench.ThrottlesPer1k] * m[bench.Invocations] / 1000))
 		thr := fmt.Sprintf("%d (%s of attempts)", measured, get(bench.RejectedPct, show.Pct))
 		if warm := l.Throttles - measured; warm > 0 {
-			thr += fmt.Sprintf(", %d in the warm-up", warm)
+			thr = fmt.Sprintf("%d in the measured window (%s of its attempts), %d more in the warm-up (%d in all)",
+				measured, get(bench.RejectedPct, show.Pct), warm, l.Throttles)
 		}
-		meaning := throttleMeaning(sc, measured, l.Throttles-measured, m)
+		meaning := throttleMeaning(sc, measured, l.Throttles-measured, m, rep.Settings.Target)
 		if r.Exited != "" {
 			meaning = "the function exited (PROBLEM below): no slot of it polled after that"
 		}
@@ -199,6 +215,17 @@ func runLines(rep *Report) (glance, details [][]string) {
 	add(&details, "GCs in the measured window", get(bench.GCs, show.Count)+" ("+get(bench.GCsPer1k, show.One)+" per 1000)")
 	add(&details, "TCP connections: at init / per 1000 after", get(bench.ConnsInit, show.Count)+" / "+get(bench.ConnsPer1k, show.One))
 	return glance, details
+}
+
+// runFigures are the figures a run report shows: the medians, or, where
+// its one run had problems but the function kept serving (wrong answers:
+// HTTP errors without -expect), that run's own: they were measured, and
+// the verdict says why they prove nothing.
+func runFigures(sr ScenarioReport, rt string) map[string]float64 {
+	if m := sr.Medians[rt]; len(m) > 0 || len(sr.Runs) != 1 || sr.Runs[0].Exited != "" {
+		return m
+	}
+	return sr.Runs[0].Metrics
 }
 
 // RunVerdict is the last line of a run: what it proves and what it does not.

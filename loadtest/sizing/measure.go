@@ -41,7 +41,7 @@ func measureStep(ctx context.Context, o target.Options, rt target.Runtime, items
 		return s, errors.New(in.ExitProblem())
 	}
 	if bad := warm.Failures + warm.Wrong; bad > 0 {
-		return s, fmt.Errorf("%d of the warm-up's invocations went wrong%s; first: %s\n%s", bad, load.HTTPWords(warm.HTTPErrors), warm.FirstErr, in.Tail())
+		return s, fmt.Errorf("%d of the warm-up's invocations went wrong%s; first: %s%s", bad, load.HTTPWords(warm.HTTPErrors), warm.FirstErr, lastWords(in, o))
 	}
 	cpu0, _ := in.CPU()
 	drv0, mach0 := driverCPU(in), measure.MachineBusy()
@@ -53,7 +53,7 @@ func measureStep(ctx context.Context, o target.Options, rt target.Runtime, items
 		return s, errors.New(in.ExitProblem())
 	}
 	if bad := st.Failures + st.Wrong; bad > 0 {
-		return s, fmt.Errorf("%d invocations went wrong%s; first: %s\n%s", bad, load.HTTPWords(st.HTTPErrors), st.FirstErr, in.Tail())
+		return s, fmt.Errorf("%d invocations went wrong%s; first: %s%s", bad, load.HTTPWords(st.HTTPErrors), st.FirstErr, lastWords(in, o))
 	}
 	answered := st.Answered()
 	if answered == 0 {
@@ -97,3 +97,16 @@ func cpuOf(pid int) (time.Duration, error) {
 
 // toMiB is bytes in MiB.
 func toMiB(bytes int64) float64 { return float64(bytes) / (1 << 20) }
+
+// lastWords is where the function's last output is, for an error: the
+// file that keeps it, or its own last lines, never the emulator's.
+func lastWords(in *target.Instance, o target.Options) string {
+	file := ""
+	if o.Output != nil {
+		file = o.Output.Summary().File
+	}
+	if w := in.LastWords(file); w != "" {
+		return "; the function's " + w
+	}
+	return ""
+}

@@ -82,7 +82,7 @@ func (r recommendation) at(n, vcpus int, mem memFit) recommendation {
 // capacity provider scales at, and what bounds it.
 func cpuSentence(p *Profile) string {
 	r := p.rec
-	s := fmt.Sprintf("Each invocation took %s of wall time on average, %s of it CPU (%.0f%% waiting), so %d CPUs keep about %.0f in flight (Little's law: %d × %s / %s); measured, throughput stopped growing or latency started to above N=%d",
+	s := fmt.Sprintf("Each invocation took %s of wall time on average, %s of it CPU (%.0f%% waiting), so %d CPUs keep about %.0f in flight (Little's law: %d × %s / %s); measured, throughput stopped growing, or latency started to grow, above N=%d",
 		show.Millis(p.WallMS), show.Millis(p.CPUMS), 100*p.WaitShare, p.MachineCPUs, p.LittleKnee, p.MachineCPUs, show.Millis(p.WallMS), show.Millis(p.CPUMS), p.KneeN)
 	if p.KneeBound != "" {
 		s += " (the highest N measured: " + p.KneeBound + ")"
@@ -92,7 +92,8 @@ func cpuSentence(p *Profile) string {
 		if p.OtherCPUs > noisyCPUs {
 			beside += fmt.Sprintf(" and other work taking %.1f of the %d CPUs", p.OtherCPUs, p.MachineCPUs)
 		}
-		s += fmt.Sprintf(" with %s (N≈%.0f expected), so N=%.1f for the function alone", beside, p.LittleHere, p.FunctionKnee)
+		s += fmt.Sprintf(" with %s, where Little's law expects N≈%s: the CPUs were %.0f%% busy at the knee, so the function alone keeps N=%s busy (N=%d scaled by what the others took%s)",
+			beside, fmtTenth(p.LittleHere), 100*min(1, float64(p.KneeN)/p.LittleHere), fmtTenth(p.FunctionKnee), p.KneeN, capped(p))
 	}
 	s += fmt.Sprintf(": %d vCPUs keep about %s busy, so the CPUs allow N=%d", p.VCPUs, fmtTenth(r.Knee), r.CPUN)
 	s += fmt.Sprintf(". At the load the capacity provider scales at (%.0f%% CPU), %s invocations are in flight on average (%.0f%% of %s), arriving at random: Erlang's loss formula turns away ",
@@ -114,6 +115,14 @@ func cpuSentence(p *Profile) string {
 		s += fmt.Sprintf("; memory holds only N=%d (below), which turns away %s", r.N, fmtShare(r.Loss))
 	}
 	return s + "."
+}
+
+// capped says when Little's law for the function alone bounds its knee.
+func capped(p *Profile) string {
+	if p.FunctionKnee >= p.LittleKnee-1e-9 {
+		return fmt.Sprintf(", at most Little's law's %s for the function alone", fmtTenth(p.LittleKnee))
+	}
+	return ""
 }
 
 // memorySentence explains the memory ratio.
@@ -154,10 +163,14 @@ func restsOn(p *Profile) string {
 // fmtTenth writes v to a tenth, without a trailing ".0".
 func fmtTenth(v float64) string { return strconv.FormatFloat(math.Round(10*v)/10, 'f', -1, 64) }
 
-// fmtShare writes a share as a percentage, finer below 1%.
+// fmtShare writes a share as a percentage, finer the smaller it is, so
+// that it agrees with the counts beside it (108 of 7551 is 1.4%, not 1%).
 func fmtShare(v float64) string {
-	if v < 0.01 {
+	switch {
+	case v < 0.01:
 		return fmt.Sprintf("%.2f%%", 100*v)
+	case v < 0.0995: // below 10% once rounded to a tenth
+		return fmt.Sprintf("%.1f%%", 100*v)
 	}
 	return fmt.Sprintf("%.0f%%", 100*v)
 }

@@ -165,7 +165,11 @@ func TestSizeChecksAgain(t *testing.T) {
 				t.Errorf("unconfirmed %q, want it to say %q", p.Unconfirmed, tt.plainly)
 			}
 			head := strings.Join(sizeLines(p).head, "\n")
-			if tt.confirmed && !strings.Contains(head, "it held its check here at N="+strconv.Itoa(tt.n)) ||
+			held := "it held its check here at N=" + strconv.Itoa(tt.n)
+			if len(tt.checked) > 1 { // a check failed before: say both
+				held = "it held its second check here at N=50, after the first, at N=40, did not hold"
+			}
+			if tt.confirmed && !strings.Contains(head, held) ||
 				!tt.confirmed && (!strings.Contains(head, "NOT confirmed") || !strings.Contains(head, p.Unconfirmed)) {
 				t.Errorf("the report's head does not say what held:\n%s", head)
 			}
@@ -236,6 +240,34 @@ func TestUnconfirmedSays(t *testing.T) {
 		bound: "as far as the latency and memory bounds go", wrong: "its answers went wrong"} {
 		if !strings.Contains(got, want) || !strings.HasPrefix(got, "No N held its check on this machine: at N=") {
 			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+}
+
+// TestCPUSentenceReads: the sentence on the knee is grammatical: what
+// stopped growing and what started to grow, above which N.
+func TestCPUSentenceReads(t *testing.T) {
+	p := &Profile{VCPUs: 2, MachineCPUs: 2, ScaleAt: DefaultScaleAt, Steps: routerSteps()}
+	if err := p.summarize(func(int, float64) (*Check, error) { return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if want := "throughput stopped growing, or latency started to grow, above N=2"; !strings.Contains(p.Sentences[0], want) {
+		t.Errorf("the sentence lacks %q: %s", want, p.Sentences[0])
+	}
+}
+
+// TestSharesAgreeWithCounts: a share shown beside counts agrees with
+// them: 108 of 7551 is 1.4%, not the "1%" that read as below the 103
+// allowed.
+func TestSharesAgreeWithCounts(t *testing.T) {
+	c := Check{N: 12, Rate: 1510, Seconds: 5, Answered: 7443, Throttles: 108}
+	c.judge(0.46)
+	if want := "108 throttled (1.4% of 7551 attempts), more than the 103"; !strings.Contains(c.Why, want) {
+		t.Errorf("why %q, want %q", c.Why, want)
+	}
+	for v, want := range map[float64]string{0.0278: "2.8%", 0.0143: "1.4%", 0.0009: "0.09%", 0.25: "25%", 0.096: "9.6%"} {
+		if got := fmtShare(v); got != want {
+			t.Errorf("fmtShare(%v) = %q, want %q", v, got, want)
 		}
 	}
 }

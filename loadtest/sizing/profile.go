@@ -288,17 +288,23 @@ func (p *Profile) knees() {
 	p.LittleKnee = littleKnee(float64(p.MachineCPUs), p.WallMS, p.CPUMS)
 	p.LittleHere = littleKnee(p.HadCPUs, p.WallMS, p.CPUMS+p.DriverCPUMS)
 	p.KneeAgrees = kneeAgrees(p.KneeN, p.LittleHere)
-	// Where the measurement bears Little's law out, the function's own
-	// knee on this machine's CPUs is the measured one without the load
-	// test's CPU and the other work's beside it: an environment runs
-	// neither.
-	p.FunctionKnee = float64(p.KneeN)
-	if p.KneeAgrees && p.KneeBound == "" && p.CPUMS > 0 {
-		p.FunctionKnee *= (p.CPUMS + p.DriverCPUMS) / p.CPUMS * float64(p.MachineCPUs) / p.HadCPUs
-		// Never past the N at which the function alone keeps every CPU
-		// busy: beyond it nothing is gained but queueing.
-		p.FunctionKnee = max(float64(p.KneeN), min(p.FunctionKnee, p.LittleKnee))
+	p.FunctionKnee = functionKnee(p.KneeN, p.LittleHere, p.LittleKnee, p.KneeBound == "")
+}
+
+// functionKnee is the knee of the function alone, from the knee measured
+// with the load test's CPU and other work beside it. The CPUs' busy share
+// at the knee is knee / littleHere (Little's law); in that share the knee
+// was the CPUs', and grows by littleKnee / littleHere without the others.
+// One formula, continuous in its inputs: a threshold between two models
+// flipped N=4 to N=12 on the same binary. Never past littleKnee: beyond
+// it nothing is gained but queueing; never below the knee measured.
+func functionKnee(knee int, littleHere, littleKnee float64, seen bool) float64 {
+	k := float64(knee)
+	if !seen || littleHere <= 0 || littleKnee <= littleHere {
+		return k
 	}
+	busy := min(1, k/littleHere)
+	return max(k, min(k*(1+busy*(littleKnee/littleHere-1)), littleKnee))
 }
 
 // doubts notes what makes the figures doubtful: a knee Little's law does
@@ -338,7 +344,7 @@ func (p *Profile) settle() {
 // disagreement says why a measured knee may part from Little's law.
 func disagreement(p *Profile) string {
 	if float64(p.KneeN) < p.LittleHere {
-		return "the function stops scaling before its CPUs are busy: it waits on something shared (a lock, a pool, a downstream limit), or other work on this machine took the CPUs (see its share per step). The recommendation follows the measurement."
+		return "the function stops scaling before its CPUs are busy: it waits on something shared (a lock, a pool, a downstream limit), or other work on this machine took the CPUs (see its share per step). The recommendation follows the measurement, scaled only in the share the CPUs were busy."
 	}
 	return "the function scales beyond its CPUs: its CPU time per invocation falls with N (shared work, caches), or its waiting is not on this machine."
 }

@@ -3,8 +3,11 @@ package sizing
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/lmigo/lmigo/loadtest/show"
 )
 
 // TestSizeSummarize: from the steps of a sweep to the recommendation, the
@@ -27,8 +30,9 @@ func TestSizeSummarize(t *testing.T) {
 	}{
 		{"cpu-bound", []Step{step(1, 40, 25, 21, 1.3, 0, true), step(2, 76, 25.6, 21, 1.3, 0, true), step(4, 80, 49, 21, 1.3, 0, false), step(3, 75, 37, 21, 1.3, 0, false)},
 			4, 2, 2, 2.4},
+		// The CPUs 92% busy at the knee of 24 (Little: 26): 24 × (1 + 0.92/3) = 31.4.
 		{"io-bound", []Step{step(1, 24, 41.6, 2.4, 0.8, 0, true), step(16, 380, 42, 2.4, 0.8, 0, true), step(32, 500, 64, 2.4, 0.8, 0, false), step(24, 560, 43, 2.4, 0.8, 0, true), step(28, 560, 50, 2.4, 0.8, 0, false)},
-			32, 16, 2, 32},
+			31, 15.5, 2, 32},
 		// The load test's CPU as large as the function's would scale the
 		// knee to 48: Little's law for the function alone caps it at 34.7.
 		{"io-bound, capped", []Step{step(1, 24, 41.6, 2.4, 2.4, 0, true), step(16, 380, 42, 2.4, 2.4, 0, true), step(32, 500, 64, 2.4, 2.4, 0, false), step(24, 560, 43, 2.4, 2.4, 0, true), step(28, 560, 50, 2.4, 2.4, 0, false)},
@@ -82,5 +86,43 @@ func TestSizeNoCPU(t *testing.T) {
 	}
 	if md := Markdown(p); bytes.Contains(md, []byte("sam deploy")) {
 		t.Errorf("size.md gives SAM parameters without a recommendation:\n%s", md)
+	}
+}
+
+// TestSizeSameBinaryTwice: the steps of two sizings of one function on
+// one machine (testdata, from size -json) give the same N, or the next
+// step of the sweep, from one model; the sentence names its figures.
+// The first run's knee sat 1.55 times Little's law's, the second's 1.07:
+// a threshold at 1.5 once gave N=4 and N=12.
+func TestSizeSameBinaryTwice(t *testing.T) {
+	var ns []int
+	var limited []string
+	for _, f := range []string{"testdata/size-paramcache-run1.json", "testdata/size-paramcache-run2.json"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec struct {
+			VCPUs       int    `json:"vcpus"`
+			MachineCPUs int    `json:"machineCpus"`
+			Steps       []Step `json:"steps"`
+		}
+		if err := json.Unmarshal(b, &rec); err != nil {
+			t.Fatal(err)
+		}
+		p := &Profile{VCPUs: rec.VCPUs, MachineCPUs: rec.MachineCPUs, Steps: rec.Steps}
+		if err := p.summarize(func(int, float64) (*Check, error) { return nil, nil }); err != nil {
+			t.Fatal(err)
+		}
+		ns, limited = append(ns, p.PerExecutionEnvironmentMaxConcurrency), append(limited, p.LimitedBy)
+		t.Logf("%s: N=%d: %s", f, ns[len(ns)-1], p.Sentences[0])
+		for _, w := range []string{"Little's law", show.Millis(p.CPUMS) + " of it CPU", show.Millis(p.DriverCPUMS) + " of CPU per invocation beside"} {
+			if !strings.Contains(p.Sentences[0], w) {
+				t.Errorf("%s: the sentence does not name %q: %s", f, w, p.Sentences[0])
+			}
+		}
+	}
+	if d := ns[0] - ns[1]; d < -1 || d > 1 || limited[0] != limited[1] {
+		t.Errorf("the same function sized twice: N=%d (limited by %s) and N=%d (limited by %s)", ns[0], limited[0], ns[1], limited[1])
 	}
 }

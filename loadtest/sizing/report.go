@@ -40,7 +40,7 @@ func sizeLines(p *Profile) sizeText {
 	held := "not checked here"
 	switch {
 	case p.Confirmed:
-		held = fmt.Sprintf("it held its check here at N=%d", p.PerExecutionEnvironmentMaxConcurrency)
+		held = heldAfter(p.Checks)
 	case p.Unconfirmed != "":
 		held = "NOT confirmed: see the next sentence"
 	}
@@ -129,4 +129,22 @@ func Markdown(p *Profile) []byte {
 		fmt.Fprintf(&b, "\n```\nsam deploy --guided --template-file deploy/template.yaml --parameter-overrides %s\n```\n", p.SAM)
 	}
 	return b.Bytes()
+}
+
+// heldAfter says which check held, and which did not before it: the
+// last of checks is the one that held.
+func heldAfter(checks []Check) string {
+	ordinal := []string{"first", "second", "third"}
+	last := len(checks) - 1
+	if last < 1 || last >= len(ordinal) {
+		return fmt.Sprintf("it held its check here at N=%d", checks[last].N)
+	}
+	s := fmt.Sprintf("it held its %s check here at N=%d, after ", ordinal[last], checks[last].N)
+	for i, c := range checks[:last] {
+		if i > 0 {
+			s += " and "
+		}
+		s += fmt.Sprintf("the %s, at N=%d,", ordinal[i], c.N)
+	}
+	return s + " did not hold"
 }

@@ -298,12 +298,13 @@ func littleKnee(cpus, wallMS, cpuMS float64) float64 {
 	return cpus * wallMS / cpuMS
 }
 
-// kneeAgrees says whether a measured knee is within a factor of 1.5 of
-// Little's law's: the sweep's steps are that coarse.
+// kneeAgrees says whether a measured knee is within the sweep's
+// coarseness of Little's law's: a factor of 1.5 below it, and one
+// doubling of N above it. It chooses a note, never the model.
 func kneeAgrees(measured int, little float64) bool {
 	if little <= 0 {
 		return false
 	}
 	r := float64(measured) / little
-	return r >= 1/1.5 && r <= 1.5
+	return r >= 1/1.5 && r <= 2
 }

@@ -83,7 +83,7 @@ func TestLittle(t *testing.T) {
 		measured int
 		little   float64
 		want     bool
-	}{{32, 40, true}, {40, 40, true}, {20, 40, false}, {60, 40, true}, {61, 40, false}, {4, math.Inf(1), false}}
+	}{{32, 40, true}, {40, 40, true}, {20, 40, false}, {60, 40, true}, {80, 40, true}, {81, 40, false}, {4, math.Inf(1), false}}
 	for _, tt := range tests {
 		if got := kneeAgrees(tt.measured, tt.little); got != tt.want {
 			t.Errorf("kneeAgrees(%d, %v) = %v", tt.measured, tt.little, got)

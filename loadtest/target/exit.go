@@ -69,6 +69,20 @@ func (in *Instance) ExitStatus() string {
 	return "its status unknown"
 }
 
+// LastWords says where the runtime's last output is, for error
+// messages after "the runtime's" or "the function's": file, the one
+// that keeps it, when set; else its own last lines, gctrace lines and
+// the emulator's own left out; "" when it has none.
+func (in *Instance) LastWords(file string) string {
+	if file != "" {
+		return "output is in " + file
+	}
+	if w := in.lastWords(); w != "" {
+		return "last output:\n" + w
+	}
+	return ""
+}
+
 // lastWords is the end of the function's own output: gctrace lines and
 // the emulator's own lines left out.
 func (in *Instance) lastWords() string {

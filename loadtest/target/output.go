@@ -3,7 +3,9 @@ package target
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,18 +21,19 @@ import (
 // ERROR lines in the report.
 
 // Output takes a function's stdout and stderr: it writes them to its
-// file and counts their WARN and ERROR lines. It is safe for concurrent
-// use; the zero value counts without a file.
+// file and counts their WARN and ERROR lines. In the emulator, whose
+// output holds the function's lines and its own, its own lines go to a
+// file of their own. It is safe for concurrent use; the zero value
+// counts without a file.
 type Output struct {
-	mu   sync.Mutex
-	file *os.File
-	path string // absolute; "" without a file
-	// rie: the emulator's own lines share the output and are not counted.
+	mu  sync.Mutex
+	fn  bounded // the function's lines
+	emu bounded // the emulator's own lines (rie)
+	// rie: the emulator's own lines share the output; lines arrive whole
+	// (target.lines), one stream at a time.
 	rie     bool
 	partial []byte // the start of a line not yet ended, at most maxLevelLine
 	counts  OutputCounts
-	written int64 // bytes in the file, at most maxOutputFile
-	werr    error // the first error writing the file
 }
 
 // maxOutputFile bounds the file: a function that logs without end must
@@ -44,13 +47,17 @@ type OutputCounts struct {
 	FirstWarn  string `json:"firstWarn,omitempty"`
 	FirstError string `json:"firstError,omitempty"`
 	File       string `json:"file,omitempty"`
+	// Emulator counts the emulator's own lines, kept in EmulatorFile.
+	Emulator     int64  `json:"emulatorLines,omitempty"`
+	EmulatorFile string `json:"emulatorFile,omitempty"`
 }
 
 // maxLevelLine is how much of a line is read for its level.
 const maxLevelLine = 64 << 10
 
 // CreateOutput opens the file name in dir for a function's output; with
-// dir "" it only counts.
+// dir "" it only counts. The emulator's own lines, if any, go to name
+// with "function" made "emulator".
 func CreateOutput(dir, name string) (*Output, error) {
 	if dir == "" {
 		return &Output{}, nil
@@ -66,7 +73,11 @@ func CreateOutput(dir, name string) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Output{file: f, path: p}, nil
+	emu := filepath.Join(filepath.Dir(p), "emulator-"+name)
+	if strings.Contains(name, "function") {
+		emu = filepath.Join(filepath.Dir(p), strings.Replace(name, "function", "emulator", 1))
+	}
+	return &Output{fn: bounded{file: f, path: p}, emu: bounded{path: emu}}, nil
 }
 
 // Write keeps p and counts the lines it ends. It never fails: a file
@@ -75,13 +86,8 @@ func (o *Output) Write(p []byte) (int, error) {
 	n := len(p)
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.file != nil && o.werr == nil && o.written < maxOutputFile {
-		keep := p[:min(int64(len(p)), maxOutputFile-o.written)]
-		_, o.werr = o.file.Write(keep)
-		o.written += int64(len(keep))
-		if o.written == maxOutputFile {
-			_, o.werr = fmt.Fprintf(o.file, "\n=== loadtest: the rest of the output is left out (more than %d MiB)\n", maxOutputFile>>20)
-		}
+	if !o.rie {
+		o.fn.write(p)
 	}
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
@@ -90,10 +96,43 @@ func (o *Output) Write(p []byte) (int, error) {
 			break
 		}
 		o.partial = append(o.partial, p[:min(i, maxLevelLine-len(o.partial))]...)
-		o.count(o.partial)
+		o.line(o.partial)
 		o.partial, p = o.partial[:0], p[i+1:]
 	}
 	return n, nil
+}
+
+// line counts a line and, in the emulator, keeps it in the file it
+// belongs to: the emulator's own part in its file, the function's in
+// the function's. A line longer than maxLevelLine keeps its start only.
+func (o *Output) line(l []byte) {
+	if !o.rie {
+		o.count(l)
+		return
+	}
+	own := functionPart(string(l))
+	if len(own) < len(bytes.TrimSpace(l)) {
+		o.counts.Emulator++
+		o.emu.write(append(bytes.TrimPrefix(bytes.TrimSpace(l), []byte(own)), '\n'))
+	}
+	if own != "" {
+		o.fn.write([]byte(own + "\n"))
+		o.count([]byte(own))
+	}
+}
+
+// Emulator is a writer for the emulator's own output, kept in its file
+// and counted apart from the function's.
+func (o *Output) Emulator() io.Writer { return emulatorWriter{o} }
+
+type emulatorWriter struct{ o *Output }
+
+func (w emulatorWriter) Write(p []byte) (int, error) {
+	w.o.mu.Lock()
+	defer w.o.mu.Unlock()
+	w.o.emu.write(p)
+	w.o.counts.Emulator += int64(bytes.Count(p, []byte{'\n'}))
+	return len(p), nil
 }
 
 // Note writes a line of the load test's own into the file: where a
@@ -101,15 +140,10 @@ func (o *Output) Write(p []byte) (int, error) {
 func (o *Output) Note(format string, args ...any) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.file != nil && o.werr == nil {
-		_, o.werr = fmt.Fprintf(o.file, "=== loadtest: "+format+"\n", args...)
-	}
+	o.fn.write(fmt.Appendf(nil, "=== loadtest: "+format+"\n", args...))
 }
 
 func (o *Output) count(line []byte) {
-	if o.rie {
-		line = []byte(functionPart(string(line)))
-	}
 	if measure.IsGCLine(line) {
 		return
 	}
@@ -132,27 +166,63 @@ func (o *Output) Summary() OutputCounts {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	c := o.counts
-	c.File = o.path
+	c.File = o.fn.path
+	if c.Emulator > 0 {
+		c.EmulatorFile = o.emu.path
+	}
 	return c
 }
 
-// Close counts a last line without its newline and closes the file.
+// Close counts a last line without its newline and closes the files.
 func (o *Output) Close() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if len(o.partial) > 0 {
-		o.count(o.partial)
+		o.line(o.partial)
 		o.partial = nil
 	}
-	if o.file == nil {
-		return nil
+	err := errors.Join(o.fn.close(), o.emu.close())
+	if err != nil {
+		return fmt.Errorf("the function's output: %w", err)
 	}
-	err := o.file.Close()
-	o.file = nil
-	if o.werr != nil {
-		return fmt.Errorf("the function's output: %w", o.werr)
+	return nil
+}
+
+// bounded is a file of at most maxOutputFile bytes, created at its first
+// write when it has a path but no file yet.
+type bounded struct {
+	file    *os.File
+	path    string // absolute; "" without a file
+	written int64
+	err     error // the first error creating or writing it
+	closed  bool
+}
+
+func (b *bounded) write(p []byte) {
+	if b.path == "" || b.closed || b.err != nil || b.written >= maxOutputFile {
+		return
 	}
-	return err
+	if b.file == nil {
+		if b.file, b.err = os.Create(b.path); b.err != nil {
+			return
+		}
+	}
+	keep := p[:min(int64(len(p)), maxOutputFile-b.written)]
+	_, b.err = b.file.Write(keep)
+	b.written += int64(len(keep))
+	if b.written == maxOutputFile {
+		_, b.err = fmt.Fprintf(b.file, "\n=== loadtest: the rest of the output is left out (more than %d MiB)\n", maxOutputFile>>20)
+	}
+}
+
+func (b *bounded) close() error {
+	b.closed = true
+	if b.file == nil {
+		return b.err
+	}
+	err := b.file.Close()
+	b.file = nil
+	return errors.Join(b.err, err)
 }
 
 // Words says what the output held, in a line of the report.
@@ -166,6 +236,9 @@ func (c OutputCounts) Words() string {
 	}
 	if c.File != "" {
 		s += "; all of it in " + c.File
+	}
+	if c.Emulator > 0 {
+		s += fmt.Sprintf("; the emulator's own %d line(s) (START, END, REPORT and its logger's time=… level=… msg=… lines) apart in %s and not counted: a function that logs in that same shape has those lines there too", c.Emulator, c.EmulatorFile)
 	}
 	return s
 }

@@ -1,6 +1,7 @@
 package target
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -86,6 +87,15 @@ func (o Options) output(rt Runtime, gc *measure.GCCounter) io.Writer {
 	return io.MultiWriter(gc, o.Output)
 }
 
+// emulatorOutput is where the emulator's own stderr goes: beside the
+// user's function's output, in a file of its own, or nowhere.
+func (o Options) emulatorOutput(rt Runtime) io.Writer {
+	if o.Output == nil || rt.Name != Function {
+		return io.Discard
+	}
+	return o.Output.Emulator()
+}
+
 // startFake execs rt.Binary against a new fake Runtime API and waits until
 // it has N polls outstanding.
 func startFake(ctx context.Context, o Options, rt Runtime, n, pinCPU int) (*Instance, error) {
@@ -168,15 +178,17 @@ const rieRuntimeUID = 993
 // outside through the runtime's process in the emulator's PID namespace.
 func startRIE(ctx context.Context, o Options, rt Runtime, n int) (*Instance, error) {
 	gc := &measure.GCCounter{}
-	out := o.output(rt, gc)
+	// The emulator relays the runtime's stdout and stderr, whole lines,
+	// to its stdout; its own stderr holds its own GCs (GODEBUG reaches it
+	// too) and is kept apart, never counted as the function's.
 	t0 := time.Now()
 	e, err := rie.Start(ctx, rie.Options{
 		Bootstrap:      rt.Binary,
 		MaxConcurrency: n,
 		Env:            o.Environ(n),
 		Timeout:        o.Timeout,
-		Stdout:         out,
-		Stderr:         out,
+		Stdout:         &lines{w: o.output(rt, gc)},
+		Stderr:         &lines{w: o.emulatorOutput(rt)},
 	})
 	if err != nil {
 		return nil, err
@@ -225,6 +237,29 @@ func startRIE(ctx context.Context, o Options, rt Runtime, n int) (*Instance, err
 		in.halt = func() error { li.Close(); return e.Stop() }
 	}
 	return in, nil
+}
+
+// lines passes a stream on in whole lines: the emulator's stdout and
+// stderr share one writer, and a line of one must not be cut by the
+// other's. A line longer than maxLevelLine passes on in pieces; one
+// without its newline when the stream ends is left out (the emulator
+// ends each of its lines).
+type lines struct {
+	w   io.Writer
+	buf []byte
+}
+
+func (l *lines) Write(p []byte) (int, error) {
+	l.buf = append(l.buf, p...)
+	end := bytes.LastIndexByte(l.buf, '\n') + 1
+	if end == 0 && len(l.buf) > maxLevelLine {
+		end = len(l.buf)
+	}
+	if end > 0 {
+		_, _ = l.w.Write(l.buf[:end])
+		l.buf = append(l.buf[:0], l.buf[end:]...)
+	}
+	return len(p), nil
 }
 
 // startLambda invokes a deployed function; nothing of it can be measured
