@@ -103,16 +103,24 @@ func cpuSentence(p *Profile) string {
 	} else {
 		s += fmt.Sprintf("%s of them at N=%d and at most %.0f%% from N=%d", fmtShare(erlangB(r.CPUN, r.Offered)), r.CPUN, 100*lossTarget, r.LossN)
 	}
+	// The model's N is the first check's; a failed check may raise it.
+	n := r.N
+	if len(p.Checks) > 0 {
+		n = p.Checks[0].N
+	}
 	switch r.LimitedBy {
 	case "cpu":
-		s += fmt.Sprintf(", so the CPUs' N=%d", r.N)
+		s += fmt.Sprintf(", so the CPUs' N=%d", n)
 	case "loss":
-		s += fmt.Sprintf(", so N=%d", r.N)
+		s += fmt.Sprintf(", so N=%d", n)
 	case "latency":
 		s += fmt.Sprintf("; but with all N busy at once the CPUs shared stretch an invocation to at most %d× its time alone only up to N=%d (%d × %s), so N=%d turns away %s",
-			latencyStretch, r.LatencyN, latencyStretch, fmtTenth(r.Knee), r.N, fmtShare(r.Loss))
+			latencyStretch, r.LatencyN, latencyStretch, fmtTenth(r.Knee), n, fmtShare(erlangB(n, r.Offered)))
 	case "memory":
-		s += fmt.Sprintf("; memory holds only N=%d (below), which turns away %s", r.N, fmtShare(r.Loss))
+		s += fmt.Sprintf("; memory holds only N=%d (below), which turns away %s", n, fmtShare(erlangB(n, r.Offered)))
+	}
+	if n != r.N {
+		s += fmt.Sprintf(", which the checks below raised to N=%d", r.N)
 	}
 	return s + "."
 }

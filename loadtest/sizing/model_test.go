@@ -176,6 +176,11 @@ func TestSizeChecksAgain(t *testing.T) {
 			if c := p.Check; c == nil || c.N != tt.n || c.Holds != tt.confirmed {
 				t.Errorf("the last check %+v is not the one the answer rests on", c)
 			}
+			// The CPUs' N is the model's, not the one a check raised it to.
+			if why := cpuSentence(p); strings.Contains(why, "CPUs' N=") && !strings.Contains(why, "the CPUs' N="+strconv.Itoa(tt.checked[0])+",") &&
+				!strings.Contains(why, "the CPUs' N="+strconv.Itoa(tt.checked[0])+".") {
+				t.Errorf("the CPUs' N is not the model's N=%d: %s", tt.checked[0], why)
+			}
 		})
 	}
 }
