@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/lmigo/lmigo/concurrent/internal/leftover"
 )
 
 // VerifyTestMain is goleak.VerifyTestMain for the test package of a
@@ -25,7 +27,8 @@ import (
 //     ants.Submit still works);
 //   - net/http's goroutines of a connection, at both of its ends: the
 //     client's reader and writer (net/http.(*persistConn).readLoop and
-//     writeLoop, net/http.(*http2ClientConn).readLoop), which a
+//     writeLoop, net/http.(*http2ClientConn).readLoop, and
+//     golang.org/x/net/http2.(*ClientConn).readLoop), which a
 //     package-level HTTP or SDK client keeps for its idle keep-alive
 //     connections, and the server's (net/http.(*conn).serve,
 //     net/http.(*http2serverConn).readFrames), which a stand-in keeps for
@@ -43,16 +46,18 @@ func VerifyTestMain(m *testing.M, opts ...goleak.Option) {
 // the others by their functions, as goleak cannot name one pool or one
 // client.
 func ignoreRuntime() []goleak.Option {
-	return []goleak.Option{
+	opts := []goleak.Option{
 		goleak.IgnoreCurrent(),
 		goleak.IgnoreAnyFunction("github.com/panjf2000/ants/v2.(*poolCommon).purgeStaleWorkers"),
 		goleak.IgnoreAnyFunction("github.com/panjf2000/ants/v2.(*poolCommon).ticktock"),
 		// A connection's goroutines, HTTP/1.1 and HTTP/2, client and
-		// server: net/http's own, never a handler's.
-		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
-		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
-		goleak.IgnoreAnyFunction("net/http.(*http2ClientConn).readLoop"),
+		// server: net/http's own, never a handler's. The client's are
+		// those the runtime's look for leftovers passes too.
 		goleak.IgnoreAnyFunction("net/http.(*conn).serve"),
 		goleak.IgnoreAnyFunction("net/http.(*http2serverConn).readFrames"),
 	}
+	for _, f := range leftover.PoolFuncs {
+		opts = append(opts, goleak.IgnoreAnyFunction(f))
+	}
+	return opts
 }

@@ -30,10 +30,10 @@ const (
 // not ended.
 const SlotFunc = "github.com/lmigo/lmigo/concurrent.runSlot"
 
-// poolFuncs are the goroutines of connection pools, which a handler's
+// PoolFuncs are the goroutines of connection pools, which a handler's
 // first call starts and which serve every invocation after it. They carry
 // that invocation's labels but are no work of its own.
-var poolFuncs = []string{
+var PoolFuncs = []string{
 	"net/http.(*persistConn).readLoop",
 	"net/http.(*persistConn).writeLoop",
 	"net/http.(*http2ClientConn).readLoop",
@@ -153,7 +153,7 @@ func (p *parser) parseLine(line []byte) {
 }
 
 func isPoolFunc(name []byte) bool {
-	for _, f := range poolFuncs {
+	for _, f := range PoolFuncs {
 		if string(name) == f {
 			return true
 		}
