@@ -110,7 +110,7 @@ func beginRun(ctx context.Context, s Settings, sc *Scenario, rt target.Runtime, 
 	}
 	l.in = in
 	if rt.Name == target.Function {
-		l.out = s.Options.Output
+		l.out = s.Output
 	}
 	connsInit := l.init(s)
 
