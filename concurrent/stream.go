@@ -162,8 +162,13 @@ type guardedReader struct {
 }
 
 // decide sets the stream's queue value as the body ends: as late as an
-// answer's, so that the overrun watch covers a body that hangs.
+// answer's, so that the overrun watch covers a body that hangs. The slot's
+// goroutine leaves the labels then, also on a failure: the answer is
+// posted next (end.go).
 func (g *guardedReader) decide() {
+	if g.s != nil {
+		g.s.unlabel()
+	}
 	g.queue = g.s != nil && g.s.mayQueue()
 }
 
