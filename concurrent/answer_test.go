@@ -320,7 +320,8 @@ func runStoppable(t *testing.T, api *rapitest.Server, rt *Runtime, n int) (stop 
 // is read and never taken, and the one posted again is accepted (re-post
 // accepted: the cut is logged all the same). A stream whose caller got
 // errTypeStreamInterrupted has it logged and counted in Errors, once; one
-// whose caller got the stream has neither. Buffered (the reply left to
+// whose caller got the stream has neither. A cut is no outage: the slot
+// polls again at once, with no line of a failed poll. Buffered (the reply left to
 // the next poll), large (read at once) and streamed answers, at N=1, and at
 // N=2 with both slots' replies stalled at once.
 func TestAnswerReplyNeverComes(t *testing.T) {
@@ -454,6 +455,9 @@ func TestAnswerReplyNeverComes(t *testing.T) {
 					}
 					if got := rt.metrics.errors.Load(); got != uint64(failed) {
 						t.Errorf("Errors %d, want %d: the interrupted streams", got, failed)
+					}
+					if polls := logs.FilterMessageSnippet("polling for the next invocation"); rt.outage.down.Load() || polls.Len() != 0 {
+						t.Errorf("a cut taken for an outage: %v", polls.All())
 					}
 					if r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{}`)}); err != nil || r.Err != nil {
 						t.Fatalf("the next invocation: %+v, %v", r.Err, err)
