@@ -318,7 +318,10 @@ func runStoppable(t *testing.T, api *rapitest.Server, rt *Runtime, n int) (stop 
 // (head); it never comes, nor the reply to the answer posted again once cut,
 // which is under the same bound from its own post (re-post); the first post
 // is read and never taken, and the one posted again is accepted (re-post
-// accepted: the cut is logged all the same). Buffered (the reply left to
+// accepted: the cut is logged all the same). A stream whose caller got
+// errTypeStreamInterrupted has it logged and counted in Errors, once; one
+// whose caller got the stream has neither. A cut is no outage: the slot
+// polls again at once, with no line of a failed poll. Buffered (the reply left to
 // the next poll), large (read at once) and streamed answers, at N=1, and at
 // N=2 with both slots' replies stalled at once.
 func TestAnswerReplyNeverComes(t *testing.T) {
@@ -381,11 +384,12 @@ func TestAnswerReplyNeverComes(t *testing.T) {
 					}})
 					log, logs := observe()
 					rt, err := New(form.handler, WithLogger(log), WithLookupEnv(api.Env(map[string]string{
-						"LMIGO_OVERRUN_GRACE": grace.String(),
+						"LMIGO_OVERRUN_GRACE": grace.String(), "LMIGO_METRICS": "emf",
 					})), withRAPIOptions(rapi.WithStallTimeout(stall)))
 					if err != nil {
 						t.Fatal(err)
 					}
+					rt.metrics.out, rt.metrics.interval = io.Discard, time.Hour // counted here, not emitted
 					stop, wait := runStoppable(t, api, rt, n)
 					ctx, cancel := testContext(t)
 					defer cancel()
@@ -396,13 +400,14 @@ func TestAnswerReplyNeverComes(t *testing.T) {
 					armed.Store(true)
 					var wg sync.WaitGroup
 					ids := make([]string, n)
+					interrupted := make([]bool, n)
 					for i := range n {
 						wg.Go(func() {
 							r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{}`), PostFault: f.reply,
 								Headers: map[string]string{"Lambda-Runtime-Deadline-Ms": strconv.FormatInt(deadline.UnixMilli(), 10)}})
 							ids[i] = r.RequestID
-							interrupted := r.Err != nil && r.Err.Type == errTypeStreamInterrupted && f.first != nil
-							if err != nil || (r.Err != nil || string(r.Body) != form.want) && !interrupted {
+							interrupted[i] = r.Err != nil && r.Err.Type == errTypeStreamInterrupted && f.first != nil
+							if err != nil || (r.Err != nil || string(r.Body) != form.want) && !interrupted[i] {
 								t.Errorf("invocation: %.40q, %+v, %v", r.Body, r.Err, err)
 							}
 						})
@@ -420,7 +425,21 @@ func TestAnswerReplyNeverComes(t *testing.T) {
 						bound = after
 					}
 					bound = bound.Add(time.Duration(f.bounds-1) * stall)
-					for _, id := range ids {
+					failed := 0
+					for i, id := range ids {
+						want := 0
+						if interrupted[i] {
+							want, failed = 1, failed+1
+						}
+						var lines []observer.LoggedEntry
+						for _, e := range logs.FilterMessage("invocation failed").All() {
+							if m := e.ContextMap(); m[keyRequestID] == id && m["errorType"] == errTypeStreamInterrupted {
+								lines = append(lines, e)
+							}
+						}
+						if len(lines) != want {
+							t.Errorf("%d lines of the interrupted stream's failure, want %d", len(lines), want)
+						}
 						var warns []observer.LoggedEntry
 						for _, e := range logs.FilterMessage(msgNoReply).All() {
 							if e.ContextMap()[keyRequestID] == id {
@@ -433,6 +452,12 @@ func TestAnswerReplyNeverComes(t *testing.T) {
 						if warns[0].Time.Before(bound) {
 							t.Errorf("cut %v before its bound", bound.Sub(warns[0].Time))
 						}
+					}
+					if got := rt.metrics.errors.Load(); got != uint64(failed) {
+						t.Errorf("Errors %d, want %d: the interrupted streams", got, failed)
+					}
+					if polls := logs.FilterMessageSnippet("polling for the next invocation"); rt.outage.down.Load() || polls.Len() != 0 {
+						t.Errorf("a cut taken for an outage: %v", polls.All())
 					}
 					if r, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{}`)}); err != nil || r.Err != nil {
 						t.Fatalf("the next invocation: %+v, %v", r.Err, err)
@@ -489,7 +514,8 @@ func logged(logs *observer.ObservedLogs, msg, id string) (observer.LoggedEntry, 
 // it, not at its deadline, and the slot polls only once its invocation is
 // over (never above N). When the first post had been taken, the second is
 // refused (400), which is logged at INFO, not as a lost answer. A stream
-// cannot be read twice: an /error ends its invocation instead.
+// cannot be read twice: an /error ends its invocation instead. The report
+// line (LMIGO_REPORT=on) says what the caller got.
 func TestAnswerPostedAgainAfterConnEnds(t *testing.T) {
 	streamed := func(context.Context, json.RawMessage) (io.Reader, error) {
 		return strings.NewReader("streamed"), nil
@@ -544,7 +570,7 @@ func TestAnswerPostedAgainAfterConnEnds(t *testing.T) {
 				}
 				api := newAPI(t, opts)
 				log, logs := observe()
-				serve(t, api, env{}, a.handler, WithLogger(log))
+				serve(t, api, env{"LMIGO_REPORT": "on"}, a.handler, WithLogger(log))
 				req := rapitest.Request{Payload: []byte(a.payload)}
 				if end.accepted {
 					req.PostFault = &end.fault
@@ -572,6 +598,20 @@ func TestAnswerPostedAgainAfterConnEnds(t *testing.T) {
 				}
 				if e, ok := refusal(logs, res.RequestID); ok {
 					t.Fatalf("logged as a refusal: %v %v", e.Level, e.ContextMap())
+				}
+				waitUntil(t, "the report line", func() bool {
+					_, ok := logged(logs, msgReport, res.RequestID)
+					return ok
+				})
+				e, _ := logged(logs, msgReport, res.RequestID)
+				want := map[string]any{"outcome": outcomeOK}
+				if res.Err != nil {
+					want = map[string]any{"outcome": outcomeError, "errorType": res.Err.Type}
+				}
+				for k, v := range want {
+					if got := e.ContextMap()[k]; got != v {
+						t.Errorf("report line's %s %v, want %v", k, got, v)
+					}
 				}
 				st := api.Stats()
 				wantDup := int64(0)

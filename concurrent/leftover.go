@@ -3,6 +3,7 @@ package concurrent
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lmigo/lmigo/concurrent/internal/leftover"
@@ -37,6 +38,7 @@ type leftovers struct {
 	mu     sync.Mutex
 	every  time.Duration // leftoverEvery; tests shorten it before Run
 	warned map[string]bool
+	looks  atomic.Uint64 // profiles taken, which tests count
 }
 
 // watchLeftovers starts the look of every minute when LMIGO_REPORT=on and
@@ -54,6 +56,7 @@ func (rt *Runtime) findLeftovers() {
 	if !rt.cfg.Labels {
 		return
 	}
+	rt.left.looks.Add(1)
 	found, err := leftover.Scan()
 	if err != nil {
 		rt.log.Warn("cannot look for goroutines that outlived their invocation", zap.Error(err))

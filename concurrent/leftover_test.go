@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"runtime/pprof"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -136,8 +138,8 @@ func TestLeftoverAtShutdown(t *testing.T) {
 
 // TestLeftoverOnOverrun: when the overrun watch replaces a slot it looks,
 // and warns of the invocation answered before that left a goroutine, not
-// of the overrunning one, still served. Its WARN comes before the
-// overrun's.
+// of the overrunning one, still served. The look follows the overrun's
+// WARN, in the same look of the watch.
 func TestLeftoverOnOverrun(t *testing.T) {
 	api := newAPI(t, rapitest.Options{MaxConcurrency: 2, Queue: true})
 	release := make(chan struct{})
@@ -150,9 +152,10 @@ func TestLeftoverOnOverrun(t *testing.T) {
 	leak := invokeKind(t, ctx, api, "leak", 0)
 	hang := invokeKind(t, ctx, api, "hang", time.Second) // read before its deadline, however loaded
 	waitLine(t, ctx, log, hang, msgOverrun)
+	waitLine(t, ctx, log, leak, msgLeftover)
 	warned := leftoverLines(t, log.String())
 	if len(warned[leak]) != 1 || len(warned[hang]) != 0 {
-		t.Errorf("warnings %v by the overrun's, want one for %s", warned, leak)
+		t.Errorf("warnings %v at the overrun, want one for %s", warned, leak)
 	}
 }
 
@@ -176,5 +179,74 @@ func TestLeftoverLabelsOff(t *testing.T) {
 	log.stop()
 	if w := leftoverLines(t, log.String()); len(w) != 0 {
 		t.Errorf("warnings with labels off: %v", w)
+	}
+}
+
+// TestLeftoverOnOverrunsTogether: k handlers that overrun at once are
+// replaced in one look of the watch, which takes one profile for them
+// all, not one each. Each invocation answered before that left a
+// goroutine gets its one WARN.
+func TestLeftoverOnOverrunsTogether(t *testing.T) {
+	const k = 3
+	api := newAPI(t, rapitest.Options{MaxConcurrency: 2 * k, Queue: true})
+	var wg sync.WaitGroup
+	defer wg.Wait() // the overruns return once released
+	release := make(chan struct{})
+	defer close(release)
+	started := make(chan struct{}, k)
+	log := startReporting(t, api, 2*k, map[string]string{"LMIGO_REPORT": "off", "LMIGO_OVERRUN_GRACE": "50ms"},
+		func(_ context.Context, ev struct{ Kind string }) (string, error) {
+			switch ev.Kind {
+			case "leak":
+				go func() { <-release }()
+			case "hang":
+				started <- struct{}{}
+				<-release
+			}
+			return ev.Kind, nil
+		})
+	ctx, cancel := testContext(t)
+	defer cancel()
+	leaks := make([]string, k)
+	for i := range leaks {
+		leaks[i] = invokeKind(t, ctx, api, "leak", 0)
+	}
+	// One deadline for all: the watch finds them in one look, once each
+	// was handed out before it.
+	deadline := time.Now().Add(2 * time.Second)
+	for range k {
+		wg.Go(func() {
+			_, _ = api.Invoke(ctx, rapitest.Request{Payload: []byte(`{"Kind":"hang"}`),
+				Headers: map[string]string{"Lambda-Runtime-Deadline-Ms": strconv.FormatInt(deadline.UnixMilli(), 10)}})
+		})
+	}
+	for range k {
+		<-started
+	}
+	if time.Now().After(deadline) {
+		t.Skip("the overruns were handed out past their deadline: too loaded to tell one look from several")
+	}
+	looks := log.rt.left.looks.Load()
+	for strings.Count(log.String(), msgOverrun) < k {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("not %d overruns logged:\n%s", k, log.String())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	for _, id := range leaks {
+		waitLine(t, ctx, log, id, msgLeftover)
+	}
+	if n := log.rt.left.looks.Load() - looks; n != 1 {
+		t.Errorf("%d profiles for %d overruns found at once, want 1", n, k)
+	}
+	warned := leftoverLines(t, log.String())
+	for _, id := range leaks {
+		if len(warned[id]) != 1 {
+			t.Errorf("warnings %v, want one for %s", warned[id], id)
+		}
+	}
+	if len(warned) != k {
+		t.Errorf("warnings %v, want one for each of %v", warned, leaks)
 	}
 }

@@ -101,6 +101,7 @@ func (rt *Runtime) checkOverruns(now time.Time) {
 			}
 		}
 	}
+	replaced := false
 	if len(found) > 0 {
 		// Where each handler is, before any slot moves on.
 		ids := make([]uint64, len(found))
@@ -110,7 +111,7 @@ func (rt *Runtime) checkOverruns(now time.Time) {
 		stacks := goroutineStacks(ids)
 		for _, i := range found {
 			o := rt.held[rt.slots[i]]
-			rt.decide(i, o)
+			replaced = rt.decide(i, o) || replaced
 			logInvocation(rt.log, zapcore.WarnLevel, &o.inv, msgOverrun,
 				zap.Time("deadline", o.deadline), zap.Duration("pastDeadline", now.Sub(o.deadline)),
 				zap.Bool("replaced", o.replaced), zap.Int("overrunning", rt.overrunning()+len(rt.held)),
@@ -120,9 +121,14 @@ func (rt *Runtime) checkOverruns(now time.Time) {
 	}
 	for _, i := range again {
 		if o := rt.held[rt.slots[i]]; rt.decide(i, o) {
+			replaced = true
 			logInvocation(rt.log, zapcore.InfoLevel, &o.inv, "the slot of a handler that overran its deadline is replaced",
 				zap.Duration("pastDeadline", now.Sub(o.deadline)))
 		}
+	}
+	if replaced {
+		// One profile a look, however many slots it replaced.
+		rt.findLeftovers() // leftover.go
 	}
 	rt.cutMissingReplies(now)
 	rt.checkWedged(now)
@@ -168,7 +174,6 @@ func (rt *Runtime) decide(i int, o *overrun) bool {
 	s.countOut()
 	rt.metrics.replacedSlot()
 	s.watch.Store(watchReplaced)
-	rt.findLeftovers() // leftover.go
 	return true
 }
 

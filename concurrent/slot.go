@@ -213,6 +213,10 @@ func (s *slot) pollFailed(ctx context.Context, err error, backoff *time.Duration
 		// poll is read next, or sent again if the connection broke.
 		s.lateReply(err)
 		return true
+	case errors.Is(err, rapi.ErrNoReply):
+		// The poll queued behind a post whose reply was cut went with its
+		// connection. settle logged the cut; this is no outage.
+		return true
 	case refusedPoll(err):
 		rt.stop(err)
 		return false

@@ -109,12 +109,15 @@ func (s *slot) stream(ctx *invocationContext, contentType string, body io.Reader
 		s.fail(errTypeUnsendable, fmt.Errorf("the response could not be sent: %w", err))
 		return
 	}
-	if interrupted != nil && err == nil {
+	// The caller got the interrupted /error if it was accepted: last is its
+	// own reply, where err also tells of a cut. A refusal says that the
+	// Runtime API had the stream.
+	if interrupted != nil && last == nil {
 		rt.metrics.failed(nil)
 		logFailure(rt.log, inv, errTypeStreamInterrupted, interrupted)
 	}
 	switch {
-	case interrupted != nil:
+	case interrupted != nil && last == nil:
 		s.note(errTypeStreamInterrupted, nil, len(s.resp.B))
 	case early:
 		s.note(failureType, failure, len(s.resp.B))
@@ -162,8 +165,13 @@ type guardedReader struct {
 }
 
 // decide sets the stream's queue value as the body ends: as late as an
-// answer's, so that the overrun watch covers a body that hangs.
+// answer's, so that the overrun watch covers a body that hangs. The slot's
+// goroutine leaves the labels then, also on a failure: the answer is
+// posted next (end.go).
 func (g *guardedReader) decide() {
+	if g.s != nil {
+		g.s.unlabel()
+	}
 	g.queue = g.s != nil && g.s.mayQueue()
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambda/messages"
+	"github.com/lmigo/lmigo/concurrent/internal/leftover"
 	"github.com/lmigo/lmigo/rapi"
 	"github.com/lmigo/lmigo/rapi/rapitest"
 	"go.uber.org/zap"
@@ -436,4 +437,56 @@ func abbrev(b []byte) string {
 		return string(b[:40]) + "..."
 	}
 	return string(b)
+}
+
+// TestStreamFailureUnlabelsBeforePost: a stream whose reader fails (an
+// error or a panic, before or after the first byte) takes the labels off
+// the slot's goroutine before its error goes out, as one that ends does.
+// While the reply to the post stalls, a stream's slot still waits in it
+// (an early /error's reply is left to the next poll). A profile then shows
+// the handler's leftover goroutine, and the slot none.
+func TestStreamFailureUnlabelsBeforePost(t *testing.T) {
+	bodies := []struct {
+		name string
+		body func() io.Reader
+	}{
+		{"late error", func() io.Reader { return &stReader{pieces: []string{"partial"}, err: &stError{"lost"}} }},
+		{"early error", func() io.Reader { return &stReader{err: &stError{"no source"}} }},
+		{"late panic", func() io.Reader { return &stReader{pieces: []string{"partial", "!panic"}} }},
+		{"WriterTo late panic", func() io.Reader { return &wtBody{pieces: []string{"partial", "!panic"}} }},
+	}
+	for _, b := range bodies {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			api := newAPI(t, rapitest.Options{MaxConcurrency: 1, Queue: true})
+			release := make(chan struct{})
+			defer close(release)
+			rt, err := New(func(context.Context, struct{}) (io.Reader, error) {
+				go func() { <-release }() // carries the invocation's labels
+				return b.body(), nil
+			}, WithLookupEnv(api.Env(nil)), WithLogger(zap.NewNop()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop, wait := runStoppable(t, api, rt, 1)
+			ctx, cancel := testContext(t)
+			defer cancel()
+			res, err := api.Invoke(ctx, rapitest.Request{Payload: []byte(`{}`), PostFault: &rapitest.Fault{Stall: time.Hour}})
+			if err != nil || res.Err == nil {
+				t.Fatalf("Invoke = %+v, %v; want the stream's error", res.Err, err)
+			}
+			found, err := leftover.Scan()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := found[res.RequestID]; c == nil || c.Slot != 0 || c.Unsure != 0 || c.Leftover != 1 {
+				t.Errorf("while the answer's reply stalls: %+v; want the leftover goroutine alone", c)
+			}
+			stop()
+			_ = api.Close() // ends the stall
+			if err := wait(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 }
