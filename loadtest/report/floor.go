@@ -33,20 +33,21 @@ const (
 	floorCPUSize  = 2.0        // CPU per invocation of a 1 MiB and a 6 MiB response, N=1
 	floorCPUBytes = 1.5        // the same for a 6 MiB response of a lambda.Handler (lmigo-handler)
 	floorReady    = 1.2        // exec to N polls at N=1600
-	floorRSSSlack = 16         // MiB above the floor's peak RSS at N=1600
+	floorRSSSlack = 16         // MiB above the floor's peak RSS, tiny N=1600 and wait:D
 	floorRSSSlot  = 4.0 / 1024 // MiB more a slot: a typed handler's stack is 8 KiB, the floor's 4
 	tputKeep      = 0.9        // tiny throughput at N=1600 against N=64, times the floor's own N=1600/N=64 when below 1
 
 	// Below saturation (the open model; belowSatSet).
 	belowCPU   = 1.1  // CPU per invocation, tiny and wait:D
-	belowRSS   = 16   // MiB above the floor's peak RSS, wait:D
 	belowP99US = 1000 // µs above the floor's p99, wait:D
 	belowP50   = 1.1  // latency rows (tiny): p50 against the floor's
 	belowP99   = 1.3  // latency rows (tiny): p99 against the floor's
 )
 
-// What the latency rows' targets say (latencyTarget).
+// What the latency rows' targets say (latencyTarget), and the memory
+// target's, the same at saturation and below it.
 const (
+	whatRSS = "peak RSS <= floor + 16 MiB + 4 KiB x N"
 	whatP50 = "p50 <= 1.1x floor"
 	whatP99 = "p99 <= 1.3x floor"
 )
@@ -140,7 +141,7 @@ func (j *floorJudge) belowSaturation() {
 			j.vs(target.Floor, sr, bench.P99, whatP99, belowP99, 0, show.Latency)
 		}
 		if wait {
-			j.vs(target.Floor, sr, bench.PeakRSS, "peak RSS <= floor + 16 MiB", 1, belowRSS, show.MiB)
+			j.vs(target.Floor, sr, bench.PeakRSS, whatRSS, 1, floorRSSSlack+floorRSSSlot*float64(sc.N), show.MiB)
 			j.vs(target.Floor, sr, bench.P99, "p99 <= floor + 1 ms", 1, belowP99US, show.Latency)
 		}
 	}
@@ -151,7 +152,7 @@ func (j *floorJudge) saturation() {
 	for _, n := range []int{1, 64, 512, 1600} {
 		j.vsFloor("tiny", n, bench.CPUPerInv, "CPU/inv <= 1.2x floor", floorCPUTiny, 0, show.Latency)
 	}
-	j.vsFloor("tiny", 1600, bench.PeakRSS, "peak RSS <= floor + 16 MiB + 4 KiB x N", 1, floorRSSSlack+floorRSSSlot*1600, show.MiB)
+	j.vsFloor("tiny", 1600, bench.PeakRSS, whatRSS, 1, floorRSSSlack+floorRSSSlot*1600, show.MiB)
 	j.vsFloor("tiny", 1600, bench.Ready, "exec to N polls <= 1.2x floor", floorReady, 0, show.MS)
 	j.vsFloor("size:1MiB", 1, bench.CPUPerInv, "CPU/inv <= 2x floor", floorCPUSize, 0, show.Latency)
 	j.vsFloor("size:6MiB", 1, bench.CPUPerInv, "CPU/inv <= 2x floor", floorCPUSize, 0, show.Latency)
